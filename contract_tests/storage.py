@@ -1,0 +1,370 @@
+"""Storage contract suite (see :mod:`tulving.ports.storage` for the invariants).
+
+Supply ``make_storage``: a callable ``make_storage(name="default") -> Storage`` returning
+an adapter that is NOT yet opened, for a fresh store per test; calling it again with the
+same ``name`` in the same test must return a new adapter over the SAME data (used for
+persistence checks when ``capabilities.persistent``). The suite opens and closes it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import attrs
+import numpy as np
+import pytest
+
+from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
+from tulving.domain.audit_chain import verify_chain
+from tulving.domain.errors import TulvingError
+from tulving.domain.identity import Identity
+from tulving.domain.query import EntryFilter
+from tulving.domain.records import AuditDraft, JobRecord, SessionRecord
+from tulving.domain.types import ArchiveReason, MemoryType, Scope
+from tulving.ports.storage import Archival, Storage
+
+A_PARTS = ALICE.visible_partitions()
+B_PARTS = BOB.visible_partitions()
+
+
+def _vec(seed: int, dim: int = 8) -> Any:
+    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+class StorageContract:
+    """Base class of the storage suite; subclass it and provide ``make_storage``."""
+
+    @pytest.fixture
+    def storage(self, make_storage: Callable[..., Storage]) -> Iterator[Storage]:
+        store = make_storage()
+        store.open()
+        yield store
+        store.close()
+
+    @pytest.fixture
+    def clock(self) -> Clockwork:
+        return Clockwork()
+
+    # basic round trip -------------------------------------------------------------
+    def test_is_a_storage(self, storage: Storage) -> None:
+        assert isinstance(storage, Storage)
+        assert isinstance(storage.name, str) and storage.name
+
+    def test_open_is_idempotent(self, storage: Storage) -> None:
+        storage.open()
+        assert storage.count(EntryFilter(partitions=A_PARTS)) == 0
+
+    def test_round_trip_keeps_every_field(self, storage: Storage, clock: Clockwork) -> None:
+        entry = make_entry(
+            clock, "Ünïcode ✓ 漢字 content", key="proj/auth", tags=("a", "b"), importance=0.9,
+            pinned=True, confidence=0.8, trust=0.95, source_instance="run-7", model_id="m1",
+            related_to=("X1",), source_entry_ids=("S1", "S2"), conflict_ids=("C1",),
+            metadata={"n": 1, "nested": {"x": [1, 2]}}, entity="alice", attribute="city",
+            value="Paris", success_count=2, failure_count=1, signature="sig",
+            valid_until=clock.now + timedelta(days=3), session_id="sess-1",
+        )
+        outcome = storage.write(entry)
+        assert outcome.superseded is None
+        assert storage.get(entry.id) == entry
+
+    def test_get_unknown_is_none(self, storage: Storage) -> None:
+        assert storage.get("01J00000000000000000000000") is None
+
+    def test_get_many_keeps_order_and_skips_unknown(self, storage: Storage, clock: Clockwork) -> None:
+        a, b = make_entry(clock, "first"), make_entry(clock, "second")
+        storage.write_many([(a, None), (b, None)])
+        got = storage.get_many([b.id, "missing", a.id])
+        assert [e.id for e in got] == [b.id, a.id]
+
+    # key supersede ------------------------------------------------------------------
+    def test_same_key_supersedes_and_links_both_ways(self, storage: Storage, clock: Clockwork) -> None:
+        old = make_entry(clock, "use JWT", key="auth/strategy")
+        new = make_entry(clock, "use sessions", key="auth/strategy")
+        storage.write(old)
+        outcome = storage.write(new)
+        assert outcome.superseded is not None and outcome.superseded.id == old.id
+        assert outcome.entry.supersedes == old.id
+        stored_old, stored_new = storage.get(old.id), storage.get(new.id)
+        assert stored_old is not None and stored_new is not None
+        assert stored_old.archive_reason is ArchiveReason.SUPERSEDED
+        assert stored_old.superseded_by == new.id and stored_new.supersedes == old.id
+        assert stored_old.expired_at == new.created_at
+        active = storage.active_by_key(A_PARTS, "auth/strategy")
+        assert active is not None and active.id == new.id
+        assert storage.count(EntryFilter(partitions=A_PARTS)) == 1
+
+    def test_keys_are_per_partition(self, storage: Storage, clock: Clockwork) -> None:
+        a = make_entry(clock, "alice's", key="k")
+        b = make_entry(clock, "bob's", key="k", identity=BOB)
+        storage.write(a)
+        assert storage.write(b).superseded is None
+        assert storage.active_by_key(A_PARTS, "k").id == a.id  # type: ignore[union-attr]
+        assert storage.active_by_key(B_PARTS, "k").id == b.id  # type: ignore[union-attr]
+
+    def test_batch_may_supersede_within_itself(self, storage: Storage, clock: Clockwork) -> None:
+        first, second = make_entry(clock, "v1", key="k"), make_entry(clock, "v2", key="k")
+        outcomes = storage.write_many([(first, None), (second, None)])
+        assert outcomes[1].superseded is not None and outcomes[1].superseded.id == first.id
+        assert storage.active_by_key(A_PARTS, "k").content == "v2"  # type: ignore[union-attr]
+
+    def test_batch_is_atomic(self, storage: Storage, clock: Clockwork) -> None:
+        good = make_entry(clock, "good")
+        storage.write(good)
+        fresh = make_entry(clock, "fresh")
+        with pytest.raises(TulvingError):
+            storage.write_many([(fresh, None), (good, None)])  # duplicate id fails the batch
+        assert storage.get(fresh.id) is None
+        assert storage.count(EntryFilter(partitions=A_PARTS)) == 1
+
+    def test_transaction_rolls_back_on_error(self, storage: Storage, clock: Clockwork) -> None:
+        entry = make_entry(clock)
+        with pytest.raises(RuntimeError), storage.transaction():
+            storage.write(entry)
+            storage.set_meta("inside", "1")
+            raise RuntimeError("boom")
+        assert storage.get(entry.id) is None
+        assert storage.get_meta("inside") is None
+
+    # filters --------------------------------------------------------------------------
+    def test_filters(self, storage: Storage, clock: Clockwork) -> None:
+        d = make_entry(clock, "decided", type=MemoryType.DECISION, tags=("arch",), key="d/1")
+        p = make_entry(clock, "planned", type=MemoryType.PLAN, tags=("todo", "arch"), pinned=True)
+        s = make_entry(clock, "session note", session_id="s1", entity="bob", attribute="role")
+        storage.write_many([(d, None), (p, None), (s, None)])
+        ids = lambda **kw: [e.id for e in storage.query(EntryFilter(partitions=A_PARTS, **kw))]  # noqa: E731
+        assert ids(types=(MemoryType.DECISION,)) == [d.id]
+        assert ids(tags=("arch",)) == [p.id, d.id]
+        assert ids(tags=("todo", "nope")) == [p.id]
+        assert ids(key_prefix="d/") == [d.id]
+        assert ids(key_prefix="x") == []
+        assert ids(since=p.valid_from) == [s.id, p.id]
+        assert ids(until=p.valid_from) == [p.id, d.id]
+        assert ids(session_id="s1") == [s.id]
+        assert ids(pinned=True) == [p.id]
+        assert ids(ids=(d.id, s.id)) == [s.id, d.id]
+        assert ids(entity="bob", attribute="role") == [s.id]
+        assert ids(content_hash=d.content_hash) == [d.id]
+        flt = EntryFilter(partitions=A_PARTS)
+        assert [e.id for e in storage.query(flt, newest_first=False)] == [d.id, p.id, s.id]
+        assert [e.id for e in storage.query(flt, limit=1, offset=1)] == [p.id]
+        assert storage.count(flt) == 3
+        assert storage.ids_matching(EntryFilter(partitions=A_PARTS, tags=("arch",))) == {d.id, p.id}
+        assert storage.tag_counts(flt) == {"arch": 2, "todo": 1}
+
+    def test_tenancy_is_a_hard_partition(self, storage: Storage, clock: Clockwork) -> None:
+        mine = make_entry(clock, "alpha secret plan")
+        theirs = make_entry(clock, "alpha other plan", identity=BOB)
+        shared = make_entry(clock, "alpha shared note", scope=Scope.SHARED)
+        storage.write_many([(mine, None), (theirs, None), (shared, None)])
+        assert {e.id for e in storage.query(EntryFilter(partitions=A_PARTS))} == {mine.id, shared.id}
+        assert {e.id for e in storage.query(EntryFilter(partitions=B_PARTS))} == {theirs.id}
+        assert {h.id for h in storage.lexical_search(["alpha"], EntryFilter(partitions=B_PARTS), 10)} == {theirs.id}
+        assert storage.count(EntryFilter(partitions=())) == 0
+        # another agent of alice's tenant sees the shared entry but not agent-a's own
+        colleague = Identity(agent_id="agent-c", user_id="alice", workspace_id="ws1")
+        seen = {e.id for e in storage.query(EntryFilter(partitions=colleague.visible_partitions()))}
+        assert seen == {shared.id}
+
+    # archive, delete, touch -----------------------------------------------------------
+    def test_archive_hides_and_is_idempotent(self, storage: Storage, clock: Clockwork) -> None:
+        e = make_entry(clock, "to archive")
+        storage.write(e)
+        at = clock.tick()
+        assert storage.archive([Archival(e.id, ArchiveReason.EVICTED, at)]) == 1
+        assert storage.archive([Archival(e.id, ArchiveReason.EVICTED, at)]) == 0
+        assert storage.query(EntryFilter(partitions=A_PARTS)) == []
+        assert storage.lexical_search(["archive"], EntryFilter(partitions=A_PARTS), 5) == []
+        got = storage.query(EntryFilter(partitions=A_PARTS, include_archived=True))
+        assert got[0].archive_reason is ArchiveReason.EVICTED and got[0].archived_at == at
+        assert storage.count(EntryFilter(partitions=A_PARTS, archive_reasons=(ArchiveReason.EVICTED,))) == 1
+        assert storage.unarchive([e.id], clock.tick()) == 1
+        assert storage.get(e.id).archived_at is None  # type: ignore[union-attr]
+
+    def test_as_of_reads_the_past(self, storage: Storage, clock: Clockwork) -> None:
+        old = make_entry(clock, "v1", key="k")
+        storage.write(old)
+        between = clock.tick()
+        new = make_entry(clock, "v2", key="k")
+        storage.write(new)
+        then = storage.query(EntryFilter(partitions=A_PARTS, as_of=between))
+        assert [e.id for e in then] == [old.id]
+        now = storage.query(EntryFilter(partitions=A_PARTS, as_of=clock.tick()))
+        assert [e.id for e in now] == [new.id]
+
+    def test_delete_removes_everything(self, storage: Storage, clock: Clockwork) -> None:
+        e = make_entry(clock, "zebra crossing", tags=("t",))
+        storage.write(e, _vec(1))
+        assert storage.delete([e.id]) == 1
+        assert storage.get(e.id) is None
+        assert storage.vectors_for([e.id]) == {}
+        assert storage.lexical_search(["zebra"], EntryFilter(partitions=A_PARTS, include_archived=True), 5) == []
+        assert storage.tag_counts(EntryFilter(partitions=A_PARTS, include_archived=True)) == {}
+        assert storage.delete([e.id]) == 0
+
+    def test_touch_counts_every_access(self, storage: Storage, clock: Clockwork) -> None:
+        a, b = make_entry(clock, "a"), make_entry(clock, "b")
+        storage.write_many([(a, None), (b, None)])
+        at = clock.tick()
+        storage.touch([a.id, b.id], at)
+        storage.touch([a.id], at)
+        got_a, got_b = storage.get(a.id), storage.get(b.id)
+        assert got_a.access_count == 2 and got_b.access_count == 1  # type: ignore[union-attr]
+        assert got_a.last_accessed_at == at  # type: ignore[union-attr]
+
+    def test_concurrent_touches_add_up(self, storage: Storage, clock: Clockwork) -> None:
+        e = make_entry(clock)
+        storage.write(e)
+        at = clock.tick()
+        threads = [threading.Thread(target=lambda: [storage.touch([e.id], at) for _ in range(25)])
+                   for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert storage.get(e.id).access_count == 100  # type: ignore[union-attr]
+
+    def test_replace_updates_fields_and_full_text(self, storage: Storage, clock: Clockwork) -> None:
+        e = make_entry(clock, "original walrus", tags=("x",))
+        storage.write(e)
+        changed = attrs.evolve(e, content="updated narwhal", tags=("y",), importance=0.1)
+        storage.replace(changed)
+        assert storage.get(e.id) == changed
+        flt = EntryFilter(partitions=A_PARTS)
+        assert storage.lexical_search(["walrus"], flt, 5) == []
+        assert [h.id for h in storage.lexical_search(["narwhal"], flt, 5)] == [e.id]
+
+    # lexical search --------------------------------------------------------------------
+    def test_lexical_search_treats_words_as_words(self, storage: Storage, clock: Clockwork) -> None:
+        both = make_entry(clock, "Caroline went to the adoption agency on Friday")
+        one = make_entry(clock, "Melanie painted a sunrise over the lake")
+        other = make_entry(clock, "The agency sent a letter")
+        keyed = make_entry(clock, "use rotating tokens", key="auth/refresh-strategy", tags=("security",))
+        storage.write_many([(both, None), (one, None), (other, None), (keyed, None)])
+        flt = EntryFilter(partitions=A_PARTS)
+        hits = storage.lexical_search(["caroline", "agency"], flt, 10)
+        assert [h.id for h in hits][:1] == [both.id]
+        assert {h.id for h in hits} == {both.id, other.id}
+        assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))
+        assert hits[0].score > hits[-1].score
+        assert [h.id for h in storage.lexical_search(["strategy"], flt, 10)] == [keyed.id]
+        assert [h.id for h in storage.lexical_search(["security"], flt, 10)] == [keyed.id]
+        assert [h.id for h in storage.lexical_search(["painted"], flt, 1)] == [one.id]
+        assert storage.lexical_search([], flt, 10) == []
+        # query syntax characters are plain words, never an FTS syntax error
+        assert storage.lexical_search(['"', "AND", "NEAR(", "*"], flt, 10) is not None
+
+    def test_lexical_search_stems(self, storage: Storage, clock: Clockwork) -> None:
+        e = make_entry(clock, "we deployed the services twice")
+        storage.write(e)
+        hits = storage.lexical_search(["deploy", "service"], EntryFilter(partitions=A_PARTS), 5)
+        assert [h.id for h in hits] == [e.id]
+
+    def test_lexical_search_respects_filters(self, storage: Storage, clock: Clockwork) -> None:
+        a = make_entry(clock, "kiwi fruit", type=MemoryType.FACT)
+        b = make_entry(clock, "kiwi bird", type=MemoryType.OBSERVATION)
+        storage.write_many([(a, None), (b, None)])
+        flt = EntryFilter(partitions=A_PARTS, types=(MemoryType.OBSERVATION,))
+        assert [h.id for h in storage.lexical_search(["kiwi"], flt, 5)] == [b.id]
+
+    # vectors ----------------------------------------------------------------------------
+    def test_vectors_are_kept_exactly(self, storage: Storage, clock: Clockwork) -> None:
+        a, b, c = make_entry(clock, "a"), make_entry(clock, "b"), make_entry(clock, "c")
+        storage.write_many([(a, _vec(1)), (b, _vec(2)), (c, None)])
+        got = storage.vectors_for([a.id, b.id, c.id])
+        assert set(got) == {a.id, b.id}
+        np.testing.assert_array_equal(got[a.id], _vec(1))
+        assert got[a.id].dtype == np.float32
+        flt = EntryFilter(partitions=A_PARTS)
+        assert [i for i, _ in storage.iter_vectors(flt, batch=1)] == sorted([a.id, b.id])
+        assert [e.id for e in storage.missing_vectors(flt, 10)] == [c.id]
+        storage.put_vectors([(c.id, _vec(3))])
+        assert storage.missing_vectors(flt, 10) == []
+        storage.clear_vectors()
+        assert storage.vectors_for([a.id, b.id, c.id]) == {}
+
+    # meta, sessions, audit, jobs ----------------------------------------------------------
+    def test_meta(self, storage: Storage) -> None:
+        assert storage.get_meta("embedding_model_id") is None
+        storage.set_meta("embedding_model_id", "m")
+        storage.set_meta("embedding_model_id", "m2")
+        assert storage.get_meta("embedding_model_id") == "m2"
+        assert storage.get_meta("schema_version") is not None
+
+    def test_sessions(self, storage: Storage, clock: Clockwork) -> None:
+        at = clock.tick()
+        s1 = SessionRecord("s1", "agent-a", ALICE.tenant, at, at, goal="g")
+        s2 = SessionRecord("s2", "agent-b", ALICE.tenant, at, at)
+        storage.put_session(s1)
+        storage.put_session(s2)
+        assert storage.get_session("s1") == s1
+        assert [s.id for s in storage.open_sessions("agent-a", ALICE.tenant)] == ["s1"]
+        storage.put_session(attrs.evolve(s1, ended_at=clock.tick(), end_reason="ended"))
+        assert storage.open_sessions("agent-a", ALICE.tenant) == []
+
+    def test_audit_chain_per_tenant(self, storage: Storage, clock: Clockwork) -> None:
+        for i in range(3):
+            storage.append_audit([
+                AuditDraft(ALICE.tenant, clock.tick(), "agent-a", "store", f"e{i}", "h", {"i": i}),
+                AuditDraft(BOB.tenant, clock.tick(), "agent-b", "store", None, "h"),
+            ])
+        alice = storage.audit_records(ALICE.tenant)
+        assert len(alice) == 3 and verify_chain(alice) == []
+        assert verify_chain(storage.audit_records(BOB.tenant)) == []
+        assert len(storage.audit_records()) == 6
+        assert alice[1].details == {"i": 1}
+
+    def test_concurrent_audit_appends_never_fork(self, storage: Storage, clock: Clockwork) -> None:
+        at = clock.tick()
+
+        def work(n: int) -> None:
+            for i in range(20):
+                storage.append_audit([AuditDraft(ALICE.tenant, at, f"t{n}", "read", None, str(i))])
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        records = storage.audit_records(ALICE.tenant)
+        assert len(records) == 80 and verify_chain(records) == []
+
+    def test_jobs_are_idempotent(self, storage: Storage, clock: Clockwork) -> None:
+        job = JobRecord("j1", "remember", {"text": "hi"}, clock.tick(), idempotency_key="k1")
+        assert storage.enqueue(job) == job
+        again = storage.enqueue(attrs.evolve(job, id="j2"))
+        assert again.id == "j1"
+        assert [j.id for j in storage.pending_jobs("remember")] == ["j1"]
+        storage.finish_job("j1")
+        assert storage.pending_jobs() == []
+
+    def test_stats_and_maintenance(self, storage: Storage, clock: Clockwork) -> None:
+        storage.write(make_entry(clock))
+        stats = storage.stats()
+        assert stats["rows"] == 1
+        assert storage.maintenance("integrity")["ok"] is True
+        storage.maintenance("vacuum")
+        with pytest.raises(TulvingError):
+            storage.maintenance("defragment-the-moon")
+
+    # persistence ------------------------------------------------------------------------
+    def test_reopen_keeps_everything(self, make_storage: Callable[..., Storage], clock: Clockwork) -> None:
+        first = make_storage("persist")
+        if not first.capabilities.persistent:
+            pytest.skip("adapter declares capabilities.persistent = False")
+        first.open()
+        e = make_entry(clock, "durable", key="k", tags=("t",))
+        first.write(e, _vec(5))
+        first.set_meta("embedding_model_id", "m")
+        first.close()
+        second = make_storage("persist")
+        second.open()
+        try:
+            assert second.get(e.id) == e
+            np.testing.assert_array_equal(second.vectors_for([e.id])[e.id], _vec(5))
+            assert second.get_meta("embedding_model_id") == "m"
+        finally:
+            second.close()

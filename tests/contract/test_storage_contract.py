@@ -1,0 +1,28 @@
+"""The storage contract suite run against the built-in SQLite and in-memory adapters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from contract_tests.storage import StorageContract
+from tulving.adapters.storage.memory import InMemoryStorage
+from tulving.adapters.storage.sqlite import SQLiteStorage
+from tulving.ports.storage import Storage
+
+
+class TestSQLiteStorage(StorageContract):
+    @pytest.fixture
+    def make_storage(self, tmp_path: Path) -> Callable[..., Storage]:
+        def make(name: str = "default") -> Storage:
+            return SQLiteStorage(str(tmp_path / f"{name}.db"))
+
+        return make
+
+
+class TestInMemoryStorage(StorageContract):
+    @pytest.fixture
+    def make_storage(self) -> Callable[..., Storage]:
+        return lambda name="default": InMemoryStorage()

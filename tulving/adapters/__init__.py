@@ -1,0 +1,1 @@
+"""Implementations of the ports. Only the composition root and plugins name these."""

@@ -1,0 +1,1 @@
+"""Storage adapters: SQLite (default), in-memory, PostgreSQL."""

@@ -1,0 +1,360 @@
+"""In-memory storage with the same observable behaviour as SQLite (nothing persists).
+
+It passes the same contract suite as the SQL adapters, so unit tests that use it are
+testing the real semantics. Transactions snapshot the dicts (entries are immutable
+values, so shallow copies suffice) and restore them on error.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import attrs
+import numpy as np
+
+from tulving.domain.audit_chain import GENESIS, record_hash
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.errors import ConfigError, StorageError
+from tulving.domain.lexical import searchable_text, words
+from tulving.domain.query import EntryFilter, ScoredId, entry_matches
+from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
+from tulving.domain.types import ArchiveReason
+from tulving.ports.embedder import Vectors
+from tulving.ports.storage import Archival, StorageCapabilities, WriteOutcome
+
+
+def _stem(word: str) -> str:
+    """A light suffix stripper so "deploys"/"deployed" meet "deploy" as in FTS5 porter."""
+    for suffix in ("ingly", "edly", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _terms(text: str) -> list[str]:
+    return [_stem(w) for w in words(text)]
+
+
+class InMemoryStorage:
+    name = "memory"
+
+    def __init__(self) -> None:
+        self.location = ":memory:"
+        self.capabilities = StorageCapabilities(persistent=False)
+        self._lock = threading.RLock()
+        self._entries: dict[str, MemoryEntry] = {}
+        self._vectors: dict[str, Vectors] = {}
+        self._terms: dict[str, Counter[str]] = {}
+        self._meta: dict[str, str] = {}
+        self._sessions: dict[str, SessionRecord] = {}
+        self._audit: list[AuditRecord] = []
+        self._jobs: dict[str, JobRecord] = {}
+        self._depth = 0
+        self._open = False
+
+    def open(self) -> None:
+        self._open = True
+        self._meta.setdefault("schema_version", "1")
+
+    def close(self) -> None:
+        self._open = False
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            snapshot = None
+            if self._depth == 0:
+                snapshot = (dict(self._entries), dict(self._vectors), dict(self._terms),
+                            dict(self._meta), dict(self._sessions), list(self._audit),
+                            dict(self._jobs))
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                if snapshot is not None:
+                    (self._entries, self._vectors, self._terms, self._meta, self._sessions,
+                     self._audit, self._jobs) = snapshot
+                raise
+            finally:
+                self._depth -= 1
+
+    # entries -----------------------------------------------------------------------
+    def _put(self, entry: MemoryEntry) -> None:
+        self._entries[entry.id] = entry
+        self._terms[entry.id] = Counter(_terms(searchable_text(
+            entry.content, entry.key, entry.tags, entry.entity, entry.attribute, entry.value)))
+
+    def _write_one(self, entry: MemoryEntry, embedding: Vectors | None) -> WriteOutcome:
+        if entry.id in self._entries:
+            raise StorageError(f"write rejected by the store: duplicate id {entry.id}")
+        old = None
+        if entry.key is not None:
+            old = self._active(entry.partition, entry.key)
+            if old is not None:
+                at = entry.created_at
+                old = attrs.evolve(
+                    old, archived_at=at, archive_reason=ArchiveReason.SUPERSEDED,
+                    superseded_by=entry.id, expired_at=old.expired_at or at, updated_at=at,
+                )
+                self._put(old)
+                entry = attrs.evolve(entry, supersedes=old.id)
+        self._put(entry)
+        if embedding is not None:
+            self._vectors[entry.id] = np.asarray(embedding, dtype=np.float32).reshape(-1).copy()
+        return WriteOutcome(entry=entry, superseded=old)
+
+    def _active(self, partition: str, key: str) -> MemoryEntry | None:
+        for e in self._entries.values():
+            if e.partition == partition and e.key == key and e.archived_at is None:
+                return e
+        return None
+
+    def write(self, entry: MemoryEntry, embedding: Vectors | None = None) -> WriteOutcome:
+        return self.write_many([(entry, embedding)])[0]
+
+    def write_many(
+        self, items: Sequence[tuple[MemoryEntry, Vectors | None]]
+    ) -> list[WriteOutcome]:
+        with self.transaction():
+            return [self._write_one(e, v) for e, v in items]
+
+    def replace(self, entry: MemoryEntry) -> None:
+        with self.transaction():
+            if entry.id not in self._entries:
+                raise StorageError(f"no entry {entry.id} to replace")
+            if entry.archived_at is None and entry.key is not None:
+                holder = self._active(entry.partition, entry.key)
+                if holder is not None and holder.id != entry.id:
+                    raise StorageError(f"another active entry holds key {entry.key!r}")
+            self._put(entry)
+
+    def get(self, entry_id: str) -> MemoryEntry | None:
+        return self._entries.get(entry_id)
+
+    def get_many(self, entry_ids: Sequence[str]) -> list[MemoryEntry]:
+        with self._lock:
+            return [self._entries[i] for i in entry_ids if i in self._entries]
+
+    def active_by_key(self, partitions: Sequence[str], key: str) -> MemoryEntry | None:
+        with self._lock:
+            for partition in partitions:
+                found = self._active(partition, key)
+                if found is not None:
+                    return found
+            return None
+
+    def _matching(self, flt: EntryFilter) -> list[MemoryEntry]:
+        with self._lock:
+            return [e for e in self._entries.values() if entry_matches(e, flt)]
+
+    def query(
+        self,
+        flt: EntryFilter,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[MemoryEntry]:
+        found = sorted(self._matching(flt), key=lambda e: e.id, reverse=newest_first)
+        end = None if limit is None else offset + limit
+        return found[offset:end]
+
+    def count(self, flt: EntryFilter) -> int:
+        return len(self._matching(flt))
+
+    def ids_matching(self, flt: EntryFilter) -> set[str]:
+        return {e.id for e in self._matching(flt)}
+
+    def archive(self, archivals: Sequence[Archival]) -> int:
+        changed = 0
+        with self.transaction():
+            for a in archivals:
+                e = self._entries.get(a.entry_id)
+                if e is None or e.archived_at is not None:
+                    continue
+                self._put(attrs.evolve(
+                    e, archived_at=a.at, archive_reason=a.reason,
+                    superseded_by=a.superseded_by or e.superseded_by,
+                    expired_at=e.expired_at or a.at, updated_at=a.at,
+                ))
+                changed += 1
+        return changed
+
+    def unarchive(self, entry_ids: Sequence[str], at: datetime) -> int:
+        changed = 0
+        with self.transaction():
+            for entry_id in entry_ids:
+                e = self._entries.get(entry_id)
+                if e is None or e.archived_at is None:
+                    continue
+                if e.key is not None and self._active(e.partition, e.key) is not None:
+                    raise StorageError(
+                        f"cannot restore: another active entry holds key {e.key!r}"
+                    )
+                self._put(attrs.evolve(e, archived_at=None, archive_reason=None,
+                                       expired_at=None, updated_at=at))
+                changed += 1
+        return changed
+
+    def delete(self, entry_ids: Sequence[str]) -> int:
+        deleted = 0
+        with self.transaction():
+            for entry_id in entry_ids:
+                if self._entries.pop(entry_id, None) is not None:
+                    deleted += 1
+                self._vectors.pop(entry_id, None)
+                self._terms.pop(entry_id, None)
+        return deleted
+
+    def touch(self, entry_ids: Sequence[str], at: datetime) -> None:
+        with self.transaction():
+            for entry_id in entry_ids:
+                e = self._entries.get(entry_id)
+                if e is not None:
+                    self._entries[entry_id] = attrs.evolve(
+                        e, access_count=e.access_count + 1, last_accessed_at=at
+                    )
+
+    def lexical_search(self, match: Sequence[str], flt: EntryFilter, limit: int) -> list[ScoredId]:
+        """Okapi BM25 (k1=1.2, b=0.75) over stemmed words, like FTS5's bm25()."""
+        query = {_stem(t) for m in match for t in words(m)}
+        if not query or limit <= 0:
+            return []
+        with self._lock:
+            docs = {i: self._terms[i] for i in self.ids_matching(flt)}
+            total = len(self._terms) or 1
+            avg = sum(sum(c.values()) for c in self._terms.values()) / total
+            df = {t: sum(1 for c in self._terms.values() if t in c) for t in query}
+        scored: list[ScoredId] = []
+        for entry_id, counts in docs.items():
+            length = sum(counts.values())
+            score = 0.0
+            for term in query:
+                tf = counts.get(term, 0)
+                if not tf:
+                    continue
+                idf = math.log((total - df[term] + 0.5) / (df[term] + 0.5) + 1.0)
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / (avg or 1)))
+            if score > 0:
+                scored.append(ScoredId(entry_id, score))
+        scored.sort(key=lambda s: (-s.score, s.id))
+        return scored[:limit]
+
+    def tag_counts(self, flt: EntryFilter) -> dict[str, int]:
+        counts: Counter[str] = Counter()
+        for e in self._matching(flt):
+            counts.update(e.tags)
+        return dict(sorted(counts.items()))
+
+    # vectors ------------------------------------------------------------------------
+    def vectors_for(self, entry_ids: Sequence[str]) -> dict[str, Vectors]:
+        with self._lock:
+            return {i: self._vectors[i].copy() for i in entry_ids if i in self._vectors}
+
+    def iter_vectors(self, flt: EntryFilter, batch: int = 1000) -> Iterator[tuple[str, Vectors]]:
+        ids = sorted(self.ids_matching(flt))
+        for entry_id in ids:
+            vec = self._vectors.get(entry_id)
+            if vec is not None:
+                yield entry_id, vec.copy()
+
+    def put_vectors(self, items: Sequence[tuple[str, Vectors]]) -> None:
+        with self.transaction():
+            for entry_id, vec in items:
+                if entry_id in self._entries:
+                    self._vectors[entry_id] = np.asarray(vec, dtype=np.float32).reshape(-1).copy()
+
+    def missing_vectors(self, flt: EntryFilter, limit: int) -> list[MemoryEntry]:
+        found = [e for e in self._matching(flt) if e.id not in self._vectors]
+        return sorted(found, key=lambda e: e.id)[:limit]
+
+    def clear_vectors(self) -> None:
+        with self.transaction():
+            self._vectors.clear()
+
+    # meta, sessions, audit, jobs -------------------------------------------------------
+    def get_meta(self, name: str) -> str | None:
+        return self._meta.get(name)
+
+    def set_meta(self, name: str, value: str) -> None:
+        with self.transaction():
+            self._meta[name] = value
+
+    def put_session(self, session: SessionRecord) -> None:
+        with self.transaction():
+            self._sessions[session.id] = session
+
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        return self._sessions.get(session_id)
+
+    def open_sessions(self, agent_id: str, tenant: str) -> list[SessionRecord]:
+        with self._lock:
+            found = [s for s in self._sessions.values()
+                     if s.agent_id == agent_id and s.tenant == tenant and s.ended_at is None]
+        return sorted(found, key=lambda s: s.started_at)
+
+    def append_audit(self, drafts: Sequence[AuditDraft]) -> list[AuditRecord]:
+        out: list[AuditRecord] = []
+        with self.transaction():
+            for d in drafts:
+                prev = next((r.hash for r in reversed(self._audit) if r.tenant == d.tenant),
+                            GENESIS)
+                seq = (self._audit[-1].seq if self._audit else 0) + 1
+                details = dict(d.details)
+                digest = record_hash(prev, seq, d.tenant, d.at, d.actor, d.action,
+                                     d.entry_id, d.input_hash, details)
+                rec = AuditRecord(seq, d.tenant, d.at, d.actor, d.action, d.entry_id,
+                                  d.input_hash, details, prev, digest)
+                self._audit.append(rec)
+                out.append(rec)
+        return out
+
+    def audit_records(self, tenant: str | None = None) -> list[AuditRecord]:
+        with self._lock:
+            return [r for r in self._audit if tenant is None or r.tenant == tenant]
+
+    def enqueue(self, job: JobRecord) -> JobRecord:
+        with self.transaction():
+            if job.idempotency_key is not None:
+                for existing in self._jobs.values():
+                    if existing.idempotency_key == job.idempotency_key:
+                        return existing
+            self._jobs[job.id] = job
+        return job
+
+    def pending_jobs(self, kind: str | None = None) -> list[JobRecord]:
+        with self._lock:
+            found = [j for j in self._jobs.values()
+                     if j.status == "pending" and (kind is None or j.kind == kind)]
+        return sorted(found, key=lambda j: (j.created_at, j.id))
+
+    def finish_job(self, job_id: str, *, error: str | None = None) -> None:
+        with self.transaction():
+            job = self._jobs.get(job_id)
+            if job is not None:
+                self._jobs[job_id] = attrs.evolve(
+                    job, status="failed" if error else "done", error=error,
+                    attempts=job.attempts + 1,
+                )
+
+    def stats(self) -> Mapping[str, Any]:
+        return {"engine": "memory", "path": ":memory:", "bytes": 0,
+                "rows": len(self._entries), "vectors": len(self._vectors),
+                "audit_records": len(self._audit)}
+
+    def maintenance(self, action: str) -> Mapping[str, Any]:
+        if action in ("vacuum", "checkpoint"):
+            return {"action": action}
+        if action == "integrity":
+            return {"action": "integrity", "ok": True, "messages": ["ok"]}
+        raise ConfigError(f"unknown maintenance action {action!r}: vacuum, checkpoint, integrity")
+
+
+def create(context: Any = None) -> InMemoryStorage:
+    return InMemoryStorage()

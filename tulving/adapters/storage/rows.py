@@ -1,0 +1,116 @@
+"""Conversion between MemoryEntry and flat rows, shared by the SQL adapters.
+
+Written by hand rather than with cattrs: entries cross this boundary on every read of
+every search, and a flat explicit mapping is several times faster than a generic
+structure/unstructure pass while keeping the column list in one place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.lexical import searchable_text
+from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
+
+COLUMNS = (
+    "id", "content", "type", "agent_id", "partition", "scope", "user_id", "workspace_id",
+    "key", "importance", "pinned", "confidence", "source_type", "source_instance",
+    "model_id", "trust", "session_id", "supersedes", "superseded_by", "related_to",
+    "source_entry_ids", "conflict_ids", "review_status", "created_at", "updated_at",
+    "valid_from", "valid_until", "expired_at", "last_accessed_at", "access_count",
+    "archived_at", "archive_reason", "entity", "attribute", "value", "success_count",
+    "failure_count", "metadata", "content_hash", "signature", "search_text",
+)
+_JSON_TUPLES = ("related_to", "source_entry_ids", "conflict_ids")
+_TIMES = ("created_at", "updated_at", "valid_from", "valid_until", "expired_at",
+          "last_accessed_at", "archived_at")
+
+
+def ts(value: datetime | None) -> str | None:
+    """Fixed-width UTC ISO text: lexicographic order equals time order in SQL."""
+    if value is None:
+        return None
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def parse_ts(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.astimezone(UTC)
+    return datetime.fromisoformat(value)
+
+
+def entry_to_row(entry: MemoryEntry, *, text_times: bool = True) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": entry.id, "content": entry.content, "type": entry.type.value,
+        "agent_id": entry.agent_id, "partition": entry.partition, "scope": entry.scope.value,
+        "user_id": entry.user_id, "workspace_id": entry.workspace_id, "key": entry.key,
+        "importance": entry.importance, "pinned": bool(entry.pinned),
+        "confidence": entry.confidence, "source_type": entry.source_type.value,
+        "source_instance": entry.source_instance, "model_id": entry.model_id,
+        "trust": entry.trust, "session_id": entry.session_id, "supersedes": entry.supersedes,
+        "superseded_by": entry.superseded_by,
+        "review_status": entry.review_status.value,
+        "access_count": entry.access_count,
+        "archive_reason": entry.archive_reason.value if entry.archive_reason else None,
+        "entity": entry.entity, "attribute": entry.attribute, "value": entry.value,
+        "success_count": entry.success_count, "failure_count": entry.failure_count,
+        "metadata": json.dumps(dict(entry.metadata), sort_keys=True, ensure_ascii=False),
+        "content_hash": entry.content_hash, "signature": entry.signature,
+        "search_text": searchable_text(
+            entry.content, entry.key, entry.tags, entry.entity, entry.attribute, entry.value
+        ),
+    }
+    for name in _JSON_TUPLES:
+        row[name] = json.dumps(list(getattr(entry, name)))
+    for name in _TIMES:
+        value = getattr(entry, name)
+        row[name] = ts(value) if text_times else value
+    return row
+
+
+def row_to_entry(row: Mapping[str, Any], tags: tuple[str, ...]) -> MemoryEntry:
+    reason = row["archive_reason"]
+    meta = row["metadata"]
+    return MemoryEntry(
+        id=row["id"], content=row["content"], type=MemoryType(row["type"]),
+        agent_id=row["agent_id"], partition=row["partition"], scope=Scope(row["scope"]),
+        user_id=row["user_id"], workspace_id=row["workspace_id"], key=row["key"],
+        tags=tags, importance=float(row["importance"]), pinned=bool(row["pinned"]),
+        confidence=float(row["confidence"]), source_type=SourceType(row["source_type"]),
+        source_instance=row["source_instance"], model_id=row["model_id"],
+        trust=float(row["trust"]), session_id=row["session_id"],
+        supersedes=row["supersedes"], superseded_by=row["superseded_by"],
+        related_to=_tuple(row["related_to"]), source_entry_ids=_tuple(row["source_entry_ids"]),
+        conflict_ids=_tuple(row["conflict_ids"]),
+        review_status=ReviewStatus(row["review_status"]),
+        created_at=_req(row["created_at"]), updated_at=_req(row["updated_at"]),
+        valid_from=_req(row["valid_from"]), valid_until=parse_ts(row["valid_until"]),
+        expired_at=parse_ts(row["expired_at"]),
+        last_accessed_at=_req(row["last_accessed_at"]),
+        access_count=int(row["access_count"]), archived_at=parse_ts(row["archived_at"]),
+        archive_reason=ArchiveReason(reason) if reason else None,
+        entity=row["entity"], attribute=row["attribute"], value=row["value"],
+        success_count=int(row["success_count"]), failure_count=int(row["failure_count"]),
+        metadata=json.loads(meta) if isinstance(meta, str) else dict(meta or {}),
+        content_hash=row["content_hash"], signature=row["signature"],
+    )
+
+
+def _tuple(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(json.loads(value))
+    return tuple(value)
+
+
+def _req(value: Any) -> datetime:
+    parsed = parse_ts(value)
+    assert parsed is not None
+    return parsed

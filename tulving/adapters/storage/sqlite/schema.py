@@ -1,0 +1,91 @@
+"""Versioned migrations of the SQLite store.
+
+Each migration is a list of statements applied in one transaction; ``meta.schema_version``
+records the last one applied. Append new migrations; never edit an applied one.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[list[str]] = [
+    # 1: entries, tags, vectors, full text, meta, sessions, audit, jobs
+    [
+        "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE entries (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            content TEXT NOT NULL,
+            type TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            partition TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            user_id TEXT, workspace_id TEXT,
+            key TEXT,
+            importance REAL NOT NULL,
+            pinned INTEGER NOT NULL,
+            confidence REAL NOT NULL,
+            source_type TEXT NOT NULL, source_instance TEXT, model_id TEXT,
+            trust REAL NOT NULL,
+            session_id TEXT, supersedes TEXT, superseded_by TEXT,
+            related_to TEXT NOT NULL DEFAULT '[]',
+            source_entry_ids TEXT NOT NULL DEFAULT '[]',
+            conflict_ids TEXT NOT NULL DEFAULT '[]',
+            review_status TEXT NOT NULL DEFAULT 'none',
+            created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+            valid_from TEXT NOT NULL, valid_until TEXT, expired_at TEXT,
+            last_accessed_at TEXT NOT NULL, access_count INTEGER NOT NULL DEFAULT 0,
+            archived_at TEXT, archive_reason TEXT,
+            entity TEXT, attribute TEXT, value TEXT,
+            success_count INTEGER NOT NULL DEFAULT 0,
+            failure_count INTEGER NOT NULL DEFAULT 0,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            content_hash TEXT NOT NULL,
+            signature TEXT,
+            search_text TEXT NOT NULL
+        )""",
+        """CREATE UNIQUE INDEX entries_active_key ON entries(partition, key)
+            WHERE archived_at IS NULL AND key IS NOT NULL""",
+        "CREATE INDEX entries_partition ON entries(partition, archived_at, id)",
+        "CREATE INDEX entries_valid_from ON entries(valid_from)",
+        "CREATE INDEX entries_session ON entries(session_id) WHERE session_id IS NOT NULL",
+        "CREATE INDEX entries_fact ON entries(entity, attribute) WHERE entity IS NOT NULL",
+        "CREATE INDEX entries_hash ON entries(content_hash)",
+        """CREATE TABLE entry_tags (
+            entry_id TEXT NOT NULL REFERENCES entries(id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (entry_id, tag)) WITHOUT ROWID""",
+        "CREATE INDEX entry_tags_tag ON entry_tags(tag, entry_id)",
+        """CREATE TABLE embeddings (
+            entry_id TEXT PRIMARY KEY REFERENCES entries(id) ON DELETE CASCADE,
+            vector BLOB NOT NULL) WITHOUT ROWID""",
+        """CREATE VIRTUAL TABLE entries_fts USING fts5(
+            search_text, content='entries', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2')""",
+        """CREATE TRIGGER entries_fts_ai AFTER INSERT ON entries BEGIN
+            INSERT INTO entries_fts(rowid, search_text) VALUES (new.rowid, new.search_text);
+        END""",
+        """CREATE TRIGGER entries_fts_ad AFTER DELETE ON entries BEGIN
+            INSERT INTO entries_fts(entries_fts, rowid, search_text)
+            VALUES ('delete', old.rowid, old.search_text);
+        END""",
+        """CREATE TRIGGER entries_fts_au AFTER UPDATE OF search_text ON entries BEGIN
+            INSERT INTO entries_fts(entries_fts, rowid, search_text)
+            VALUES ('delete', old.rowid, old.search_text);
+            INSERT INTO entries_fts(rowid, search_text) VALUES (new.rowid, new.search_text);
+        END""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, tenant TEXT NOT NULL,
+            started_at TEXT NOT NULL, last_activity_at TEXT NOT NULL, goal TEXT,
+            ended_at TEXT, end_reason TEXT, summary_id TEXT, implicit INTEGER NOT NULL)""",
+        "CREATE INDEX sessions_open ON sessions(agent_id, tenant) WHERE ended_at IS NULL",
+        """CREATE TABLE audit_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, at TEXT NOT NULL,
+            actor TEXT NOT NULL, action TEXT NOT NULL, entry_id TEXT,
+            input_hash TEXT NOT NULL, details TEXT NOT NULL,
+            prev_hash TEXT NOT NULL, hash TEXT NOT NULL)""",
+        "CREATE INDEX audit_tenant ON audit_log(tenant, seq)",
+        """CREATE TABLE jobs (
+            id TEXT PRIMARY KEY, kind TEXT NOT NULL, payload TEXT NOT NULL,
+            created_at TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL,
+            idempotency_key TEXT UNIQUE, error TEXT)""",
+    ],
+]

@@ -1,0 +1,586 @@
+"""SQLite storage: one file, WAL, FTS5, the embedded default.
+
+One connection shared by the threads of a process behind a re-entrant lock (SQLite
+serialises writers anyway, and one connection keeps transactions simple); a second
+*process* is refused by the writer lock. Embedding BLOBs are the source of truth for
+vectors; the vector index beside the file is a cache rebuilt from them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import attrs
+import numpy as np
+
+from tulving.adapters.storage.rows import COLUMNS, entry_to_row, parse_ts, row_to_entry, ts
+from tulving.adapters.storage.sqlite.filters import where
+from tulving.adapters.storage.sqlite.lock import WriterLock
+from tulving.adapters.storage.sqlite.schema import MIGRATIONS
+from tulving.domain.audit_chain import GENESIS, record_hash
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.errors import ConfigError, StorageError
+from tulving.domain.query import EntryFilter, ScoredId
+from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
+from tulving.domain.types import ArchiveReason
+from tulving.ports.embedder import Vectors
+from tulving.ports.storage import Archival, StorageCapabilities, WriteOutcome
+
+_SELECT = "SELECT " + ", ".join(f"e.{c}" for c in COLUMNS) + " FROM entries e"
+_INSERT = (
+    f"INSERT INTO entries ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+)
+_UPDATE = (
+    "UPDATE entries SET "
+    + ", ".join(f"{c} = ?" for c in COLUMNS if c != "id")
+    + " WHERE id = ?"
+)
+
+
+class SQLiteStorage:
+    name = "sqlite"
+
+    def __init__(self, path: str, *, lock: bool = True, busy_timeout_ms: int = 5000) -> None:
+        self.path = path
+        self.location = path
+        self.capabilities = StorageCapabilities(persistent=path != ":memory:")
+        self._use_lock = lock and path != ":memory:"
+        self._busy_timeout_ms = busy_timeout_ms
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._writer_lock: WriterLock | None = None
+
+    # lifecycle ---------------------------------------------------------------------
+    def open(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                return
+            if self.path != ":memory:":
+                parent = os.path.dirname(os.path.abspath(self.path))
+                if not os.path.isdir(parent):
+                    raise ConfigError(f"directory {parent} does not exist")
+            if self._use_lock:
+                self._writer_lock = WriterLock(self.path + ".lock")
+                self._writer_lock.acquire()
+            try:
+                conn = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False, timeout=30
+                )
+                conn.row_factory = sqlite3.Row
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA foreign_keys = ON")
+                conn.execute("PRAGMA secure_delete = ON")
+                self._conn = conn
+                self._migrate()
+            except sqlite3.DatabaseError as exc:
+                self._abort_open()
+                raise StorageError(f"cannot open SQLite store {self.path}: {exc}") from exc
+            except BaseException:
+                self._abort_open()
+                raise
+
+    def _abort_open(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._writer_lock is not None:
+            self._writer_lock.release()
+            self._writer_lock = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error:
+                    pass
+                self._conn.close()
+                self._conn = None
+            if self._writer_lock is not None:
+                self._writer_lock.release()
+                self._writer_lock = None
+
+    def _migrate(self) -> None:
+        conn = self._c
+        conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+        current = int(row[0]) if row else 0
+        if current > len(MIGRATIONS):
+            raise StorageError(
+                f"{self.path} has schema version {current}, newer than this Tulving "
+                f"({len(MIGRATIONS)}); upgrade tulving"
+            )
+        for version, statements in enumerate(MIGRATIONS[current:], start=current + 1):
+            with self.transaction():
+                for statement in statements:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(name, value) VALUES ('schema_version', ?)",
+                    (str(version),),
+                )
+
+    @property
+    def _c(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StorageError("storage is not open")
+        return self._conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            conn = self._c
+            if self._depth == 0:
+                conn.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    conn.execute("ROLLBACK")
+                raise
+            else:
+                self._depth -= 1
+                if self._depth == 0:
+                    conn.execute("COMMIT")
+
+    def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._c.execute(sql, params).fetchall()
+
+    # entries -----------------------------------------------------------------------
+    def _tags_for(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        found: dict[str, list[str]] = {}
+        for chunk in _chunks(list(ids), 900):
+            rows = self._c.execute(
+                f"SELECT entry_id, tag FROM entry_tags WHERE entry_id IN "
+                f"({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            for row in rows:
+                found.setdefault(row[0], []).append(row[1])
+        return {k: tuple(v) for k, v in found.items()}
+
+    def _entries(self, rows: Sequence[sqlite3.Row]) -> list[MemoryEntry]:
+        tags = self._tags_for([r["id"] for r in rows])
+        return [row_to_entry(r, tuple(sorted(tags.get(r["id"], ())))) for r in rows]
+
+    def _insert(self, entry: MemoryEntry, embedding: Vectors | None) -> None:
+        row = entry_to_row(entry)
+        self._c.execute(_INSERT, [row[c] for c in COLUMNS])
+        self._write_tags(entry)
+        if embedding is not None:
+            self._c.execute(
+                "INSERT OR REPLACE INTO embeddings(entry_id, vector) VALUES (?, ?)",
+                (entry.id, _blob(embedding)),
+            )
+
+    def _write_tags(self, entry: MemoryEntry) -> None:
+        self._c.execute("DELETE FROM entry_tags WHERE entry_id = ?", (entry.id,))
+        self._c.executemany(
+            "INSERT INTO entry_tags(entry_id, tag) VALUES (?, ?)",
+            [(entry.id, tag) for tag in entry.tags],
+        )
+
+    def _write_one(self, entry: MemoryEntry, embedding: Vectors | None) -> WriteOutcome:
+        old: MemoryEntry | None = None
+        if entry.key is not None:
+            rows = self._c.execute(
+                _SELECT + " WHERE e.partition = ? AND e.key = ? AND e.archived_at IS NULL",
+                (entry.partition, entry.key),
+            ).fetchall()
+            if rows:
+                old = self._entries(rows)[0]
+                at = entry.created_at
+                self._c.execute(
+                    "UPDATE entries SET archived_at = ?, archive_reason = ?, superseded_by = ?,"
+                    " expired_at = COALESCE(expired_at, ?), updated_at = ? WHERE id = ?",
+                    (ts(at), ArchiveReason.SUPERSEDED.value, entry.id, ts(at), ts(at), old.id),
+                )
+                old = attrs.evolve(
+                    old, archived_at=at, archive_reason=ArchiveReason.SUPERSEDED,
+                    superseded_by=entry.id, expired_at=old.expired_at or at, updated_at=at,
+                )
+                entry = attrs.evolve(entry, supersedes=old.id)
+        self._insert(entry, embedding)
+        return WriteOutcome(entry=entry, superseded=old)
+
+    def write(self, entry: MemoryEntry, embedding: Vectors | None = None) -> WriteOutcome:
+        return self.write_many([(entry, embedding)])[0]
+
+    def write_many(
+        self, items: Sequence[tuple[MemoryEntry, Vectors | None]]
+    ) -> list[WriteOutcome]:
+        try:
+            with self.transaction():
+                return [self._write_one(entry, vec) for entry, vec in items]
+        except sqlite3.IntegrityError as exc:
+            raise StorageError(f"write rejected by the store: {exc}") from exc
+
+    def replace(self, entry: MemoryEntry) -> None:
+        row = entry_to_row(entry)
+        with self.transaction():
+            cur = self._c.execute(_UPDATE, [row[c] for c in COLUMNS if c != "id"] + [entry.id])
+            if cur.rowcount == 0:
+                raise StorageError(f"no entry {entry.id} to replace")
+            self._write_tags(entry)
+
+    def get(self, entry_id: str) -> MemoryEntry | None:
+        found = self.get_many([entry_id])
+        return found[0] if found else None
+
+    def get_many(self, entry_ids: Sequence[str]) -> list[MemoryEntry]:
+        with self._lock:
+            by_id: dict[str, MemoryEntry] = {}
+            for chunk in _chunks(list(dict.fromkeys(entry_ids)), 900):
+                rows = self._c.execute(
+                    _SELECT + f" WHERE e.id IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall()
+                for entry in self._entries(rows):
+                    by_id[entry.id] = entry
+            return [by_id[i] for i in entry_ids if i in by_id]
+
+    def active_by_key(self, partitions: Sequence[str], key: str) -> MemoryEntry | None:
+        with self._lock:
+            for partition in partitions:
+                rows = self._c.execute(
+                    _SELECT + " WHERE e.partition = ? AND e.key = ? AND e.archived_at IS NULL",
+                    (partition, key),
+                ).fetchall()
+                if rows:
+                    return self._entries(rows)[0]
+            return None
+
+    def query(
+        self,
+        flt: EntryFilter,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[MemoryEntry]:
+        clause, params = where(flt)
+        sql = f"{_SELECT} WHERE {clause} ORDER BY e.id {'DESC' if newest_first else 'ASC'}"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [int(limit), int(offset)]
+        with self._lock:
+            return self._entries(self._c.execute(sql, params).fetchall())
+
+    def count(self, flt: EntryFilter) -> int:
+        clause, params = where(flt)
+        return int(self._fetch(f"SELECT count(*) FROM entries e WHERE {clause}", params)[0][0])
+
+    def ids_matching(self, flt: EntryFilter) -> set[str]:
+        clause, params = where(flt)
+        return {r[0] for r in self._fetch(f"SELECT e.id FROM entries e WHERE {clause}", params)}
+
+    def archive(self, archivals: Sequence[Archival]) -> int:
+        changed = 0
+        with self.transaction():
+            for a in archivals:
+                cur = self._c.execute(
+                    "UPDATE entries SET archived_at = ?, archive_reason = ?,"
+                    " superseded_by = COALESCE(?, superseded_by),"
+                    " expired_at = COALESCE(expired_at, ?), updated_at = ?"
+                    " WHERE id = ? AND archived_at IS NULL",
+                    (ts(a.at), a.reason.value, a.superseded_by, ts(a.at), ts(a.at), a.entry_id),
+                )
+                changed += cur.rowcount
+        return changed
+
+    def unarchive(self, entry_ids: Sequence[str], at: datetime) -> int:
+        changed = 0
+        try:
+            with self.transaction():
+                for entry_id in entry_ids:
+                    cur = self._c.execute(
+                        "UPDATE entries SET archived_at = NULL, archive_reason = NULL,"
+                        " expired_at = NULL, updated_at = ? WHERE id = ? AND archived_at IS NOT NULL",
+                        (ts(at), entry_id),
+                    )
+                    changed += cur.rowcount
+        except sqlite3.IntegrityError as exc:
+            raise StorageError(f"cannot restore: another active entry holds its key ({exc})") from exc
+        return changed
+
+    def delete(self, entry_ids: Sequence[str]) -> int:
+        deleted = 0
+        with self.transaction():
+            for chunk in _chunks(list(entry_ids), 900):
+                marks = ",".join("?" * len(chunk))
+                self._c.execute(f"DELETE FROM embeddings WHERE entry_id IN ({marks})", chunk)
+                self._c.execute(f"DELETE FROM entry_tags WHERE entry_id IN ({marks})", chunk)
+                deleted += self._c.execute(
+                    f"DELETE FROM entries WHERE id IN ({marks})", chunk
+                ).rowcount
+        return deleted
+
+    def touch(self, entry_ids: Sequence[str], at: datetime) -> None:
+        if not entry_ids:
+            return
+        with self.transaction():
+            self._c.executemany(
+                "UPDATE entries SET access_count = access_count + 1, last_accessed_at = ?"
+                " WHERE id = ?",
+                [(ts(at), i) for i in sorted(entry_ids)],
+            )
+
+    def lexical_search(self, match: Sequence[str], flt: EntryFilter, limit: int) -> list[ScoredId]:
+        terms = [t.replace('"', '""') for t in match if t.strip()]
+        if not terms or limit <= 0:
+            return []
+        expression = " OR ".join(f'"{t}"' for t in terms)
+        clause, params = where(flt)
+        sql = (
+            "SELECT e.id, -bm25(entries_fts) AS score FROM entries_fts "
+            "JOIN entries e ON e.rowid = entries_fts.rowid "
+            f"WHERE entries_fts MATCH ? AND {clause} ORDER BY bm25(entries_fts), e.id LIMIT ?"
+        )
+        try:
+            rows = self._fetch(sql, [expression, *params, int(limit)])
+        except sqlite3.OperationalError as exc:
+            raise StorageError(f"full-text query failed: {exc}") from exc
+        return [ScoredId(r[0], float(r[1])) for r in rows]
+
+    def tag_counts(self, flt: EntryFilter) -> dict[str, int]:
+        clause, params = where(flt)
+        rows = self._fetch(
+            "SELECT t.tag, count(*) FROM entry_tags t JOIN entries e ON e.id = t.entry_id "
+            f"WHERE {clause} GROUP BY t.tag ORDER BY t.tag",
+            params,
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    # vectors ------------------------------------------------------------------------
+    def vectors_for(self, entry_ids: Sequence[str]) -> dict[str, Vectors]:
+        out: dict[str, Vectors] = {}
+        with self._lock:
+            for chunk in _chunks(list(entry_ids), 900):
+                rows = self._c.execute(
+                    f"SELECT entry_id, vector FROM embeddings WHERE entry_id IN "
+                    f"({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                for row in rows:
+                    out[row[0]] = np.frombuffer(row[1], dtype=np.float32).copy()
+        return out
+
+    def iter_vectors(self, flt: EntryFilter, batch: int = 1000) -> Iterator[tuple[str, Vectors]]:
+        clause, params = where(flt)
+        last = ""
+        while True:
+            rows = self._fetch(
+                "SELECT e.id, v.vector FROM entries e JOIN embeddings v ON v.entry_id = e.id "
+                f"WHERE {clause} AND e.id > ? ORDER BY e.id LIMIT ?",
+                [*params, last, batch],
+            )
+            if not rows:
+                return
+            for row in rows:
+                yield row[0], np.frombuffer(row[1], dtype=np.float32).copy()
+            last = rows[-1][0]
+
+    def put_vectors(self, items: Sequence[tuple[str, Vectors]]) -> None:
+        with self.transaction():
+            self._c.executemany(
+                "INSERT OR REPLACE INTO embeddings(entry_id, vector) VALUES (?, ?)",
+                [(i, _blob(v)) for i, v in items],
+            )
+
+    def missing_vectors(self, flt: EntryFilter, limit: int) -> list[MemoryEntry]:
+        clause, params = where(flt)
+        sql = (
+            f"{_SELECT} WHERE {clause} AND NOT EXISTS "
+            "(SELECT 1 FROM embeddings v WHERE v.entry_id = e.id) ORDER BY e.id LIMIT ?"
+        )
+        with self._lock:
+            return self._entries(self._c.execute(sql, [*params, int(limit)]).fetchall())
+
+    def clear_vectors(self) -> None:
+        with self.transaction():
+            self._c.execute("DELETE FROM embeddings")
+
+    # meta ---------------------------------------------------------------------------
+    def get_meta(self, name: str) -> str | None:
+        rows = self._fetch("SELECT value FROM meta WHERE name = ?", (name,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, name: str, value: str) -> None:
+        with self.transaction():
+            self._c.execute("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)", (name, value))
+
+    # sessions -----------------------------------------------------------------------
+    def put_session(self, session: SessionRecord) -> None:
+        with self.transaction():
+            self._c.execute(
+                "INSERT OR REPLACE INTO sessions(id, agent_id, tenant, started_at,"
+                " last_activity_at, goal, ended_at, end_reason, summary_id, implicit)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session.id, session.agent_id, session.tenant, ts(session.started_at),
+                 ts(session.last_activity_at), session.goal, ts(session.ended_at),
+                 session.end_reason, session.summary_id, int(session.implicit)),
+            )
+
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        rows = self._fetch("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        return _session(rows[0]) if rows else None
+
+    def open_sessions(self, agent_id: str, tenant: str) -> list[SessionRecord]:
+        rows = self._fetch(
+            "SELECT * FROM sessions WHERE agent_id = ? AND tenant = ? AND ended_at IS NULL"
+            " ORDER BY started_at",
+            (agent_id, tenant),
+        )
+        return [_session(r) for r in rows]
+
+    # audit --------------------------------------------------------------------------
+    def append_audit(self, drafts: Sequence[AuditDraft]) -> list[AuditRecord]:
+        out: list[AuditRecord] = []
+        with self.transaction():
+            for d in drafts:
+                row = self._c.execute(
+                    "SELECT hash FROM audit_log WHERE tenant = ? ORDER BY seq DESC LIMIT 1",
+                    (d.tenant,),
+                ).fetchone()
+                prev = row[0] if row else GENESIS
+                seq_row = self._c.execute(
+                    "SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'"
+                ).fetchone()
+                seq = (int(seq_row[0]) if seq_row else 0) + 1
+                details = dict(d.details)
+                digest = record_hash(
+                    prev, seq, d.tenant, d.at, d.actor, d.action, d.entry_id, d.input_hash, details
+                )
+                self._c.execute(
+                    "INSERT INTO audit_log(seq, tenant, at, actor, action, entry_id, input_hash,"
+                    " details, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (seq, d.tenant, ts(d.at), d.actor, d.action, d.entry_id, d.input_hash,
+                     json.dumps(details, sort_keys=True), prev, digest),
+                )
+                out.append(AuditRecord(seq, d.tenant, d.at, d.actor, d.action, d.entry_id,
+                                       d.input_hash, details, prev, digest))
+        return out
+
+    def audit_records(self, tenant: str | None = None) -> list[AuditRecord]:
+        if tenant is None:
+            rows = self._fetch("SELECT * FROM audit_log ORDER BY seq")
+        else:
+            rows = self._fetch("SELECT * FROM audit_log WHERE tenant = ? ORDER BY seq", (tenant,))
+        return [
+            AuditRecord(int(r["seq"]), r["tenant"], _at(r["at"]), r["actor"], r["action"],
+                        r["entry_id"], r["input_hash"], json.loads(r["details"]),
+                        r["prev_hash"], r["hash"])
+            for r in rows
+        ]
+
+    # jobs ---------------------------------------------------------------------------
+    def enqueue(self, job: JobRecord) -> JobRecord:
+        with self.transaction():
+            if job.idempotency_key is not None:
+                rows = self._c.execute(
+                    "SELECT * FROM jobs WHERE idempotency_key = ?", (job.idempotency_key,)
+                ).fetchall()
+                if rows:
+                    return _job(rows[0])
+            self._c.execute(
+                "INSERT INTO jobs(id, kind, payload, created_at, status, attempts,"
+                " idempotency_key, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (job.id, job.kind, json.dumps(dict(job.payload)), ts(job.created_at),
+                 job.status, job.attempts, job.idempotency_key, job.error),
+            )
+        return job
+
+    def pending_jobs(self, kind: str | None = None) -> list[JobRecord]:
+        if kind is None:
+            rows = self._fetch("SELECT * FROM jobs WHERE status = 'pending' ORDER BY created_at, id")
+        else:
+            rows = self._fetch(
+                "SELECT * FROM jobs WHERE status = 'pending' AND kind = ? ORDER BY created_at, id",
+                (kind,),
+            )
+        return [_job(r) for r in rows]
+
+    def finish_job(self, job_id: str, *, error: str | None = None) -> None:
+        with self.transaction():
+            self._c.execute(
+                "UPDATE jobs SET status = ?, attempts = attempts + 1, error = ? WHERE id = ?",
+                ("failed" if error else "done", error, job_id),
+            )
+
+    # upkeep -------------------------------------------------------------------------
+    def stats(self) -> Mapping[str, Any]:
+        size = 0
+        if self.path != ":memory:":
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    size += os.path.getsize(self.path + suffix)
+                except OSError:
+                    pass
+        rows = self._fetch(
+            "SELECT (SELECT count(*) FROM entries), (SELECT count(*) FROM embeddings),"
+            " (SELECT count(*) FROM audit_log)"
+        )[0]
+        return {"engine": "sqlite", "path": self.path, "bytes": size, "rows": int(rows[0]),
+                "vectors": int(rows[1]), "audit_records": int(rows[2]),
+                "sqlite_version": sqlite3.sqlite_version}
+
+    def maintenance(self, action: str) -> Mapping[str, Any]:
+        with self._lock:
+            if action == "vacuum":
+                before = self.stats()["bytes"]
+                self._c.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
+                self._c.execute("VACUUM")
+                self._c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                return {"action": "vacuum", "bytes_before": before, "bytes_after": self.stats()["bytes"]}
+            if action == "checkpoint":
+                row = self._c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                return {"action": "checkpoint", "result": list(row)}
+            if action == "integrity":
+                rows = self._c.execute("PRAGMA integrity_check").fetchall()
+                self._c.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
+                return {"action": "integrity", "ok": rows[0][0] == "ok",
+                        "messages": [r[0] for r in rows]}
+        raise ConfigError(f"unknown maintenance action {action!r}: vacuum, checkpoint, integrity")
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _blob(vector: Vectors) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).reshape(-1).tobytes()
+
+
+def _at(value: str) -> datetime:
+    parsed = parse_ts(value)
+    assert parsed is not None
+    return parsed
+
+
+def _session(r: sqlite3.Row) -> SessionRecord:
+    return SessionRecord(
+        id=r["id"], agent_id=r["agent_id"], tenant=r["tenant"], started_at=_at(r["started_at"]),
+        last_activity_at=_at(r["last_activity_at"]), goal=r["goal"],
+        ended_at=parse_ts(r["ended_at"]), end_reason=r["end_reason"],
+        summary_id=r["summary_id"], implicit=bool(r["implicit"]),
+    )
+
+
+def _job(r: sqlite3.Row) -> JobRecord:
+    return JobRecord(
+        id=r["id"], kind=r["kind"], payload=json.loads(r["payload"]),
+        created_at=_at(r["created_at"]), status=r["status"], attempts=int(r["attempts"]),
+        idempotency_key=r["idempotency_key"], error=r["error"],
+    )

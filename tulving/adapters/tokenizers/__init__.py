@@ -1,0 +1,1 @@
+"""Tokenizers that count the curation budget: exact tiktoken encodings and a heuristic."""

@@ -1,0 +1,94 @@
+"""The memory entry: one typed, attributed, time-stamped piece of agent memory.
+
+Entries are immutable values; a change produces a new value with ``attrs.evolve`` and an
+adapter persists it. Content is always ``str`` (ADR-007) and metadata JSON-serialisable,
+so nothing executable ever reaches storage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from tulving.domain.decay import decayed_importance
+from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
+
+
+def content_hash(content: str) -> str:
+    """Hash of the normalised content: equal text (modulo whitespace/case) dedups."""
+    normal = " ".join(content.split()).casefold()
+    return hashlib.sha256(normal.encode("utf-8")).hexdigest()
+
+
+@attrs.frozen(eq=True, hash=False)
+class MemoryEntry:
+    id: str
+    content: str
+    type: MemoryType
+    # identity and scope
+    agent_id: str
+    partition: str
+    scope: Scope = Scope.AGENT
+    user_id: str | None = None
+    workspace_id: str | None = None
+    # addressing and weight
+    key: str | None = None
+    tags: tuple[str, ...] = ()
+    importance: float = 0.5
+    pinned: bool = False
+    confidence: float = 1.0
+    # provenance
+    source_type: SourceType = SourceType.AGENT_RUN
+    source_instance: str | None = None
+    model_id: str | None = None
+    trust: float = 0.7
+    session_id: str | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    related_to: tuple[str, ...] = ()
+    source_entry_ids: tuple[str, ...] = ()
+    conflict_ids: tuple[str, ...] = ()
+    review_status: ReviewStatus = ReviewStatus.NONE
+    # time: transaction time (created_at = recorded_at, expired_at) and event time
+    created_at: datetime = attrs.field(kw_only=True)
+    updated_at: datetime = attrs.field(kw_only=True)
+    valid_from: datetime = attrs.field(kw_only=True)
+    valid_until: datetime | None = attrs.field(default=None, kw_only=True)
+    expired_at: datetime | None = attrs.field(default=None, kw_only=True)
+    last_accessed_at: datetime = attrs.field(kw_only=True)
+    access_count: int = attrs.field(default=0, kw_only=True)
+    archived_at: datetime | None = attrs.field(default=None, kw_only=True)
+    archive_reason: ArchiveReason | None = attrs.field(default=None, kw_only=True)
+    # structured fact
+    entity: str | None = attrs.field(default=None, kw_only=True)
+    attribute: str | None = attrs.field(default=None, kw_only=True)
+    value: str | None = attrs.field(default=None, kw_only=True)
+    # procedures
+    success_count: int = attrs.field(default=0, kw_only=True)
+    failure_count: int = attrs.field(default=0, kw_only=True)
+    # free-form and integrity
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, kw_only=True)
+    content_hash: str = attrs.field(default="", kw_only=True)
+    signature: str | None = attrs.field(default=None, kw_only=True)
+
+    @property
+    def recorded_at(self) -> datetime:
+        return self.created_at
+
+    @property
+    def is_active(self) -> bool:
+        return self.archived_at is None
+
+    def importance_at(self, now: datetime) -> float:
+        """Importance decayed lazily since the last access (see ``decay``)."""
+        return decayed_importance(
+            self.importance, self.type, self.last_accessed_at, now, pinned=self.pinned
+        )
+
+    def known_at(self, at: datetime) -> bool:
+        """Whether the store held this entry as current at transaction time ``at``."""
+        return self.created_at <= at and (self.expired_at is None or self.expired_at > at)

@@ -1,0 +1,64 @@
+"""Records beside entries: sessions, audit log rows and durable jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class SessionRecord:
+    id: str
+    agent_id: str
+    tenant: str
+    started_at: datetime
+    last_activity_at: datetime
+    goal: str | None = None
+    ended_at: datetime | None = None
+    end_reason: str | None = None  # "ended" | "abandoned" | "shutdown"
+    summary_id: str | None = None
+    implicit: bool = False
+
+
+@attrs.frozen
+class AuditRecord:
+    """One append-only audit row; ``hash`` chains it to ``prev_hash`` within its tenant."""
+
+    seq: int
+    tenant: str
+    at: datetime
+    actor: str
+    action: str
+    entry_id: str | None
+    input_hash: str
+    details: Mapping[str, Any]
+    prev_hash: str
+    hash: str
+
+
+@attrs.frozen
+class AuditDraft:
+    """What a caller asks to append; storage assigns seq and the chain hashes atomically."""
+
+    tenant: str
+    at: datetime
+    actor: str
+    action: str
+    entry_id: str | None
+    input_hash: str
+    details: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class JobRecord:
+    id: str
+    kind: str
+    payload: Mapping[str, Any]
+    created_at: datetime
+    status: str = "pending"  # "pending" | "done" | "failed"
+    attempts: int = 0
+    idempotency_key: str | None = None
+    error: str | None = None

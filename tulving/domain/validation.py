@@ -1,0 +1,100 @@
+"""Input rules for writes. Every check raises a typed error before anything is written.
+
+Limits (documented in the README):
+- content: a non-empty ``str`` of at most ``MAX_CONTENT_CHARS`` characters;
+- key: ``KEY_PATTERN`` — starts with a letter or digit, then letters, digits and
+  ``. _ : / -``, at most 200 characters, no empty path segment and no ``..``;
+- tags: at most ``MAX_TAGS`` strings of 1..64 printable characters, no commas;
+- importance, confidence, trust: finite floats in [0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tulving.domain.errors import ContentError, KeyFormatError, ValidationError
+
+MAX_CONTENT_CHARS = 100_000
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+MAX_METADATA_BYTES = 64_000
+KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,199}")
+
+
+def check_content(content: object, *, max_chars: int = MAX_CONTENT_CHARS) -> str:
+    if not isinstance(content, str):
+        raise ContentError(f"content must be str, got {type(content).__name__}")
+    if not content.strip():
+        raise ContentError("content is empty or whitespace only")
+    if len(content) > max_chars:
+        raise ContentError(f"content has {len(content)} characters; the limit is {max_chars}")
+    if "\x00" in content:
+        raise ContentError("content contains a NUL character")
+    return content
+
+
+def check_key(key: object) -> str | None:
+    if key is None:
+        return None
+    if not isinstance(key, str):
+        raise KeyFormatError(f"key must be str or None, got {type(key).__name__}")
+    if not KEY_PATTERN.fullmatch(key) or "//" in key or ".." in key or key.endswith("/"):
+        raise KeyFormatError(
+            f"malformed key {key!r}: use letters, digits and . _ : / - (max 200), "
+            "starting with a letter or digit, without empty segments or '..'"
+        )
+    return key
+
+
+def check_unit_interval(label: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(f"{label} must be a number in [0, 1], got {value!r}")
+    number = float(value)
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise ValidationError(f"{label} must be in [0, 1], got {value!r}")
+    return number
+
+
+def check_tags(tags: object) -> tuple[str, ...]:
+    if isinstance(tags, str | bytes) or not isinstance(tags, Iterable):
+        raise ValidationError("tags must be a list or tuple of strings")
+    result: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise ValidationError(f"tags must be strings, got {type(tag).__name__}")
+        clean = tag.strip()
+        if not clean or len(clean) > MAX_TAG_CHARS or "," in clean or not clean.isprintable():
+            raise ValidationError(f"invalid tag {tag!r}: 1..{MAX_TAG_CHARS} printable chars")
+        if clean not in result:
+            result.append(clean)
+    if len(result) > MAX_TAGS:
+        raise ValidationError(f"at most {MAX_TAGS} tags per entry")
+    return tuple(sorted(result))  # canonical order: every adapter returns tags sorted
+
+
+def check_metadata(metadata: object, dumps: Any) -> dict[str, Any]:
+    """Metadata must round-trip through JSON; ``dumps`` is injected to keep this pure."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise ValidationError("metadata must be a mapping")
+    if not all(isinstance(k, str) for k in metadata):
+        raise ValidationError("metadata keys must be strings")
+    try:
+        encoded = dumps(dict(metadata))
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"metadata is not JSON-serialisable: {exc}") from exc
+    if len(encoded) > MAX_METADATA_BYTES:
+        raise ValidationError(f"metadata is over {MAX_METADATA_BYTES} bytes as JSON")
+    return dict(metadata)
+
+
+def check_optional_text(label: str, value: object, *, max_chars: int = 1000) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > max_chars:
+        raise ValidationError(f"{label} must be a non-empty string of at most {max_chars}")
+    return value

@@ -1,0 +1,49 @@
+"""Built-in adapters, registered through the same hook a third-party package uses.
+
+This module is the target of the package's own ``tulving`` entry point (see
+pyproject.toml), so removing a built-in is a one-line change here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tulving.plugins.hookspecs import hookimpl
+
+_A = "tulving.adapters"
+
+
+@hookimpl
+def tulving_register_adapters(registry: Any) -> None:
+    add = registry.add
+    add("storage", "sqlite", f"{_A}.storage.sqlite:create",
+        description="one SQLite file (WAL, FTS5); the embedded default")
+    add("storage", "memory", f"{_A}.storage.memory:create",
+        description="in-process dicts; nothing persists; for tests and scratch work")
+    add("storage", "postgres", f"{_A}.storage.postgres:create", extra="postgres",
+        aliases=("postgresql",), description="PostgreSQL via psycopg 3; many writers")
+    add("vectors", "hnsw", f"{_A}.vectors.hnsw:create", extra="hnsw",
+        description="hnswlib ANN index cached beside the database")
+    add("vectors", "exact", f"{_A}.vectors.exact:create",
+        description="numpy brute force; exact; best below ~20k entries")
+    add("vectors", "pgvector", f"{_A}.vectors.pgvector:create", extra="postgres",
+        description="pgvector HNSW inside PostgreSQL")
+    add("embedder", "local", f"{_A}.embedders.local_onnx:create", extra="local",
+        description="all-MiniLM-L6-v2, int8 ONNX on the CPU, offline; the default")
+    add("embedder", "sentence-transformers", f"{_A}.embedders.sentence_transformers:create",
+        extra="sentence-transformers", description="any sentence-transformers model")
+    add("embedder", "openai", f"{_A}.embedders.openai:create", extra="openai",
+        description="OpenAI or any OpenAI-compatible /v1/embeddings server")
+    add("embedder", "hashing", f"{_A}.embedders.hashing:create",
+        description="deterministic feature hashing; no model; tests and minimal installs")
+    add("llm", "openai", f"{_A}.llm.openai:create", extra="openai",
+        description="OpenAI or any OpenAI-compatible chat server (Ollama, vLLM, LM Studio)")
+    add("llm", "none", f"{_A}.llm.none:create", description="no LLM: deterministic paths")
+    add("tokenizer", "cl100k_base", f"{_A}.tokenizers.tiktoken:create_cl100k",
+        description="tiktoken cl100k_base, offline; the default")
+    add("tokenizer", "o200k_base", f"{_A}.tokenizers.tiktoken:create_o200k",
+        description="tiktoken o200k_base (GPT-4o family), offline")
+    add("tokenizer", "heuristic", f"{_A}.tokenizers.heuristic:create",
+        description="character estimate with a safety margin; no dependency")
+    add("clock", "system", f"{_A}.clock:create_system", description="wall clock, UTC")
+    add("clock", "manual", f"{_A}.clock:create_manual", description="settable, for tests")

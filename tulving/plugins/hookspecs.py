@@ -1,0 +1,40 @@
+"""pluggy hook specifications of the ``tulving`` project.
+
+Hooks are named ``tulving_*``. Adapter registration follows the ``register_*(registry)``
+pattern (the host owns naming, aliases and duplicate handling); built-in adapters use the
+very same hook from :mod:`tulving.plugins.builtin`, loaded through the package's own entry
+point, so a third-party package is first-class. Specs may grow arguments later: pluggy lets
+an implementation accept a subset of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+PROJECT = "tulving"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def tulving_register_adapters(registry: Any) -> None:
+    """Add adapter factories with ``registry.add(kind, name, "module:attr", extra=...)``."""
+
+
+@hookspec
+def tulving_before_write(entry: Any, context: Any) -> Any:
+    """See every entry before it is written.
+
+    Return ``None`` to leave it unchanged, a new entry (``attrs.evolve``) to transform it,
+    or raise ``PolicyViolation`` to reject the write. ``context`` is a
+    :class:`tulving.plugins.hooks.WriteContext`. Implementations run in registration order
+    and each sees the previous one's result.
+    """
+
+
+@hookspec
+def tulving_after_curate(content: str, context: Any) -> str | None:
+    """Post-process curated text; return replacement text or ``None``. The budget is
+    re-checked after every hook, so a hook cannot overflow it."""

@@ -1,0 +1,177 @@
+"""Adapter registry: adapters are chosen by name and loaded from entry points.
+
+Factories are registered as ``"module:attr"`` strings and imported only when chosen, so
+listing what is installed never imports an optional dependency, and a known adapter whose
+extra is missing gives a ConfigError naming the extra to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+import pluggy
+
+from tulving.domain.errors import ConfigError
+from tulving.plugins import hookspecs
+
+ENTRY_POINT_GROUP = "tulving"
+KINDS = ("storage", "vectors", "embedder", "llm", "tokenizer", "clock")
+#: Comma-separated distribution names whose plugins may load (empty: all installed).
+ALLOW_ENV = "TULVING_PLUGINS"
+#: Comma-separated entry-point names never to load.
+BLOCK_ENV = "TULVING_DISABLE_PLUGINS"
+
+
+@attrs.frozen
+class AdapterSpec:
+    kind: str
+    name: str
+    target: str  # "module:attr" of a factory taking (context, **options)
+    extra: str | None
+    plugin: str
+    description: str = ""
+
+
+@attrs.frozen
+class AdapterContext:
+    """What a factory gets besides its options.
+
+    ``location``: the store path or URL the Memory was opened with (``""`` when none).
+    ``storage``: the storage adapter already built, for adapters sharing its engine
+    (pgvector shares the PostgreSQL pool).
+    """
+
+    location: str = ""
+    storage: Any = None
+
+
+class Registry:
+    """Collects adapter specs from plugins; one instance per plugin manager."""
+
+    def __init__(self) -> None:
+        self._specs: dict[tuple[str, str], AdapterSpec] = {}
+        self._current_plugin = "?"
+
+    def add(
+        self,
+        kind: str,
+        name: str,
+        target: str,
+        *,
+        extra: str | None = None,
+        description: str = "",
+        aliases: tuple[str, ...] = (),
+    ) -> None:
+        if kind not in KINDS:
+            raise ConfigError(f"plugin {self._current_plugin} registers unknown kind {kind!r}")
+        for label in (name, *aliases):
+            existing = self._specs.get((kind, label))
+            if existing is not None and existing.plugin != self._current_plugin:
+                raise ConfigError(
+                    f"{kind} adapter {label!r} registered twice: by {existing.plugin} "
+                    f"and {self._current_plugin}"
+                )
+            self._specs[(kind, label)] = AdapterSpec(
+                kind, label, target, extra, self._current_plugin, description
+            )
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(name for (k, name) in self._specs if k == kind)
+
+    def specs(self) -> list[AdapterSpec]:
+        return sorted(self._specs.values(), key=lambda s: (s.kind, s.name))
+
+    def spec(self, kind: str, name: str) -> AdapterSpec:
+        found = self._specs.get((kind, name))
+        if found is None:
+            installed = ", ".join(self.names(kind)) or "none"
+            hint = _KNOWN_EXTERNAL.get((kind, name))
+            more = f"; {name!r} is provided by {hint}" if hint else ""
+            raise ConfigError(f"unknown {kind} adapter {name!r}; installed: {installed}{more}")
+        return found
+
+    def factory(self, kind: str, name: str) -> Callable[..., Any]:
+        spec = self.spec(kind, name)
+        module_name, _, attr = spec.target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            extra = f"pip install 'tulving[{spec.extra}]'" if spec.extra else "its dependencies"
+            raise ConfigError(
+                f"{kind} adapter {name!r} needs a package that is not installed "
+                f"({exc.name or exc}); install it with {extra}"
+            ) from exc
+        factory: Callable[..., Any] = getattr(module, attr)
+        return factory
+
+    def create(
+        self, kind: str, name: str, context: AdapterContext | None = None, **options: Any
+    ) -> Any:
+        factory = self.factory(kind, name)
+        try:
+            return factory(context or AdapterContext(), **options)
+        except TypeError as exc:
+            raise ConfigError(f"bad options for {kind} adapter {name!r}: {exc}") from exc
+
+
+#: Adapters we know of that live in packages other than this one.
+_KNOWN_EXTERNAL: Mapping[tuple[str, str], str] = {
+    ("storage", "redis"): "no released package yet",
+}
+
+_lock = threading.Lock()
+_manager: pluggy.PluginManager | None = None
+_registry: Registry | None = None
+
+
+def _csv_env(name: str) -> set[str]:
+    return {part.strip() for part in os.environ.get(name, "").split(",") if part.strip()}
+
+
+def build_manager() -> tuple[pluggy.PluginManager, Registry]:
+    """Load plugins from the ``tulving`` entry-point group; honours the allow/block lists."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    allow, block = _csv_env(ALLOW_ENV), _csv_env(BLOCK_ENV)
+    registry = Registry()
+    for ep in sorted(
+        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
+    ):
+        dist = ep.dist.name if ep.dist is not None else ""
+        if ep.name in block or (allow and dist not in allow and ep.name not in allow):
+            continue
+        if pm.has_plugin(ep.name):
+            continue
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # a broken plugin must say which one it is
+            raise ConfigError(f"plugin {ep.name!r} ({dist}) failed to load: {exc}") from exc
+        pm.register(plugin, name=ep.name)
+    pm.check_pending()
+    for impl in pm.hook.tulving_register_adapters.get_hookimpls():
+        registry._current_plugin = impl.plugin_name
+        impl.function(registry=registry)
+    registry._current_plugin = "?"
+    return pm, registry
+
+
+def get_manager() -> tuple[pluggy.PluginManager, Registry]:
+    """The process-wide manager, built on first use (never at import)."""
+    global _manager, _registry
+    with _lock:
+        if _manager is None or _registry is None:
+            _manager, _registry = build_manager()
+        return _manager, _registry
+
+
+def reset() -> None:
+    """Forget the loaded plugins (tests that install a package at run time call this)."""
+    global _manager, _registry
+    with _lock:
+        _manager = _registry = None

@@ -1,0 +1,31 @@
+"""Embedder port: text in, float32 L2-normalised rows out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Invariants (checked by ``contract_tests.embedder``): ``embed`` returns an array of
+    shape ``(len(texts), dimension)``, dtype float32, rows of unit L2 norm, deterministic
+    for the same input; an empty list gives shape ``(0, dimension)``. ``model_id`` names
+    the vector space: two embedders with equal ``model_id`` produce comparable vectors.
+    """
+
+    model_id: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed documents (batched internally)."""
+        ...
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed one query as shape ``(dimension,)``; models with query prefixes add them."""
+        ...

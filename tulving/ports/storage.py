@@ -1,0 +1,232 @@
+"""Storage port: the source of truth for entries, their vectors, sessions, audit and jobs.
+
+Split into small protocols by concern so a reader sees each contract at once; an adapter
+implements :class:`Storage`, their union. Invariants (checked by
+``contract_tests.storage``):
+
+- ``write`` with a key atomically archives the active entry holding that key in the same
+  partition (reason ``superseded``, both links set, ``expired_at`` set) and inserts the
+  new one: at most one active entry per (partition, key), even under concurrent writers;
+- reads never return archived entries unless the filter asks, and never entries outside
+  ``filter.partitions``;
+- ``lexical_search`` scores are higher-is-better; FTS rows follow entries exactly
+  (written, archived, deleted with them);
+- ``write_many`` is atomic: all or none of the batch is visible, also after a crash;
+- hard delete removes the entry, its tags, its FTS row and its vector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.query import EntryFilter, ScoredId
+from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
+from tulving.domain.types import ArchiveReason
+from tulving.ports.embedder import Vectors
+
+
+@attrs.frozen
+class StorageCapabilities:
+    """What an adapter can do; contract tests adapt or skip with a reason, never silently."""
+
+    persistent: bool = True
+    multi_process_writers: bool = False
+    #: The vectors live in the same engine and a native vector adapter can index them.
+    native_vectors: bool = False
+
+
+@attrs.frozen
+class WriteOutcome:
+    entry: MemoryEntry
+    superseded: MemoryEntry | None = None
+
+
+@attrs.frozen
+class Archival:
+    """One archive request: ``superseded_by`` links the replacement when there is one."""
+
+    entry_id: str
+    reason: ArchiveReason
+    at: datetime
+    superseded_by: str | None = None
+
+
+class EntryStore(Protocol):
+    def write(self, entry: MemoryEntry, embedding: Vectors | None = None) -> WriteOutcome:
+        """Insert ``entry`` (superseding its key, see module doc) and its vector."""
+        ...
+
+    def write_many(
+        self, items: Sequence[tuple[MemoryEntry, Vectors | None]]
+    ) -> list[WriteOutcome]:
+        """Atomic batch of ``write``; entries later in the batch may supersede earlier ones."""
+        ...
+
+    def replace(self, entry: MemoryEntry) -> None:
+        """Persist new field values of an existing entry (same id); FTS and tags follow."""
+        ...
+
+    def get(self, entry_id: str) -> MemoryEntry | None:
+        """The entry with this id, active or archived, regardless of partition.
+
+        Visibility is decided by the caller, which must raise ScopeError rather than
+        pretend an invisible entry does not exist.
+        """
+        ...
+
+    def get_many(self, entry_ids: Sequence[str]) -> list[MemoryEntry]:
+        """Entries for the ids that exist, in the order of ``entry_ids``."""
+        ...
+
+    def active_by_key(self, partitions: Sequence[str], key: str) -> MemoryEntry | None:
+        """The active entry holding ``key`` in the first partition (in order) that has one."""
+        ...
+
+    def query(
+        self,
+        flt: EntryFilter,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[MemoryEntry]:
+        """Entries matching ``flt`` ordered by creation time (id order)."""
+        ...
+
+    def count(self, flt: EntryFilter) -> int: ...
+
+    def ids_matching(self, flt: EntryFilter) -> set[str]:
+        """Ids matching ``flt`` (cheap allow-lists for filtered vector search)."""
+        ...
+
+    def archive(self, archivals: Sequence[Archival]) -> int:
+        """Archive active entries; already-archived ones are left alone. Returns count changed."""
+        ...
+
+    def unarchive(self, entry_ids: Sequence[str], at: datetime) -> int:
+        """Bring archived entries back (rollback of a rollback); key conflicts raise."""
+        ...
+
+    def delete(self, entry_ids: Sequence[str]) -> int:
+        """Hard delete entries with their tags, FTS rows and vectors. Returns count deleted."""
+        ...
+
+    def touch(self, entry_ids: Sequence[str], at: datetime) -> None:
+        """Record one access for each id: ``access_count += 1``, ``last_accessed_at = at``.
+
+        Batched in one statement/transaction; never deadlocks against other touches.
+        """
+        ...
+
+    def lexical_search(self, match: Sequence[str], flt: EntryFilter, limit: int) -> list[ScoredId]:
+        """Entries containing any of the normalised ``match`` terms, best first.
+
+        ``match`` holds plain words (already lower-cased and stop-word filtered by the
+        caller); the adapter quotes them, ORs them and ranks by its own relevance
+        (bm25 in SQLite FTS5, ts_rank in PostgreSQL), higher-is-better.
+        """
+        ...
+
+    def tag_counts(self, flt: EntryFilter) -> dict[str, int]: ...
+
+
+class VectorStore(Protocol):
+    def vectors_for(self, entry_ids: Sequence[str]) -> dict[str, Vectors]: ...
+
+    def iter_vectors(self, flt: EntryFilter, batch: int = 1000) -> Iterator[tuple[str, Vectors]]:
+        """(id, vector) of matching entries that have a vector, in id order."""
+        ...
+
+    def put_vectors(self, items: Sequence[tuple[str, Vectors]]) -> None:
+        """Set vectors of existing entries (re-embedding after a model change)."""
+        ...
+
+    def missing_vectors(self, flt: EntryFilter, limit: int) -> list[MemoryEntry]:
+        """Matching entries with no stored vector."""
+        ...
+
+    def clear_vectors(self) -> None:
+        """Drop every stored vector (before re-embedding into a new model's space)."""
+        ...
+
+
+class MetaStore(Protocol):
+    def get_meta(self, name: str) -> str | None: ...
+
+    def set_meta(self, name: str, value: str) -> None: ...
+
+
+class SessionStore(Protocol):
+    def put_session(self, session: SessionRecord) -> None:
+        """Insert or replace a session by id."""
+        ...
+
+    def get_session(self, session_id: str) -> SessionRecord | None: ...
+
+    def open_sessions(self, agent_id: str, tenant: str) -> list[SessionRecord]: ...
+
+
+class AuditLog(Protocol):
+    def append_audit(self, drafts: Sequence[AuditDraft]) -> list[AuditRecord]:
+        """Append records, each chained to the previous record of its tenant, atomically."""
+        ...
+
+    def audit_records(self, tenant: str | None = None) -> list[AuditRecord]:
+        """Records in append order, of one tenant or all."""
+        ...
+
+
+class JobQueue(Protocol):
+    def enqueue(self, job: JobRecord) -> JobRecord:
+        """Persist a job; with an idempotency key already queued, return the existing one."""
+        ...
+
+    def pending_jobs(self, kind: str | None = None) -> list[JobRecord]: ...
+
+    def finish_job(self, job_id: str, *, error: str | None = None) -> None: ...
+
+
+@runtime_checkable
+class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQueue, Protocol):
+    """A complete storage adapter."""
+
+    name: str
+    capabilities: StorageCapabilities
+    #: Where the data lives (a file path, ``:memory:`` or a URL without credentials).
+    location: str
+
+    def open(self) -> None:
+        """Connect and run pending migrations; idempotent."""
+        ...
+
+    def close(self) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """A transaction; nested calls join the outer one."""
+        ...
+
+    def stats(self) -> Mapping[str, Any]:
+        """Engine figures (size on disk, row counts) for ``Memory.stats()`` and ``doctor``."""
+        ...
+
+    def maintenance(self, action: str) -> Mapping[str, Any]:
+        """Engine upkeep: ``"vacuum"`` (reclaim space, also scrubbing deleted bytes),
+        ``"checkpoint"``, ``"integrity"``. Unknown actions raise ConfigError."""
+        ...
+
+
+def iter_batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

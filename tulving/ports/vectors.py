@@ -1,0 +1,61 @@
+"""Vector index port: approximate or exact nearest neighbours over entry ids.
+
+The index is a cache of the vectors held by storage: it can always be rebuilt from
+storage, so a missing, stale or corrupt index is rebuilt rather than trusted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+from tulving.domain.query import ScoredId
+from tulving.ports.embedder import Vectors
+
+#: Called with (done, total) during long rebuilds.
+Progress = Callable[[int, int], None]
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Invariants (checked by ``contract_tests.vectors``):
+
+    - ``score`` is cosine similarity: higher is more similar, 1.0 for the same direction;
+    - ``add`` is an upsert: adding an existing id replaces its vector, count unchanged;
+    - a removed id is never returned; removing an unknown id is a no-op;
+    - ``query`` with ``allow`` returns only allowed ids and, if at least ``k`` allowed ids
+      exist, exactly ``k`` of them (filters never lose recall);
+    - results are sorted by descending score.
+    """
+
+    name: str
+
+    def open(self, dimension: int) -> None:
+        """Prepare for vectors of ``dimension``; load a persisted cache if one exists."""
+        ...
+
+    def add(self, ids: Sequence[str], vectors: Vectors) -> None: ...
+
+    def remove(self, ids: Iterable[str]) -> None: ...
+
+    def query(
+        self, vector: Vectors, k: int, allow: Collection[str] | None = None
+    ) -> list[ScoredId]: ...
+
+    def count(self) -> int: ...
+
+    def ids(self) -> set[str]:
+        """Ids currently indexed (used at startup to detect a stale cache)."""
+        ...
+
+    def rebuild(
+        self, items: Iterable[tuple[str, Vectors]], total: int, progress: Progress | None = None
+    ) -> None:
+        """Replace the whole content with ``items`` (id, vector)."""
+        ...
+
+    def persist(self) -> None:
+        """Write the cache to disk, atomically; a no-op for indexes without a cache."""
+        ...
+
+    def close(self) -> None: ...
