@@ -21,7 +21,7 @@ from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
 from tulving.domain.audit_chain import verify_chain
 from tulving.domain.errors import TulvingError
 from tulving.domain.identity import Identity
-from tulving.domain.query import EntryFilter
+from tulving.domain.query import STORE_WIDE, EntryFilter
 from tulving.domain.records import AuditDraft, JobRecord, SessionRecord
 from tulving.domain.types import ArchiveReason, MemoryType, Scope
 from tulving.ports.storage import Archival, Storage
@@ -164,6 +164,7 @@ class StorageContract:
         assert {e.id for e in storage.query(EntryFilter(partitions=B_PARTS))} == {theirs.id}
         assert {h.id for h in storage.lexical_search(["alpha"], EntryFilter(partitions=B_PARTS), 10)} == {theirs.id}
         assert storage.count(EntryFilter(partitions=())) == 0
+        assert storage.count(EntryFilter(partitions=STORE_WIDE)) == 3
         # another agent of alice's tenant sees the shared entry but not agent-a's own
         colleague = Identity(agent_id="agent-c", user_id="alice", workspace_id="ws1")
         seen = {e.id for e in storage.query(EntryFilter(partitions=colleague.visible_partitions()))}

@@ -14,16 +14,23 @@ from tulving.domain.entry import MemoryEntry
 from tulving.domain.types import ArchiveReason, MemoryType
 
 
+#: ``EntryFilter(partitions=STORE_WIDE)``: every tenant; maintenance only.
+STORE_WIDE = None
+
+
 @attrs.frozen
 class EntryFilter:
     """Conjunction of conditions; ``None`` means "no condition".
 
-    ``partitions`` is mandatory: a read without an identity has nothing to see. With
+    ``partitions`` is mandatory: a read without an identity has nothing to see (an empty
+    tuple matches nothing). ``STORE_WIDE`` (``None``) matches every partition and is for
+    store maintenance only (index rebuilds, re-embedding, erasure), never for reads on
+    behalf of an agent. With
     ``as_of`` set, the filter selects entries as the store held them at that transaction
     time (archived ones included if they were current then) instead of active entries.
     """
 
-    partitions: tuple[str, ...]
+    partitions: tuple[str, ...] | None
     types: tuple[MemoryType, ...] | None = None
     tags: tuple[str, ...] | None = None  # any of these tags
     key_prefix: str | None = None
@@ -62,7 +69,7 @@ HIDDEN_FROM_HISTORY = ("rolled_back",)
 def entry_matches(entry: MemoryEntry, flt: EntryFilter) -> bool:
     """The reference semantics of :class:`EntryFilter`; SQL adapters must agree with it
     (the storage contract suite checks them against each other's observable results)."""
-    if entry.partition not in flt.partitions:
+    if flt.partitions is not None and entry.partition not in flt.partitions:
         return False
     if flt.as_of is not None:
         if not entry.known_at(flt.as_of):

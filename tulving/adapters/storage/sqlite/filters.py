@@ -15,7 +15,7 @@ def _in(column: str, values: tuple[Any, ...], params: list[Any]) -> str:
 
 def where(flt: EntryFilter) -> tuple[str, list[Any]]:
     params: list[Any] = []
-    parts = [_in("e.partition", flt.partitions, params)]
+    parts = ["1"] if flt.partitions is None else [_in("e.partition", flt.partitions, params)]
     if flt.as_of is not None:
         at = ts(flt.as_of)
         parts.append("e.created_at <= ? AND (e.expired_at IS NULL OR e.expired_at > ?)")

@@ -1,0 +1,43 @@
+"""Tulving: persistent, typed, searchable memory for AI agents, curated into a token budget.
+
+    from tulving import Memory, MemoryType
+
+    with Memory("agent.db", agent_id="coder") as memory:
+        memory.store("We deploy with blue-green releases", type=MemoryType.DECISION,
+                     key="deploy/strategy")
+        memory.search("how do we release?")
+"""
+
+from tulving.application.memory import Memory
+from tulving.application.warnings_once import TulvingWarning
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.errors import (
+    ConfigError,
+    ContentError,
+    IntegrityError,
+    KeyFormatError,
+    LLMError,
+    LockError,
+    MemoryStoreError,
+    NotFoundError,
+    PolicyViolation,
+    ScopeError,
+    SecurityError,
+    StorageError,
+    TulvingError,
+    UnknownTypeError,
+    ValidationError,
+    VectorIndexError,
+)
+from tulving.domain.query import SearchResult
+from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArchiveReason", "ConfigError", "ContentError", "IntegrityError", "KeyFormatError",
+    "LLMError", "LockError", "Memory", "MemoryEntry", "MemoryStoreError", "MemoryType",
+    "NotFoundError", "PolicyViolation", "ReviewStatus", "Scope", "ScopeError", "SearchResult",
+    "SecurityError", "SourceType", "StorageError", "TulvingError", "TulvingWarning",
+    "UnknownTypeError", "ValidationError", "VectorIndexError", "__version__",
+]

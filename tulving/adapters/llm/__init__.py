@@ -1,0 +1,1 @@
+"""LLM adapters: ``openai`` (any OpenAI-compatible chat server) and ``none`` (no model)."""

@@ -1,0 +1,98 @@
+"""Versioned migrations of the PostgreSQL store.
+
+Each migration is a list of statements applied in one transaction under an advisory lock
+(so two processes opening a fresh database at once cannot both migrate); the meta row
+``schema_version`` records the last one applied. Append new migrations; never edit an
+applied one.
+
+Design notes:
+- ``id``, ``partition`` and ``key`` use the "C" collation so id order is creation order and
+  prefix comparisons are byte-wise whatever the database's default collation is.
+- Full text is a generated ``tsvector`` column (english config) with a GIN index: it is
+  recomputed by PostgreSQL in the same row write, so FTS always follows entries exactly.
+- ``embeddings.vector`` starts without a dimension; the first vector written fixes it
+  (``ALTER ... TYPE vector(n)``), which the HNSW index needs. There is no foreign key to
+  ``entries``: the pgvector index shares this table and may hold ids storage never saw
+  (its contract suite adds bare ids); storage deletes vectors with their entries itself.
+  ``indexed`` is the index's membership flag, so ``VectorIndex.remove`` never destroys
+  the stored vector that storage treats as the source of truth.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[list[str]] = [
+    # 1: entries, tags, vectors, full text, meta, sessions, audit, jobs
+    [
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE entries (
+            id TEXT COLLATE "C" PRIMARY KEY,
+            content TEXT NOT NULL,
+            type TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            partition TEXT COLLATE "C" NOT NULL,
+            scope TEXT NOT NULL,
+            user_id TEXT, workspace_id TEXT,
+            key TEXT COLLATE "C",
+            importance DOUBLE PRECISION NOT NULL,
+            pinned BOOLEAN NOT NULL,
+            confidence DOUBLE PRECISION NOT NULL,
+            source_type TEXT NOT NULL, source_instance TEXT, model_id TEXT,
+            trust DOUBLE PRECISION NOT NULL,
+            session_id TEXT, supersedes TEXT, superseded_by TEXT,
+            related_to TEXT NOT NULL DEFAULT '[]',
+            source_entry_ids TEXT NOT NULL DEFAULT '[]',
+            conflict_ids TEXT NOT NULL DEFAULT '[]',
+            review_status TEXT NOT NULL DEFAULT 'none',
+            created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL,
+            valid_from TIMESTAMPTZ NOT NULL, valid_until TIMESTAMPTZ, expired_at TIMESTAMPTZ,
+            last_accessed_at TIMESTAMPTZ NOT NULL, access_count BIGINT NOT NULL DEFAULT 0,
+            archived_at TIMESTAMPTZ, archive_reason TEXT,
+            entity TEXT, attribute TEXT, value TEXT,
+            success_count BIGINT NOT NULL DEFAULT 0,
+            failure_count BIGINT NOT NULL DEFAULT 0,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            content_hash TEXT NOT NULL,
+            signature TEXT,
+            search_text TEXT NOT NULL,
+            search_tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', search_text)) STORED
+        )""",
+        """CREATE UNIQUE INDEX entries_active_key ON entries(partition, key)
+            WHERE archived_at IS NULL AND key IS NOT NULL""",
+        "CREATE INDEX entries_partition ON entries(partition, id) WHERE archived_at IS NULL",
+        "CREATE INDEX entries_partition_all ON entries(partition, id)",
+        "CREATE INDEX entries_valid_from ON entries(valid_from)",
+        "CREATE INDEX entries_session ON entries(session_id) WHERE session_id IS NOT NULL",
+        "CREATE INDEX entries_fact ON entries(entity, attribute) WHERE entity IS NOT NULL",
+        "CREATE INDEX entries_hash ON entries(content_hash)",
+        "CREATE INDEX entries_fts ON entries USING GIN (search_tsv)",
+        """CREATE TABLE entry_tags (
+            entry_id TEXT COLLATE "C" NOT NULL REFERENCES entries(id) ON DELETE CASCADE,
+            tag TEXT COLLATE "C" NOT NULL,
+            ord SMALLINT NOT NULL,
+            PRIMARY KEY (entry_id, tag))""",
+        "CREATE INDEX entry_tags_tag ON entry_tags(tag, entry_id)",
+        """CREATE TABLE embeddings (
+            entry_id TEXT COLLATE "C" PRIMARY KEY,
+            vector vector NOT NULL,
+            indexed BOOLEAN NOT NULL DEFAULT TRUE)""",
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY, agent_id TEXT NOT NULL, tenant TEXT NOT NULL,
+            started_at TIMESTAMPTZ NOT NULL, last_activity_at TIMESTAMPTZ NOT NULL, goal TEXT,
+            ended_at TIMESTAMPTZ, end_reason TEXT, summary_id TEXT, implicit BOOLEAN NOT NULL)""",
+        "CREATE INDEX sessions_open ON sessions(agent_id, tenant) WHERE ended_at IS NULL",
+        """CREATE TABLE audit_log (
+            seq BIGSERIAL PRIMARY KEY, tenant TEXT NOT NULL, at TIMESTAMPTZ NOT NULL,
+            actor TEXT NOT NULL, action TEXT NOT NULL, entry_id TEXT,
+            input_hash TEXT NOT NULL, details TEXT NOT NULL,
+            prev_hash TEXT NOT NULL, hash TEXT NOT NULL)""",
+        "CREATE INDEX audit_tenant ON audit_log(tenant, seq)",
+        """CREATE TABLE jobs (
+            id TEXT PRIMARY KEY, kind TEXT NOT NULL, payload TEXT NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL,
+            idempotency_key TEXT UNIQUE, error TEXT)""",
+        "CREATE INDEX jobs_pending ON jobs(kind, created_at, id) WHERE status = 'pending'",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

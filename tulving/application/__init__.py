@@ -1,0 +1,1 @@
+"""Use cases orchestrating the ports: the Memory facade and the services behind it."""

@@ -1,0 +1,63 @@
+"""The composition root: the one place that turns configuration into adapters.
+
+Adapters are named (``storage="sqlite"``) or passed as instances; names resolve through
+the plugin registry (entry points), so this module never imports a concrete adapter.
+Defaults depend on the location: a file path means SQLite + hnsw, a ``postgresql://`` URL
+means PostgreSQL + pgvector, no location means the in-memory store + exact vectors. The
+embedder defaults to ``local`` (offline MiniLM) and the tokenizer to ``cl100k_base``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from tulving.domain.errors import ConfigError
+from tulving.plugins.registry import AdapterContext, get_manager
+
+#: Marker for "use the default for this location".
+DEFAULT: Any = "__default__"
+
+
+def default_names(location: str) -> dict[str, str | None]:
+    if location.startswith(("postgresql://", "postgres://")):
+        return {"storage": "postgres", "vectors": "pgvector"}
+    if location in ("", ":memory:"):
+        return {"storage": "memory", "vectors": "exact"}
+    return {"storage": "sqlite", "vectors": "hnsw"}
+
+
+def normalise_location(path: str | os.PathLike[str] | None) -> str:
+    if path is None:
+        return ""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise ConfigError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+    if "\x00" in path:
+        raise ConfigError("path contains a NUL character")
+    if path.startswith(("postgresql://", "postgres://")) or path == ":memory:":
+        return path
+    if path and os.path.isdir(path):
+        return os.path.join(path, "memory.db")
+    return os.path.expanduser(path)
+
+
+def resolve(
+    kind: str,
+    choice: Any,
+    default: str | None,
+    context: AdapterContext,
+    options: Mapping[str, Any] | None = None,
+) -> Any:
+    """An adapter instance from a name, an instance, or the default name (``None`` stays
+    ``None``: the caller asked for no adapter of this kind)."""
+    if choice is DEFAULT:
+        choice = default
+    if choice is None:
+        return None
+    if isinstance(choice, str):
+        _pm, registry = get_manager()
+        return registry.create(kind, choice, context, **dict(options or {}))
+    return choice

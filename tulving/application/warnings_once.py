@@ -1,0 +1,30 @@
+"""Degradations are said loudly but once: a warning per reason per process."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import warnings
+
+log = logging.getLogger("tulving")
+_said: set[str] = set()
+_lock = threading.Lock()
+
+
+class TulvingWarning(UserWarning):
+    """A feature runs in a degraded mode (no embedder, no LLM, rebuilt index, ...)."""
+
+
+def warn_once(reason: str, message: str) -> None:
+    with _lock:
+        if reason in _said:
+            return
+        _said.add(reason)
+    log.warning(message)
+    warnings.warn(message, TulvingWarning, stacklevel=3)
+
+
+def reset_warnings() -> None:
+    """Forget what was said (tests use this to observe a warning again)."""
+    with _lock:
+        _said.clear()

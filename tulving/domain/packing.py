@@ -1,0 +1,352 @@
+"""Packing ranked memories into a prompt block that never exceeds a token budget.
+
+Guarantee: ``Packed.token_count == tokenizer.count(Packed.content) <= budget``, whatever
+the candidates and the budget. The final string is always re-counted as a whole, because
+BPE tokenizers can merge across the boundaries of separately counted pieces.
+
+Layout (progressive disclosure)::
+
+    ## Memory (5 of 40 shown; 35 omitted)
+    - [DECISION] key=auth/strategy · 2026-03-01 · Use OAuth device flow for the CLI ...
+    - [FACT] 2025-11-02 · (stale) The staging database is ...
+    ### Index
+    - [PLAN] key=release/1.2 · 2026-02-20 · Cut the release branch after the audit …
+    (35 not shown: 2 near-duplicates, 33 over budget; recall by key or search for more)
+
+Full text for the best until the next full entry does not fit, then one-line index entries
+while they fit, then the line stating what was left out. An oversize best memory is
+truncated with `` …[truncated]`` rather than dropped. Near-duplicates of something already
+shown are skipped. When even the header does not fit beside the best memory, the block is
+that memory's line alone (possibly empty).
+
+Speed: pieces are counted once each and summed; the joined string is counted once at the
+end and, in the rare case boundary merges push it over, the lowest-ranked lines are
+dropped until it fits.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Protocol
+
+import attrs
+
+from tulving.domain.entry import MemoryEntry, content_hash
+from tulving.domain.errors import ValidationError
+from tulving.domain.ranking import Ranked
+from tulving.domain.similarity import DEFAULT_THRESHOLD, NearDuplicateIndex
+
+TRUNCATION_MARKER = " …[truncated]"
+INDEX_HEADING = "### Index"
+DEFAULT_HEADER = "## Memory"
+DEFAULT_STALE_AFTER = timedelta(days=90)
+DEFAULT_INDEX_WORDS = 8
+_INDEX_WORD_CHARS = 24
+# In index mode, give up after this many consecutive lines that do not fit: later lines
+# are no shorter on average, and trying all of 100k candidates would cost time for nothing.
+_MAX_INDEX_MISSES = 16
+
+
+class TokenCounter(Protocol):
+    """What packing needs from a tokenizer (the Tokenizer port satisfies it)."""
+
+    def count(self, text: str) -> int: ...
+
+    def truncate(self, text: str, max_tokens: int) -> str: ...
+
+
+class Disclosure(enum.Enum):
+    FULL = "full"
+    INDEX = "index"
+    TRUNCATED = "truncated"
+
+
+@attrs.frozen
+class Inclusion:
+    entry_id: str
+    score: float
+    disclosure: Disclosure
+    #: The line as rendered (without the leading newline).
+    line: str
+
+
+@attrs.frozen
+class Packed:
+    content: str
+    token_count: int
+    budget: int
+    #: Shown entries, in rendering order (full and truncated first, then index lines).
+    included: tuple[Inclusion, ...]
+    #: Candidates not shown at all (near-duplicates included).
+    omitted: int
+    #: Ids skipped as near-duplicates of a shown entry.
+    duplicate_ids: tuple[str, ...]
+    candidates: int
+
+    @property
+    def included_ids(self) -> tuple[str, ...]:
+        return tuple(item.entry_id for item in self.included)
+
+
+def _is_stale(entry: MemoryEntry, now: datetime | None, stale_after: timedelta) -> bool:
+    """Not accessed for ``stale_after``; never for entries that do not decay."""
+    if now is None or entry.pinned or not entry.type.decays:
+        return False
+    return now - entry.last_accessed_at >= stale_after
+
+
+def _prefix(entry: MemoryEntry, stale: bool) -> str:
+    key = f" key={entry.key}" if entry.key else ""
+    marker = " · (stale)" if stale else ""
+    return f"- [{entry.type.value}]{key} · {entry.valid_from.date().isoformat()}{marker} · "
+
+
+def render_full_line(
+    entry: MemoryEntry,
+    now: datetime | None = None,
+    *,
+    stale_after: timedelta = DEFAULT_STALE_AFTER,
+) -> str:
+    return _prefix(entry, _is_stale(entry, now, stale_after)) + entry.content.strip()
+
+
+def _snippet(content: str, words: int) -> str:
+    parts = content.split()
+    shortened = False
+    if len(parts) > words:
+        parts, shortened = parts[:words], True
+    clipped = []
+    for part in parts:
+        if len(part) > _INDEX_WORD_CHARS:
+            part, shortened = part[:_INDEX_WORD_CHARS], True
+        clipped.append(part)
+    return " ".join(clipped) + (" …" if shortened else "")
+
+
+def render_index_line(
+    entry: MemoryEntry,
+    now: datetime | None = None,
+    *,
+    stale_after: timedelta = DEFAULT_STALE_AFTER,
+    index_words: int = DEFAULT_INDEX_WORDS,
+) -> str:
+    """One line: type, key, date and the first ``index_words`` words (each clipped)."""
+    stale = _is_stale(entry, now, stale_after)
+    return _prefix(entry, stale) + _snippet(entry.content, index_words)
+
+
+def _header(header: str, shown: int, total: int) -> str:
+    return f"{header} ({shown} of {total} shown; {total - shown} omitted)"
+
+
+def _footer(omitted: int, duplicates: int) -> str:
+    if duplicates:
+        reason = f"{duplicates} near-duplicates, {omitted - duplicates} over budget"
+    else:
+        reason = "over budget"
+    return f"({omitted} not shown: {reason}; recall by key or search for more)"
+
+
+@attrs.define
+class _Layout:
+    header: str
+    show_header: bool
+    full: list[Inclusion] = attrs.Factory(list)
+    index: list[Inclusion] = attrs.Factory(list)
+    duplicate_ids: list[str] = attrs.Factory(list)
+
+    def items(self) -> list[Inclusion]:
+        return self.full + self.index
+
+    def drop_last(self) -> None:
+        if self.index:
+            self.index.pop()
+        elif self.full:
+            self.full.pop()
+
+    def render(self, total: int) -> str:
+        shown = len(self.full) + len(self.index)
+        if shown == 0:
+            return ""
+        lines = [item.line for item in self.full]
+        if self.index:
+            lines.append(INDEX_HEADING)
+            lines.extend(item.line for item in self.index)
+        if not self.show_header:
+            return "\n".join(lines)
+        omitted = total - shown
+        parts = [_header(self.header, shown, total), *lines]
+        if omitted:
+            parts.append(_footer(omitted, len(self.duplicate_ids)))
+        return "\n".join(parts)
+
+
+def _check_budget(budget: object) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        raise ValidationError(f"token budget must be an int, got {budget!r}")
+    if budget < 0:
+        raise ValidationError(f"token budget must be >= 0, got {budget}")
+    return budget
+
+
+def _truncated_line(
+    prefix: str, content: str, room: int, tokenizer: TokenCounter
+) -> str | None:
+    """``prefix + content[:k] + marker`` within ``room`` tokens (counted alone), or None."""
+    fixed = tokenizer.count(prefix) + tokenizer.count(TRUNCATION_MARKER)
+    if room - fixed <= 0:
+        return None
+    text = tokenizer.truncate(content.strip(), room - fixed).rstrip()
+    while text:
+        line = prefix + text + TRUNCATION_MARKER
+        excess = tokenizer.count(line) - room
+        if excess <= 0:
+            return line
+        text = tokenizer.truncate(text, max(0, tokenizer.count(text) - excess)).rstrip()
+    return None
+
+
+def pack(
+    ranked: Sequence[Ranked],
+    *,
+    budget: int,
+    tokenizer: TokenCounter,
+    header: str = DEFAULT_HEADER,
+    now: datetime | None = None,
+    stale_after: timedelta = DEFAULT_STALE_AFTER,
+    index_words: int = DEFAULT_INDEX_WORDS,
+    duplicate_threshold: float = DEFAULT_THRESHOLD,
+) -> Packed:
+    """Render ``ranked`` (best first) into at most ``budget`` tokens of ``tokenizer``.
+
+    ``now`` enables the ``(stale)`` marker for entries not accessed for ``stale_after``.
+    Deterministic: the same input gives the same output.
+    """
+    budget = _check_budget(budget)
+    if index_words < 1:
+        raise ValidationError(f"index_words must be >= 1, got {index_words}")
+    total = len(ranked)
+    if budget == 0 or total == 0:
+        return Packed("", 0, budget, (), total, (), total)
+
+    layout = _layout_with_header(
+        ranked, budget, tokenizer, header, now, stale_after, index_words, duplicate_threshold
+    )
+    content = layout.render(total)
+    used = tokenizer.count(content)
+    while used > budget and layout.items():
+        layout.drop_last()
+        content = layout.render(total)
+        used = tokenizer.count(content)
+    if not layout.items():
+        layout = _layout_best_alone(ranked[0], budget, tokenizer, header, now, stale_after, index_words)
+        content = layout.render(total)
+        used = tokenizer.count(content)
+        if used > budget:  # cannot happen with a consistent tokenizer; never exceed anyway
+            layout, content, used = _Layout(header, False), "", 0
+    included = tuple(layout.items())
+    return Packed(
+        content=content,
+        token_count=used,
+        budget=budget,
+        included=included,
+        omitted=total - len(included),
+        duplicate_ids=tuple(layout.duplicate_ids),
+        candidates=total,
+    )
+
+
+def _layout_with_header(
+    ranked: Sequence[Ranked],
+    budget: int,
+    tokenizer: TokenCounter,
+    header: str,
+    now: datetime | None,
+    stale_after: timedelta,
+    index_words: int,
+    duplicate_threshold: float,
+) -> _Layout:
+    total = len(ranked)
+    layout = _Layout(header, True)
+    # Reserve the header and footer at their widest (every count at the largest value).
+    reserved = tokenizer.count(_header(header, total, total)) + tokenizer.count(
+        "\n" + _footer(total, total)
+    )
+    room = budget - reserved
+    if room <= 0:
+        return layout
+    duplicates = NearDuplicateIndex(duplicate_threshold)
+    used = 0
+    full_mode = True
+    misses = 0
+    for item in ranked:
+        entry = item.entry
+        digest = content_hash(entry.content)
+        if duplicates.find(entry.content, digest) is not None:
+            layout.duplicate_ids.append(entry.id)
+            continue
+        stale = _is_stale(entry, now, stale_after)
+        prefix = _prefix(entry, stale)
+        if full_mode:
+            line = prefix + entry.content.strip()
+            cost = tokenizer.count("\n" + line)
+            if used + cost <= room:
+                layout.full.append(Inclusion(entry.id, item.score, Disclosure.FULL, line))
+                duplicates.add(entry.id, entry.content, digest)
+                used += cost
+                continue
+            full_mode = False
+            if not layout.full:
+                truncated = _truncated_line(prefix, entry.content, room - used - 1, tokenizer)
+                if truncated is not None:
+                    layout.full.append(
+                        Inclusion(entry.id, item.score, Disclosure.TRUNCATED, truncated)
+                    )
+                    duplicates.add(entry.id, entry.content, digest)
+                    used += tokenizer.count("\n" + truncated)
+                    continue
+            heading_cost = tokenizer.count("\n" + INDEX_HEADING)
+            used += heading_cost
+        line = prefix + _snippet(entry.content, index_words)
+        cost = tokenizer.count("\n" + line)
+        if used + cost <= room:
+            layout.index.append(Inclusion(entry.id, item.score, Disclosure.INDEX, line))
+            duplicates.add(entry.id, entry.content, digest)
+            used += cost
+            misses = 0
+        else:
+            misses += 1
+            if misses >= _MAX_INDEX_MISSES or room - used <= 0:
+                break
+    return layout
+
+
+def _layout_best_alone(
+    best: Ranked,
+    budget: int,
+    tokenizer: TokenCounter,
+    header: str,
+    now: datetime | None,
+    stale_after: timedelta,
+    index_words: int,
+) -> _Layout:
+    """No room for a header: the best memory's line alone, in the richest form that fits."""
+    entry = best.entry
+    layout = _Layout(header, False)
+    stale = _is_stale(entry, now, stale_after)
+    prefix = _prefix(entry, stale)
+    full = prefix + entry.content.strip()
+    index = prefix + _snippet(entry.content, index_words)
+    if tokenizer.count(full) <= budget:
+        layout.full.append(Inclusion(entry.id, best.score, Disclosure.FULL, full))
+        return layout
+    truncated = _truncated_line(prefix, entry.content, budget, tokenizer)
+    if truncated is not None and len(truncated) > len(index):
+        layout.full.append(Inclusion(entry.id, best.score, Disclosure.TRUNCATED, truncated))
+    elif tokenizer.count(index) <= budget:
+        layout.index.append(Inclusion(entry.id, best.score, Disclosure.INDEX, index))
+    elif truncated is not None:
+        layout.full.append(Inclusion(entry.id, best.score, Disclosure.TRUNCATED, truncated))
+    return layout
