@@ -8,6 +8,7 @@ persistence checks when ``capabilities.persistent``). The suite opens and closes
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -249,7 +250,7 @@ class StorageContract:
         hits = storage.lexical_search(["caroline", "agency"], flt, 10)
         assert [h.id for h in hits][:1] == [both.id]
         assert {h.id for h in hits} == {both.id, other.id}
-        assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))
+        assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
         assert hits[0].score > hits[-1].score
         assert [h.id for h in storage.lexical_search(["strategy"], flt, 10)] == [keyed.id]
         assert [h.id for h in storage.lexical_search(["security"], flt, 10)] == [keyed.id]

@@ -31,19 +31,24 @@ def stub_json_object_only() -> Iterator[OpenAIStubServer]:
 def _llm(server: OpenAIStubServer, monkeypatch: pytest.MonkeyPatch) -> LLM:
     monkeypatch.setenv(KEY_ENV, "sk-contract")
     return create(
-        AdapterContext(), model="stub-chat", base_url=server.base_url, api_key_env=KEY_ENV,
-        timeout=2.0, max_retries=1, retry_backoff=0.01,
+        AdapterContext(),
+        model="stub-chat",
+        base_url=server.base_url,
+        api_key_env=KEY_ENV,
+        timeout=2.0,
+        max_retries=1,
+        retry_backoff=0.01,
     )
 
 
 class TestOpenAILLM(LLMContract):
     @pytest.fixture
     def llm(self, stub: OpenAIStubServer, monkeypatch: pytest.MonkeyPatch) -> LLM:
-        stub.clear_faults()
         return _llm(stub, monkeypatch)
 
     @pytest.fixture
     def script(self, stub: OpenAIStubServer) -> Iterator[Callable[[str], None]]:
+        stub.clear_replies()
         yield stub.queue_reply
         # a test that did not consume its reply must not leak it into the next one
         assert stub.pending_replies == 0, "a scripted reply was never requested"
@@ -56,5 +61,6 @@ class TestOpenAILLMJsonObjectServer(LLMContract):
 
     @pytest.fixture
     def script(self, stub_json_object_only: OpenAIStubServer) -> Iterator[Callable[[str], None]]:
+        stub_json_object_only.clear_replies()
         yield stub_json_object_only.queue_reply
         assert stub_json_object_only.pending_replies == 0

@@ -43,7 +43,10 @@ def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def make(server: OpenAIStubServer, **options: Any) -> OpenAIEmbedder:
     settings: dict[str, Any] = {
-        "model": "stub-embed", "base_url": server.base_url, "api_key_env": KEY_ENV, **FAST,
+        "model": "stub-embed",
+        "base_url": server.base_url,
+        "api_key_env": KEY_ENV,
+        **FAST,
     }
     settings.update(options)
     return create(AdapterContext(), **settings)
@@ -285,8 +288,47 @@ def test_registered_under_its_plugin_name(server, key_env) -> None:
     registry = Registry()
     builtin.tulving_register_adapters(registry=registry)
     embedder = registry.create(
-        "embedder", "openai", AdapterContext(), model="stub-embed", base_url=server.base_url,
-        api_key_env=KEY_ENV, dimensions=8,
+        "embedder",
+        "openai",
+        AdapterContext(),
+        model="stub-embed",
+        base_url=server.base_url,
+        api_key_env=KEY_ENV,
+        dimensions=8,
     )
     assert isinstance(embedder, OpenAIEmbedder)
     assert embedder.embed(["via registry"]).shape == (1, 8)
+
+
+# -- the stub server itself ------------------------------------------------------------
+
+
+def test_stub_stops_promptly_with_a_request_in_flight() -> None:
+    import urllib.error
+    import urllib.request
+
+    errors: list[BaseException] = []
+    with OpenAIStubServer() as stub:
+        stub.delay_next(1, seconds=30)
+
+        def call() -> None:
+            request = urllib.request.Request(
+                f"{stub.base_url}/embeddings",
+                data=b'{"model": "m", "input": "x"}',
+                headers={"Content-Type": "application/json"},
+            )
+            try:
+                urllib.request.urlopen(request, timeout=10).read()
+            except (urllib.error.URLError, ConnectionError, OSError) as exc:
+                errors.append(exc)
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        deadline = time.monotonic() + 5
+        while not stub.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(stub.requests) == 1
+        stopping = time.monotonic()
+    caller.join(timeout=10)
+    assert time.monotonic() - stopping < 5  # not the 30 s delay
+    assert not caller.is_alive() and len(errors) == 1  # the client saw the connection drop

@@ -43,7 +43,9 @@ FACTS = {
     },
     "required": ["facts"],
 }
-GOOD = '{"facts": [{"entity": "alice", "attribute": "editor", "value": "vim", "kind": "PREFERENCE"}]}'
+GOOD = (
+    '{"facts": [{"entity": "alice", "attribute": "editor", "value": "vim", "kind": "PREFERENCE"}]}'
+)
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +58,7 @@ def module_server() -> Iterator[OpenAIStubServer]:
 def server(module_server: OpenAIStubServer) -> Iterator[OpenAIStubServer]:
     module_server.clear_faults()
     module_server.clear_requests()
+    module_server.clear_replies()  # a failed test must not leak replies into the next
     yield module_server
     assert module_server.pending_replies == 0, "a scripted reply was never requested"
 
@@ -68,7 +71,10 @@ def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def make(server: OpenAIStubServer, **options: Any) -> OpenAILLM:
     settings: dict[str, Any] = {
-        "model": "stub-chat", "base_url": server.base_url, "api_key_env": KEY_ENV, **FAST,
+        "model": "stub-chat",
+        "base_url": server.base_url,
+        "api_key_env": KEY_ENV,
+        **FAST,
     }
     settings.update(options)
     return create(AdapterContext(), **settings)
@@ -82,8 +88,9 @@ def chats(server: OpenAIStubServer) -> list[dict[str, Any]]:
 
 
 def test_plain_completion_sends_messages_and_returns_usage(server) -> None:
-    server.queue_reply(ChatReply("We chose OAuth device flow.", prompt_tokens=21,
-                                 completion_tokens=6))
+    server.queue_reply(
+        ChatReply("We chose OAuth device flow.", prompt_tokens=21, completion_tokens=6)
+    )
     llm = make(server, temperature=0.3)
     reply = llm.complete(ASK, max_tokens=50)
     assert isinstance(llm, LLM)
@@ -99,8 +106,13 @@ def test_plain_completion_sends_messages_and_returns_usage(server) -> None:
 
 def test_bad_messages_are_rejected_without_a_request(server) -> None:
     llm = make(server)
-    for bad in ([], "hello", [{"role": "wizard", "content": "x"}], [{"role": "user"}],
-                [{"role": "user", "content": 3}]):
+    for bad in (
+        [],
+        "hello",
+        [{"role": "wizard", "content": "x"}],
+        [{"role": "user"}],
+        [{"role": "user", "content": 3}],
+    ):
         with pytest.raises(ValidationError):
             llm.complete(bad)  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
@@ -260,8 +272,14 @@ def test_missing_key_remote_is_refused_local_gets_a_placeholder(server, monkeypa
 
 @pytest.mark.parametrize(
     "options",
-    [{"temperature": 3}, {"timeout": -1}, {"max_retries": 1.5}, {"json_retries": -1},
-     {"json_mode": "yaml"}, {"base_url": "not a url"}],
+    [
+        {"temperature": 3},
+        {"timeout": -1},
+        {"max_retries": 1.5},
+        {"json_retries": -1},
+        {"json_mode": "yaml"},
+        {"base_url": "not a url"},
+    ],
 )
 def test_bad_options_are_config_errors(server, options) -> None:
     with pytest.raises(ConfigError):
@@ -271,8 +289,14 @@ def test_bad_options_are_config_errors(server, options) -> None:
 def test_registered_under_their_plugin_names(server) -> None:
     registry = Registry()
     builtin.tulving_register_adapters(registry=registry)
-    llm = registry.create("llm", "openai", AdapterContext(), model="stub-chat",
-                          base_url=server.base_url, api_key_env=KEY_ENV)
+    llm = registry.create(
+        "llm",
+        "openai",
+        AdapterContext(),
+        model="stub-chat",
+        base_url=server.base_url,
+        api_key_env=KEY_ENV,
+    )
     server.queue_reply("registered")
     assert llm.complete(ASK).text == "registered"
     assert registry.create("llm", "none").model_id == "none"
@@ -306,8 +330,10 @@ def test_budget_counts_calls_and_stops_before_the_request(server) -> None:
 
 def test_budget_counts_tokens_from_usage(server) -> None:
     budget = BudgetedLLM(make(server), max_calls=None, max_tokens=100)
-    server.queue_reply(ChatReply("a", prompt_tokens=40, completion_tokens=20),
-                       ChatReply("b", prompt_tokens=40, completion_tokens=20))
+    server.queue_reply(
+        ChatReply("a", prompt_tokens=40, completion_tokens=20),
+        ChatReply("b", prompt_tokens=40, completion_tokens=20),
+    )
     budget.complete(ASK)
     assert budget.tokens_used == 60 and budget.remaining_tokens == 40
     budget.complete(ASK)  # allowed: under the ceiling when it started

@@ -82,11 +82,13 @@ def resolve_api_key(*, api_key: object, api_key_env: str, base_url: str) -> str:
     )
 
 
-def check_positive(name: str, value: object, *, integer: bool = False) -> None:
-    kinds: tuple[type, ...] = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or not value > 0:
+def check_positive(name: str, value: object, *, integer: bool = False) -> float:
+    """The value as a float when it is a positive number (an int when ``integer``)."""
+    ok = isinstance(value, int) or (not integer and isinstance(value, float))
+    if isinstance(value, bool) or not ok or not float(value) > 0:  # type: ignore[arg-type]
         kind = "a positive integer" if integer else "a positive number"
         raise ConfigError(f"{name} must be {kind}, got {value!r}")
+    return float(value)  # type: ignore[arg-type]
 
 
 def check_retries(value: object) -> None:
@@ -113,17 +115,13 @@ class RetryPolicy:
         return base * (1.0 - 0.25 * random.random())
 
 
-def make_policy(
-    max_retries: object, retry_backoff: object, max_retry_delay: object
-) -> RetryPolicy:
+def make_policy(max_retries: object, retry_backoff: object, max_retry_delay: object) -> RetryPolicy:
     check_retries(max_retries)
-    check_positive("retry_backoff", retry_backoff)
-    check_positive("max_retry_delay", max_retry_delay)
     assert isinstance(max_retries, int)
     return RetryPolicy(
         max_retries=max_retries,
-        backoff=float(retry_backoff),  # type: ignore[arg-type]
-        max_delay=float(max_retry_delay),  # type: ignore[arg-type]
+        backoff=check_positive("retry_backoff", retry_backoff),
+        max_delay=check_positive("max_retry_delay", max_retry_delay),
     )
 
 

@@ -61,9 +61,20 @@ def build_filter(
     )
 
 
+import attrs
+
+
+@attrs.frozen
+class SearchOptions:
+    @classmethod
+    def ablations(cls) -> dict[str, "SearchOptions"]:
+        return {}
+
+
 class Searcher:
-    def __init__(self, ctx: MemoryContext) -> None:
+    def __init__(self, ctx: MemoryContext, options: SearchOptions | None = None) -> None:
         self.ctx = ctx
+        self.options = options or SearchOptions()
 
     # candidate lists ---------------------------------------------------------------
     def lexical(self, query: str, flt: EntryFilter, limit: int) -> list[ScoredId]:

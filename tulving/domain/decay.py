@@ -22,4 +22,4 @@ def decayed_importance(
     if pinned or not memory_type.decays:
         return base
     hours = max(0.0, (now - last_access).total_seconds() / 3600.0)
-    return base * 0.5 ** (hours / memory_type.half_life_hours)
+    return float(base * 0.5 ** (hours / memory_type.half_life_hours))

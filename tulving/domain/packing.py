@@ -172,7 +172,8 @@ class _Layout:
             return ""
         lines = [item.line for item in self.full]
         if self.index:
-            lines.append(INDEX_HEADING)
+            if self.show_header:
+                lines.append(INDEX_HEADING)
             lines.extend(item.line for item in self.index)
         if not self.show_header:
             return "\n".join(lines)
@@ -191,9 +192,7 @@ def _check_budget(budget: object) -> int:
     return budget
 
 
-def _truncated_line(
-    prefix: str, content: str, room: int, tokenizer: TokenCounter
-) -> str | None:
+def _truncated_line(prefix: str, content: str, room: int, tokenizer: TokenCounter) -> str | None:
     """``prefix + content[:k] + marker`` within ``room`` tokens (counted alone), or None."""
     fixed = tokenizer.count(prefix) + tokenizer.count(TRUNCATION_MARKER)
     if room - fixed <= 0:
@@ -241,7 +240,9 @@ def pack(
         content = layout.render(total)
         used = tokenizer.count(content)
     if not layout.items():
-        layout = _layout_best_alone(ranked[0], budget, tokenizer, header, now, stale_after, index_words)
+        layout = _layout_best_alone(
+            ranked[0], budget, tokenizer, header, now, stale_after, index_words
+        )
         content = layout.render(total)
         used = tokenizer.count(content)
         if used > budget:  # cannot happen with a consistent tokenizer; never exceed anyway
@@ -307,10 +308,10 @@ def _layout_with_header(
                     duplicates.add(entry.id, entry.content, digest)
                     used += tokenizer.count("\n" + truncated)
                     continue
-            heading_cost = tokenizer.count("\n" + INDEX_HEADING)
-            used += heading_cost
         line = prefix + _snippet(entry.content, index_words)
         cost = tokenizer.count("\n" + line)
+        if not layout.index:
+            cost += tokenizer.count("\n" + INDEX_HEADING)
         if used + cost <= room:
             layout.index.append(Inclusion(entry.id, item.score, Disclosure.INDEX, line))
             duplicates.add(entry.id, entry.content, digest)

@@ -13,7 +13,6 @@ import attrs
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.types import ArchiveReason, MemoryType
 
-
 #: ``EntryFilter(partitions=STORE_WIDE)``: every tenant; maintenance only.
 STORE_WIDE = None
 

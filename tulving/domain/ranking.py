@@ -217,7 +217,9 @@ def score(relevance: float, sig: Signals, weights: RankingWeights) -> float:
 def _relevance(candidate: Candidate) -> float:
     value = candidate.relevance
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValidationError(f"relevance of {candidate.entry.id} must be a finite number, got {value!r}")
+        raise ValidationError(
+            f"relevance of {candidate.entry.id} must be a finite number, got {value!r}"
+        )
     if not -1e-9 <= value <= 1.0 + 1e-9:
         raise ValidationError(f"relevance of {candidate.entry.id} must be in [0, 1], got {value!r}")
     return _clamp(float(value))

@@ -183,7 +183,9 @@ class OpenAIStubServer:
         self._stopping.clear()
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
             name="openai-stub-server",
         )
         self._thread.start()
@@ -227,6 +229,10 @@ class OpenAIStubServer:
         callable taking the request JSON and returning either."""
         with self._lock:
             self._replies.extend(items)
+
+    def clear_replies(self) -> None:
+        with self._lock:
+            self._replies.clear()
 
     @property
     def pending_replies(self) -> int:
@@ -293,10 +299,13 @@ class OpenAIStubServer:
 
     def _answer(self, method: str, path: str, body: Any) -> Any:
         if method == "GET" and path.rstrip("/") == "/v1/models":
-            names = sorted(self.model_dimensions) + ["stub-chat"]
-            return {"object": "list", "data": [
-                {"id": n, "object": "model", "created": 0, "owned_by": "stub"} for n in names
-            ]}
+            names = [*sorted(self.model_dimensions), "stub-chat"]
+            return {
+                "object": "list",
+                "data": [
+                    {"id": n, "object": "model", "created": 0, "owned_by": "stub"} for n in names
+                ],
+            }
         if method == "POST" and path == "/v1/embeddings":
             return self._embeddings(body)
         if method == "POST" and path == "/v1/chat/completions":
@@ -359,7 +368,8 @@ class OpenAIStubServer:
         if fmt_type == "json_schema":
             if self.reject_json_schema:
                 raise _ApiError(
-                    400, "response_format json_schema is not supported by this server",
+                    400,
+                    "response_format json_schema is not supported by this server",
                     param="response_format",
                 )
             schema = fmt.get("json_schema")
@@ -382,9 +392,7 @@ class OpenAIStubServer:
                 content, finish = " ".join(words[:max_tokens]), "length"
         prompt = reply.prompt_tokens
         if prompt is None:
-            prompt = sum(
-                max(1, _word_count(str(m.get("content") or ""))) for m in messages
-            )
+            prompt = sum(max(1, _word_count(str(m.get("content") or ""))) for m in messages)
         completion = reply.completion_tokens
         if completion is None:
             completion = _word_count(content or "")
@@ -393,12 +401,14 @@ class OpenAIStubServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": content, "refusal": reply.refusal},
-                "finish_reason": finish,
-                "logprobs": None,
-            }],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": reply.refusal},
+                    "finish_reason": finish,
+                    "logprobs": None,
+                }
+            ],
             "usage": {
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
@@ -458,8 +468,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(fault.status, payload, fault.headers)
                 return
             if stub.api_key is not None and request.bearer != stub.api_key:
-                self._send(401, _error_body(401, "Incorrect API key provided",
-                                            code="invalid_api_key"))
+                self._send(
+                    401, _error_body(401, "Incorrect API key provided", code="invalid_api_key")
+                )
                 return
             if raw and body is None:
                 raise _ApiError(400, "request body is not valid JSON")
@@ -487,7 +498,9 @@ def _error_body(
     status: int, message: str, *, param: str | None = None, code: str | None = None
 ) -> bytes:
     kind = {
-        400: "invalid_request_error", 401: "invalid_request_error", 404: "not_found_error",
+        400: "invalid_request_error",
+        401: "invalid_request_error",
+        404: "not_found_error",
         429: "rate_limit_error",
     }.get(status, "server_error")
     return json.dumps(

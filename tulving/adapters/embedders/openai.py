@@ -113,16 +113,18 @@ class OpenAIEmbedder:
         return np.concatenate(chunks, axis=0) if len(chunks) > 1 else chunks[0]
 
     def _request(self, batch: list[str]) -> Vectors:
-        options: dict[str, Any] = {"model": self._model, "input": batch,
-                                   "encoding_format": "float"}
+        options: dict[str, Any] = {"model": self._model, "input": batch, "encoding_format": "float"}
         if self._dimensions is not None:
             options["dimensions"] = self._dimensions
         what = f"embedding {len(batch)} text(s) with {self._model!r}"
         try:
             response = call_with_retries(
                 lambda: self._client.embeddings.create(**options),
-                policy=self._policy, error=EmbedderError, what=what,
-                base_url=self._base_url, timeout=self._timeout,
+                policy=self._policy,
+                error=EmbedderError,
+                what=what,
+                base_url=self._base_url,
+                timeout=self._timeout,
             )
         except openai.BadRequestError as exc:
             raise bad_request_error(

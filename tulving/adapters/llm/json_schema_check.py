@@ -45,9 +45,7 @@ def validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> None:
     if expected is not None:
         names = [expected] if isinstance(expected, str) else list(expected)
         if not any(_is_type(value, n) for n in names):
-            raise SchemaMismatch(
-                f"{path}: expected {' or '.join(names)}, got {_describe(value)}"
-            )
+            raise SchemaMismatch(f"{path}: expected {' or '.join(names)}, got {_describe(value)}")
     if "enum" in schema and value not in schema["enum"]:
         raise SchemaMismatch(f"{path}: {value!r} is not one of {list(schema['enum'])!r}")
     if isinstance(value, dict):

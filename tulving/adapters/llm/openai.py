@@ -114,10 +114,13 @@ class OpenAILLM:
                 chat = [
                     *chat,
                     {"role": "assistant", "content": text},
-                    {"role": "user", "content": (
-                        f"That reply was not valid: {problem}. Answer again with only the "
-                        "JSON value, matching the schema exactly."
-                    )},
+                    {
+                        "role": "user",
+                        "content": (
+                            f"That reply was not valid: {problem}. Answer again with only the "
+                            "JSON value, matching the schema exactly."
+                        ),
+                    },
                 ]
                 continue
             canonical = json.dumps(value, ensure_ascii=False)
@@ -192,16 +195,22 @@ class OpenAILLM:
         elif schema is not None:
             options["response_format"] = {"type": "json_object"}
             options["messages"] = [
-                {"role": "system", "content": (
-                    "Reply with JSON only, no prose, matching this JSON schema: "
-                    + json.dumps(schema, sort_keys=True)
-                )},
+                {
+                    "role": "system",
+                    "content": (
+                        "Reply with JSON only, no prose, matching this JSON schema: "
+                        + json.dumps(schema, sort_keys=True)
+                    ),
+                },
                 *chat,
             ]
         return call_with_retries(
             lambda: self._client.chat.completions.create(**options),
-            policy=self._policy, error=LLMError, what=what,
-            base_url=self._base_url, timeout=self._timeout,
+            policy=self._policy,
+            error=LLMError,
+            what=what,
+            base_url=self._base_url,
+            timeout=self._timeout,
         )
 
 
@@ -216,8 +225,9 @@ def _check_messages(messages: Any) -> list[dict[str, str]]:
             raise ValidationError(f"message #{i} is {type(message).__name__}, not a mapping")
         role, content = message.get("role"), message.get("content")
         if role not in _ROLES:
-            raise ValidationError(f"message #{i} has role {role!r}; expected one of "
-                                  f"{', '.join(sorted(_ROLES))}")
+            raise ValidationError(
+                f"message #{i} has role {role!r}; expected one of {', '.join(sorted(_ROLES))}"
+            )
         if not isinstance(content, str):
             raise ValidationError(f"message #{i} content must be a string")
         chat.append({"role": str(role), "content": content})

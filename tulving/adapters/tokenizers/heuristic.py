@@ -114,7 +114,9 @@ class HeuristicTokenizer:
         return f"HeuristicTokenizer(margin={self.margin!r})"
 
 
-def create(context: object = None, *, margin: float = DEFAULT_MARGIN, **options: Any) -> HeuristicTokenizer:
+def create(
+    context: object = None, *, margin: float = DEFAULT_MARGIN, **options: Any
+) -> HeuristicTokenizer:
     """Factory for ``tokenizer="heuristic"``; ``margin`` is the safety factor over the estimate."""
     if options:
         raise ConfigError(

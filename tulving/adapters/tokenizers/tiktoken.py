@@ -102,7 +102,9 @@ def load_encoding(name: str) -> tiktoken.Encoding:
         return encoding
     spec = _SPECS.get(name)
     if spec is None:
-        raise ConfigError(f"unknown tiktoken encoding {name!r}; expected one of: {', '.join(_SPECS)}")
+        raise ConfigError(
+            f"unknown tiktoken encoding {name!r}; expected one of: {', '.join(_SPECS)}"
+        )
     with _cache_lock:
         encoding = _cache.get(name)
         if encoding is None:
@@ -179,7 +181,9 @@ class TiktokenTokenizer:
 
 def _create(name: str, options: dict[str, Any]) -> TiktokenTokenizer:
     if options:
-        raise ConfigError(f"the {name} tokenizer takes no options, got: {', '.join(sorted(options))}")
+        raise ConfigError(
+            f"the {name} tokenizer takes no options, got: {', '.join(sorted(options))}"
+        )
     return TiktokenTokenizer(name)
 
 

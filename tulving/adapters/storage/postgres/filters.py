@@ -14,8 +14,11 @@ from tulving.domain.query import HIDDEN_FROM_HISTORY, EntryFilter
 
 
 def where(flt: EntryFilter) -> tuple[str, list[Any]]:
-    params: list[Any] = [list(flt.partitions)]
-    parts = ["e.partition = ANY(%s)"]
+    params: list[Any] = []
+    parts = ["TRUE"]
+    if flt.partitions is not None:  # None is STORE_WIDE: every tenant, maintenance only
+        parts = ["e.partition = ANY(%s)"]
+        params.append(list(flt.partitions))
     if flt.as_of is not None:
         parts.append("e.created_at <= %s AND (e.expired_at IS NULL OR e.expired_at > %s)")
         params += [flt.as_of, flt.as_of]

@@ -69,7 +69,6 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TABLE entry_tags (
             entry_id TEXT COLLATE "C" NOT NULL REFERENCES entries(id) ON DELETE CASCADE,
             tag TEXT COLLATE "C" NOT NULL,
-            ord SMALLINT NOT NULL,
             PRIMARY KEY (entry_id, tag))""",
         "CREATE INDEX entry_tags_tag ON entry_tags(tag, entry_id)",
         """CREATE TABLE embeddings (

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
@@ -100,10 +100,8 @@ class SQLiteStorage:
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
-                try:
+                with suppress(sqlite3.Error):
                     self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                except sqlite3.Error:
-                    pass
                 self._conn.close()
                 self._conn = None
             if self._writer_lock is not None:
@@ -523,10 +521,8 @@ class SQLiteStorage:
         size = 0
         if self.path != ":memory:":
             for suffix in ("", "-wal", "-shm"):
-                try:
+                with suppress(OSError):
                     size += os.path.getsize(self.path + suffix)
-                except OSError:
-                    pass
         rows = self._fetch(
             "SELECT (SELECT count(*) FROM entries), (SELECT count(*) FROM embeddings),"
             " (SELECT count(*) FROM audit_log)"

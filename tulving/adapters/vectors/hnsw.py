@@ -1,0 +1,430 @@
+"""Approximate nearest neighbours with hnswlib, cached on disk beside the database.
+
+Why it looks like this:
+- The index is a *cache* of the vectors in storage. ``open`` loads ``<db>.hnsw`` only if
+  its JSON sidecar (format, dimension, count, size, blake2b checksum) vouches for it;
+  anything else (garbage, truncated, missing sidecar, other dimension) is discarded with a
+  log line and the index starts empty, for the caller to ``rebuild`` from storage. The
+  checksum is checked *before* hnswlib reads the file, because hnswlib trusts its input.
+- ``persist`` writes both files to temporary names, fsyncs, then ``os.replace``s them; a
+  crash between the two replaces leaves a sidecar whose checksum does not match, which
+  ``open`` discards, so a torn cache is never used.
+- Removal is hnswlib's ``mark_deleted``; dead elements still cost search time and memory,
+  so once more than 20% of the elements are dead the index is rebuilt from its own stored
+  vectors (compaction). Capacity grows by doubling with ``resize_index``.
+- Allow-lists must never lose recall: a small allow-list (under 2,000 ids or 5% of the
+  index) is scored exactly from the stored vectors with numpy, which is faster than a
+  filtered graph walk and exact; a large one uses hnswlib's ``filter`` with an enlarged
+  ``ef``, and falls back to exact scoring if the walk still returns fewer than k.
+- One RLock serialises mutations and queries (``set_ef`` is index-wide state).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import hnswlib
+import numpy as np
+
+from tulving.adapters.vectors._checks import (
+    Matrix,
+    check_allow,
+    check_batch,
+    check_dimension,
+    check_query,
+)
+from tulving.adapters.vectors.exact import top_k
+from tulving.domain.errors import ConfigError, VectorIndexError
+from tulving.domain.query import ScoredId
+from tulving.ports.vectors import Progress
+
+log = logging.getLogger(__name__)
+
+FORMAT = "tulving-hnsw-1"
+SPACE = "cosine"
+COMPACT_RATIO = 0.20
+SMALL_ALLOW = 2000
+SMALL_ALLOW_FRACTION = 0.05
+MIN_EF = 64
+_CHUNK = 1024
+_STALE_TEMP_SECONDS = 600
+_MEMORY_LOCATIONS = {"", ":memory:"}
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class HnswIndex:
+    name = "hnsw"
+
+    def __init__(
+        self,
+        location: str = "",
+        *,
+        M: int = 16,  # noqa: N803 - hnswlib's own name for it
+        ef_construction: int = 200,
+        ef_search: int = MIN_EF,
+        initial_capacity: int = 1024,
+        seed: int = 100,
+        threads: int = -1,
+    ) -> None:
+        for label, value in (("M", M), ("ef_construction", ef_construction),
+                             ("ef_search", ef_search), ("initial_capacity", initial_capacity)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"hnsw option {label} must be a positive integer, got {value!r}")
+        self._M = M
+        self._ef_construction = ef_construction
+        self._ef_search = ef_search
+        self._initial_capacity = initial_capacity
+        self._seed = seed
+        self._threads = threads
+        self._path: Path | None
+        if location in _MEMORY_LOCATIONS or "://" in location:
+            self._path = None
+        else:
+            self._path = Path(str(location) + ".hnsw")
+        self._lock = threading.RLock()
+        self._dimension: int | None = None
+        self._index: Any = None
+        self._labels: dict[str, int] = {}
+        self._ids_by_label: dict[int, str] = {}
+        self._next_label = 0
+        self._deleted = 0
+        self._dirty = False
+
+    @property
+    def cache_path(self) -> Path | None:
+        return self._path
+
+    @property
+    def sidecar_path(self) -> Path | None:
+        return None if self._path is None else self._path.with_name(self._path.name + ".json")
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def _new_index(self, dimension: int, capacity: int) -> Any:
+        index = hnswlib.Index(space=SPACE, dim=dimension)
+        index.init_index(
+            max_elements=max(capacity, 1),
+            ef_construction=self._ef_construction,
+            M=self._M,
+            random_seed=self._seed,
+        )
+        index.set_ef(self._ef_search)
+        index.set_num_threads(self._threads if self._threads > 0 else (os.cpu_count() or 1))
+        return index
+
+    def _reset(self, dimension: int) -> None:
+        self._dimension = dimension
+        self._index = self._new_index(dimension, self._initial_capacity)
+        self._labels, self._ids_by_label = {}, {}
+        self._next_label = self._deleted = 0
+        self._dirty = False
+
+    def open(self, dimension: int) -> None:
+        with self._lock:
+            dimension = check_dimension(dimension)
+            self._reset(dimension)
+            if self._path is None:
+                return
+            self._remove_stale_temps()
+            if not self._path.exists() and not self.sidecar_path.exists():  # type: ignore[union-attr]
+                return
+            try:
+                self._load(dimension)
+            except Exception as exc:
+                log.warning(
+                    "discarding the vector cache %s (%s); the index starts empty and is "
+                    "rebuilt from storage", self._path, exc,
+                )
+                self._reset(dimension)
+
+    def _load(self, dimension: int) -> None:
+        assert self._path is not None and self.sidecar_path is not None
+        if not self.sidecar_path.exists():
+            raise VectorIndexError("its sidecar is missing")
+        if not self._path.exists():
+            raise VectorIndexError("the index file is missing")
+        meta = json.loads(self.sidecar_path.read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise VectorIndexError(f"unknown format {meta.get('format')!r}")
+        if meta.get("space") != SPACE:
+            raise VectorIndexError(f"space {meta.get('space')!r} is not {SPACE!r}")
+        if meta.get("dimension") != dimension:
+            raise VectorIndexError(f"dimension {meta.get('dimension')} is not {dimension}")
+        size = self._path.stat().st_size
+        if size != meta.get("size"):
+            raise VectorIndexError(f"size {size} bytes, the sidecar says {meta.get('size')}")
+        if _file_digest(self._path) != meta.get("checksum"):
+            raise VectorIndexError("checksum mismatch")
+        labels = meta.get("labels")
+        elements, next_label = meta.get("elements"), meta.get("next_label")
+        if not isinstance(labels, dict) or not isinstance(elements, int):
+            raise VectorIndexError("malformed sidecar")
+        if not isinstance(next_label, int) or len(labels) != meta.get("count"):
+            raise VectorIndexError("malformed sidecar")
+        values = list(labels.values())
+        if len(set(values)) != len(values) or any(
+            not isinstance(v, int) or not 0 <= v < next_label for v in values
+        ):
+            raise VectorIndexError("the label map is inconsistent")
+        index = hnswlib.Index(space=SPACE, dim=dimension)
+        capacity = max(int(meta.get("capacity", elements)), elements, self._initial_capacity)
+        index.load_index(str(self._path), max_elements=capacity)
+        if index.get_current_count() != elements or index.dim != dimension:
+            raise VectorIndexError("the index file does not match its sidecar")
+        index.set_ef(self._ef_search)
+        index.set_num_threads(self._threads if self._threads > 0 else (os.cpu_count() or 1))
+        self._index = index
+        self._labels = {str(k): int(v) for k, v in labels.items()}
+        self._ids_by_label = {v: k for k, v in self._labels.items()}
+        self._next_label = next_label
+        self._deleted = elements - len(self._labels)
+
+    def _remove_stale_temps(self) -> None:
+        """Temp files of a persist that crashed; young ones may belong to a live writer."""
+        assert self._path is not None
+        cutoff = time.time() - _STALE_TEMP_SECONDS
+        for leftover in self._path.parent.glob(self._path.name + "*.tmp-*"):
+            with contextlib.suppress(OSError):
+                if leftover.stat().st_mtime < cutoff:
+                    leftover.unlink()
+
+    def persist(self) -> None:
+        with self._lock:
+            if self._path is None or self._index is None:
+                return
+            sidecar = self.sidecar_path
+            assert sidecar is not None
+            if not self._dirty and self._path.exists() and sidecar.exists():
+                return
+            token = f".tmp-{os.getpid()}-{secrets.token_hex(4)}"
+            tmp_index = self._path.with_name(self._path.name + token)
+            tmp_meta = sidecar.with_name(sidecar.name + token)
+            try:
+                self._path.parent.mkdir(parents=True, exist_ok=True)
+                self._index.save_index(str(tmp_index))
+                _fsync_path(tmp_index)
+                meta = {
+                    "format": FORMAT,
+                    "space": SPACE,
+                    "dimension": self._dimension,
+                    "count": len(self._labels),
+                    "elements": int(self._index.get_current_count()),
+                    "capacity": int(self._index.get_max_elements()),
+                    "next_label": self._next_label,
+                    "M": self._M,
+                    "ef_construction": self._ef_construction,
+                    "size": tmp_index.stat().st_size,
+                    "checksum": _file_digest(tmp_index),
+                    "labels": self._labels,
+                }
+                with tmp_meta.open("w", encoding="utf-8") as handle:
+                    json.dump(meta, handle, separators=(",", ":"))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp_index, self._path)
+                os.replace(tmp_meta, sidecar)
+                with contextlib.suppress(OSError):
+                    _fsync_path(self._path.parent)
+            except OSError as exc:
+                for leftover in (tmp_index, tmp_meta):
+                    with contextlib.suppress(OSError):
+                        leftover.unlink()
+                raise VectorIndexError(f"cannot write the vector cache {self._path}: {exc}") from exc
+            self._dirty = False
+
+    def close(self) -> None:
+        """Release memory. Does not persist: the owner decides when the cache is written."""
+        with self._lock:
+            self._index = None
+            self._labels, self._ids_by_label = {}, {}
+            self._dimension = None
+
+    def _open_index(self) -> tuple[Any, int]:
+        if self._index is None or self._dimension is None:
+            raise VectorIndexError("the hnsw index is not open; call open(dimension) first")
+        return self._index, self._dimension
+
+    # -- writes -------------------------------------------------------------------------
+
+    def add(self, ids: Sequence[str], vectors: Matrix) -> None:
+        with self._lock:
+            index, dimension = self._open_index()
+            id_list, unit = check_batch(ids, vectors, dimension)
+            if not id_list:
+                return
+            labels = np.empty(len(id_list), dtype=np.int64)
+            fresh: list[tuple[str, int]] = []
+            for row, item in enumerate(id_list):
+                label = self._labels.get(item)
+                if label is None:
+                    label = self._next_label + len(fresh)
+                    fresh.append((item, label))
+                labels[row] = label
+            needed = index.get_current_count() + len(fresh)
+            if needed > index.get_max_elements():
+                index.resize_index(max(needed, 2 * index.get_max_elements()))
+            index.add_items(unit, labels)
+            for item, label in fresh:
+                self._labels[item] = label
+                self._ids_by_label[label] = item
+            self._next_label += len(fresh)
+            self._dirty = True
+
+    def remove(self, ids: Iterable[str]) -> None:
+        with self._lock:
+            index, _ = self._open_index()
+            for item in check_allow(ids) or ():
+                label = self._labels.pop(item, None)
+                if label is None:
+                    continue
+                del self._ids_by_label[label]
+                index.mark_deleted(label)
+                self._deleted += 1
+                self._dirty = True
+            if self._deleted > COMPACT_RATIO * index.get_current_count():
+                self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild from the index's own vectors, dropping the dead elements."""
+        index, dimension = self._open_index()
+        live = list(self._labels.items())
+        fresh = self._new_index(dimension, max(self._initial_capacity, 2 * len(live)))
+        labels: dict[str, int] = {}
+        for start in range(0, len(live), _CHUNK * 8):
+            chunk = live[start : start + _CHUNK * 8]
+            old = [label for _, label in chunk]
+            new = np.arange(start, start + len(chunk), dtype=np.int64)
+            fresh.add_items(np.asarray(index.get_items(old, return_type="numpy")), new)
+            labels.update((item, int(n)) for (item, _), n in zip(chunk, new, strict=True))
+        self._index = fresh
+        self._labels = labels
+        self._ids_by_label = {v: k for k, v in labels.items()}
+        self._next_label, self._deleted = len(labels), 0
+        self._dirty = True
+
+    def rebuild(
+        self, items: Iterable[tuple[str, Matrix]], total: int, progress: Progress | None = None
+    ) -> None:
+        with self._lock:
+            _, dimension = self._open_index()
+            previous = (self._index, self._labels, self._ids_by_label, self._next_label,
+                        self._deleted)
+            self._index = self._new_index(dimension, max(int(total), self._initial_capacity))
+            self._labels, self._ids_by_label = {}, {}
+            self._next_label = self._deleted = 0
+            try:
+                done = 0
+                batch_ids: list[str] = []
+                batch_rows: list[Matrix] = []
+                for item, vector in items:
+                    batch_ids.append(item)
+                    batch_rows.append(np.asarray(vector, dtype=np.float32).reshape(-1))
+                    if len(batch_ids) >= _CHUNK:
+                        self.add(batch_ids, np.stack(batch_rows))
+                        done += len(batch_ids)
+                        batch_ids, batch_rows = [], []
+                        if progress is not None:
+                            progress(done, max(int(total), done))
+                if batch_ids:
+                    self.add(batch_ids, np.stack(batch_rows))
+                    done += len(batch_ids)
+            except BaseException:
+                (self._index, self._labels, self._ids_by_label, self._next_label,
+                 self._deleted) = previous
+                raise
+            self._dirty = True
+            if progress is not None:
+                progress(done, max(int(total), done))
+
+    # -- reads --------------------------------------------------------------------------
+
+    def query(
+        self, vector: Matrix, k: int, allow: Collection[str] | None = None
+    ) -> list[ScoredId]:
+        with self._lock:
+            index, dimension = self._open_index()
+            unit, k = check_query(vector, k, dimension)
+            allowed = check_allow(allow)
+            live = len(self._labels)
+            if k == 0 or live == 0:
+                return []
+            if allowed is None:
+                return self._search(unit, min(k, live), None) or self._exact(
+                    unit, k, list(self._labels.values())
+                )
+            labels = [self._labels[i] for i in allowed if i in self._labels]
+            if not labels:
+                return []
+            if (
+                len(labels) <= k
+                or len(labels) < SMALL_ALLOW
+                or len(labels) < SMALL_ALLOW_FRACTION * live
+            ):
+                return self._exact(unit, k, labels)
+            label_set = set(labels)
+            return self._search(unit, k, label_set.__contains__) or self._exact(unit, k, labels)
+
+    def _search(self, unit: Matrix, k: int, accept: Any) -> list[ScoredId]:
+        """Graph search; ``[]`` if it cannot find exactly k (the caller falls back)."""
+        index = self._index
+        ef = max(self._ef_search, 2 * k, MIN_EF)
+        ceiling = max(ef, len(self._labels))
+        while True:
+            index.set_ef(ef)
+            try:
+                found, distances = index.knn_query(unit, k=k, num_threads=1, filter=accept)
+            except RuntimeError:  # hnswlib: fewer than k reachable
+                found = None
+            if found is not None and found.shape[1] == k:
+                return [
+                    ScoredId(self._ids_by_label[int(label)], 1.0 - float(distance))
+                    for label, distance in zip(found[0], distances[0], strict=True)
+                ]
+            if ef >= ceiling:
+                return []
+            ef = min(ef * 4, ceiling)
+
+    def _exact(self, unit: Matrix, k: int, labels: list[int]) -> list[ScoredId]:
+        stored = np.asarray(self._index.get_items(labels, return_type="numpy"), dtype=np.float32)
+        scores = stored @ unit
+        best = top_k(scores, k)
+        return [ScoredId(self._ids_by_label[labels[p]], float(scores[p])) for p in best]
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self._labels)
+
+    def ids(self) -> set[str]:
+        with self._lock:
+            return set(self._labels)
+
+
+def create(context: Any = None, **options: Any) -> HnswIndex:
+    location = "" if context is None else str(getattr(context, "location", "") or "")
+    location = options.pop("location", location)
+    return HnswIndex(location, **options)

@@ -1,0 +1,186 @@
+"""Masking secret-shaped text before it is stored or shown.
+
+Precision matters as much as recall: memories are full of prose and code that mention
+keys, tokens and passwords without containing one ("the token budget is 2000", "primary
+key: user_id", ``password = request.form["password"]``). So only two kinds of evidence
+count: the shape of a known credential format (``sk-``, ``AKIA``, ``ghp_``, ``xoxb-``,
+``AIza``, JWTs, PEM private keys, URL userinfo, ``Bearer``), or an assignment to a
+credential-named key (``password=...``, ``"api_key": "..."``) whose value is not code.
+There is deliberately no generic "high-entropy string" rule: hashes, UUIDs and ids are
+everywhere in agent memory and are not secrets. A masked value becomes
+``[REDACTED:<kind>]``; the key name and the surrounding text are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import attrs
+
+from tulving.domain.errors import ValidationError
+
+MASK_PREFIX = "[REDACTED:"
+
+
+def _mask(kind: str) -> str:
+    return f"{MASK_PREFIX}{kind}]"
+
+
+@attrs.frozen
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    #: Name of the group to mask; None masks the whole match.
+    group: str | None = None
+
+
+_TOKEN_CHARS = r"[A-Za-z0-9_\-]"
+_HAS_DIGIT = r"(?=[A-Za-z0-9_\-]*[0-9])"
+_HAS_LETTER = r"(?=[A-Za-z0-9_\-]*[A-Za-z])"
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "private_key",
+        re.compile(
+            r"-----BEGIN (?P<label>[A-Z0-9 ]*)PRIVATE KEY-----.*?"
+            r"(?:-----END (?P=label)PRIVATE KEY-----|\Z)",
+            re.DOTALL,
+        ),
+    ),
+    _Rule(
+        "url_password",
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s/@]+)@"),
+        "secret",
+    ),
+    _Rule(
+        "anthropic_key",
+        re.compile(rf"\bsk-ant-{_HAS_DIGIT}{_TOKEN_CHARS}{{20,}}"),
+    ),
+    _Rule(
+        "openai_key",
+        re.compile(
+            rf"\bsk-(?:proj-|svcacct-|admin-)?{_HAS_DIGIT}{_HAS_LETTER}{_TOKEN_CHARS}{{20,}}"
+        ),
+    ),
+    _Rule("aws_access_key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
+    _Rule(
+        "github_token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+    ),
+    _Rule("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
+    _Rule("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    _Rule(
+        "jwt",
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
+    ),
+    _Rule(
+        "bearer_token",
+        re.compile(r"\bBearer\s+(?P<secret>(?=[A-Za-z0-9\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,}=*)"),
+        "secret",
+    ),
+    _Rule(
+        "basic_auth",
+        re.compile(r"(?i:authorization)\s*[:=]\s*Basic\s+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"),
+        "secret",
+    ),
+)
+
+# key=value / key: value with a credential-named key. The key may carry a prefix
+# (db_password, AWS_SECRET_ACCESS_KEY) and quotes ("api_key": "...").
+_STRONG_NAMES = (
+    r"passw(?:or)?d|pwd|passphrase|secret|client[_\-]?secret|secret[_\-]?key|private[_\-]?key"
+)
+_WEAK_NAMES = (
+    r"api[_\-]?key|apikey|access[_\-]?key(?:[_\-]?id)?|auth[_\-]?token|access[_\-]?token"
+    r"|refresh[_\-]?token|id[_\-]?token|session[_\-]?token|token|credentials?|pass"
+)
+_ASSIGNMENT = re.compile(
+    r"(?P<key>(?<![A-Za-z0-9_\-.])(?:[A-Za-z0-9_\-.]*[_\-.])?"
+    rf"(?:(?P<strong>{_STRONG_NAMES})|(?P<weak>{_WEAK_NAMES})))"
+    r"(?P<close>[\"']?)(?P<sep>\s*(?::|=|=>)\s*)"
+    r"(?:(?P<quote>[\"'])(?P<quoted>[^\"'\n]*)(?P=quote)|(?P<bare>[^\s,;\"'()\[\]{}<>]+))",
+    re.IGNORECASE,
+)
+# Values that are code, types, placeholders or references, not secrets.
+_NOT_A_SECRET = frozenset(
+    {
+        "str", "string", "int", "bytes", "bool", "float", "any", "none", "null", "nil",
+        "true", "false", "undefined", "optional", "secretstr", "required", "string?",
+        "yes", "no", "n/a", "na", "todo", "tbd", "xxx", "***", "...", "redacted", "<redacted>",
+    }
+)  # fmt: skip
+_REFERENCE = re.compile(
+    r"^(?:\$|%|\{\{|<|\*+$|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$)"
+)
+
+
+_PROSE_CONTINUES = re.compile(r" [a-z]+\b")
+
+
+def _assignment_replacement(match: re.Match[str], counter: list[int]) -> str:
+    text = match.group(0)
+    value = match.group("quoted") if match.group("quote") else match.group("bare")
+    if value is None or not value.strip() or value.startswith(MASK_PREFIX):
+        return text
+    lowered = value.casefold()
+    if lowered in _NOT_A_SECRET or _REFERENCE.match(value):
+        return text
+    bare = match.group("bare")
+    if bare is not None:
+        following = match.string[match.end() : match.end() + 1]
+        if following in ("(", "["):  # a call or subscript: code, not a literal
+            return text
+        key_name = re.split(r"[.\-]", match.group("key").strip("\"'").casefold())[-1]
+        if lowered == key_name or lowered.endswith("_" + key_name):  # password=password
+            return text
+        if value.isalpha() and _PROSE_CONTINUES.match(match.string, match.end()):
+            return text  # prose: "the secret: we ship on friday"
+    if match.group("weak") is not None and not _looks_like_credential(value):
+        return text
+    if "secret" in match.group("key").casefold():
+        kind = "secret"
+    elif match.group("strong"):
+        kind = "private_key" if "private" in match.group("strong").casefold() else "password"
+    else:
+        kind = "token"
+    start, end = match.span("quoted" if match.group("quote") else "bare")
+    counter[0] += 1
+    offset = match.start()
+    return text[: start - offset] + _mask(kind) + text[end - offset :]
+
+
+def _looks_like_credential(value: str) -> bool:
+    """For weak key names (token, api_key, pass): a value of 8+ characters that is not
+    plain prose or a small number ("token: 2000", "pass: yes")."""
+    if len(value) < 8 or value.isdigit() or " " in value:
+        return False
+    return not (value.isalpha() and value.islower())
+
+
+def _rule_replacer(rule: _Rule, counter: list[int]) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        counter[0] += 1
+        if rule.group is None:
+            return _mask(rule.kind)
+        start, end = match.span(rule.group)
+        offset = match.start()
+        whole = match.group(0)
+        return whole[: start - offset] + _mask(rule.kind) + whole[end - offset :]
+
+    return replace
+
+
+def redact_with_count(text: str) -> tuple[str, int]:
+    """``text`` with secrets masked, and how many were masked. Idempotent."""
+    if not isinstance(text, str):
+        raise ValidationError(f"redact() needs a str, got {type(text).__name__}")
+    counter = [0]
+    for rule in _RULES:
+        text = rule.pattern.sub(_rule_replacer(rule, counter), text)
+    text = _ASSIGNMENT.sub(lambda match: _assignment_replacement(match, counter), text)
+    return text, counter[0]
+
+
+def redact(text: str) -> str:
+    return redact_with_count(text)[0]

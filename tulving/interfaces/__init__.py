@@ -1,0 +1,1 @@
+"""The driving side: CLI, MCP server. Calls the application layer only."""
