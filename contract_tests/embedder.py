@@ -7,7 +7,8 @@ fine and saves reloading a model)::
 
     class TestMyEmbedder(EmbedderContract):
         @pytest.fixture(scope="class")
-        def embedder(self):
+        @classmethod
+        def embedder(cls):
             return MyEmbedder()
 
 Capability flags a subclass may override:

@@ -15,7 +15,8 @@ class TestHashingEmbedder(EmbedderContract):
     semantic = False
 
     @pytest.fixture(scope="class")
-    def embedder(self) -> Any:
+    @classmethod
+    def embedder(cls) -> Any:
         return HashingEmbedder()
 
 
@@ -23,7 +24,8 @@ class TestHashingEmbedderSmallDimension(EmbedderContract):
     semantic = False
 
     @pytest.fixture(scope="class")
-    def embedder(self) -> Any:
+    @classmethod
+    def embedder(cls) -> Any:
         return HashingEmbedder(dimension=64)
 
 
@@ -35,7 +37,8 @@ class TestHashingEmbedderSmallDimension(EmbedderContract):
 )
 class TestLocalOnnxEmbedder(EmbedderContract):
     @pytest.fixture(scope="class")
-    def embedder(self) -> Any:
+    @classmethod
+    def embedder(cls) -> Any:
         from tulving.adapters.embedders.local_onnx import create
 
         return create(None)
@@ -49,7 +52,8 @@ class TestLocalOnnxEmbedder(EmbedderContract):
 )
 class TestSentenceTransformersEmbedder(EmbedderContract):
     @pytest.fixture(scope="class")
-    def embedder(self) -> Any:
+    @classmethod
+    def embedder(cls) -> Any:
         from tulving.adapters.embedders.sentence_transformers import create
 
         return create(None)

@@ -47,7 +47,7 @@ class TestHnswIndexInMemory(VectorIndexContract):
         from tulving.adapters.vectors.hnsw import create
 
         def make(dimension: int, name: str = "default") -> Any:
-            index = create(AdapterContext(location=":memory:"), initial_capacity=64, M=12)
+            index = create(AdapterContext(location=":memory:"), initial_capacity=64)
             index.open(dimension)
             return index
 

@@ -326,6 +326,28 @@ class Memory:
             "tokenizer": ctx.tokenizer.name if ctx.tokenizer else None,
         }
 
+    # upkeep and access (logic in maintenance.py / tokens.py) ----------------------------
+    def maintenance(
+        self, action: str, *, dry_run: bool = True, archived_before: datetime | None = None
+    ) -> dict[str, Any]:
+        """``inspect`` | ``purge`` (archived entries; ``dry_run`` by default) | ``vacuum`` |
+        ``reindex`` (rebuild the vector index from stored vectors)."""
+        from tulving.application import maintenance
+
+        with self._lock:
+            return maintenance.run(self.ctx, action, dry_run=dry_run,
+                                   archived_before=archived_before, progress=self._progress)
+
+    def tokens(self) -> Any:
+        """The bearer-token registry of this store (``TokenRegistry``), for HTTP serving."""
+        from tulving.application.tokens import FileBackend, MetaBackend, TokenRegistry, token_file_for
+
+        path = token_file_for(self.location)
+        if path is not None:
+            return TokenRegistry(FileBackend(path))
+        storage = self.ctx.storage
+        return TokenRegistry(MetaBackend(storage.get_meta, storage.set_meta))
+
     def __repr__(self) -> str:
         state = "open" if self._ctx else ("closed" if self._closed else "not started")
         return f"Memory({self.location!r}, agent_id={self.identity.agent_id!r}, {state})"
