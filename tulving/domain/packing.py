@@ -43,6 +43,8 @@ INDEX_HEADING = "### Index"
 DEFAULT_HEADER = "## Memory"
 DEFAULT_STALE_AFTER = timedelta(days=90)
 DEFAULT_INDEX_WORDS = 8
+#: Share of the room full entries may take when the rest cannot all be shown in full.
+DEFAULT_FULL_SHARE = 0.75
 _INDEX_WORD_CHARS = 24
 # In index mode, give up after this many consecutive lines that do not fit: later lines
 # are no shorter on average, and trying all of 100k candidates would cost time for nothing.
@@ -217,22 +219,32 @@ def pack(
     stale_after: timedelta = DEFAULT_STALE_AFTER,
     index_words: int = DEFAULT_INDEX_WORDS,
     duplicate_threshold: float = DEFAULT_THRESHOLD,
+    full_share: float = DEFAULT_FULL_SHARE,
 ) -> Packed:
     """Render ``ranked`` (best first) into at most ``budget`` tokens of ``tokenizer``.
 
     ``now`` enables the ``(stale)`` marker for entries not accessed for ``stale_after``.
+    When not everything fits in full, full entries after the first (and a truncated first)
+    stop at ``full_share`` of the room, so the index can name what else exists.
     Deterministic: the same input gives the same output.
     """
     budget = _check_budget(budget)
     if index_words < 1:
         raise ValidationError(f"index_words must be >= 1, got {index_words}")
+    if not 0.0 < full_share <= 1.0:
+        raise ValidationError(f"full_share must be in (0, 1], got {full_share}")
     total = len(ranked)
     if budget == 0 or total == 0:
         return Packed("", 0, budget, (), total, (), total)
 
-    layout = _layout_with_header(
-        ranked, budget, tokenizer, header, now, stale_after, index_words, duplicate_threshold
-    )
+    counter = _MemoCounter(tokenizer)
+    options = (header, now, stale_after, index_words, duplicate_threshold)
+    layout = _layout_with_header(ranked, budget, counter, 1.0, *options)
+    if len(layout.items()) + len(layout.duplicate_ids) < total and full_share < 1.0:
+        # Keep the index-sharing layout only when it names more memories.
+        shared = _layout_with_header(ranked, budget, counter, full_share, *options)
+        if len(shared.items()) > len(layout.items()):
+            layout = shared
     content = layout.render(total)
     used = tokenizer.count(content)
     while used > budget and layout.items():
@@ -259,10 +271,28 @@ def pack(
     )
 
 
+class _MemoCounter:
+    """Counts each distinct piece once across the two layout passes."""
+
+    def __init__(self, tokenizer: TokenCounter) -> None:
+        self.tokenizer = tokenizer
+        self._counts: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        cached = self._counts.get(text)
+        if cached is None:
+            cached = self._counts[text] = self.tokenizer.count(text)
+        return cached
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return self.tokenizer.truncate(text, max_tokens)
+
+
 def _layout_with_header(
     ranked: Sequence[Ranked],
     budget: int,
     tokenizer: TokenCounter,
+    full_share: float,
     header: str,
     now: datetime | None,
     stale_after: timedelta,
@@ -278,6 +308,7 @@ def _layout_with_header(
     room = budget - reserved
     if room <= 0:
         return layout
+    full_room = room if full_share >= 1.0 else int(room * full_share)
     duplicates = NearDuplicateIndex(duplicate_threshold)
     used = 0
     full_mode = True
@@ -293,14 +324,15 @@ def _layout_with_header(
         if full_mode:
             line = prefix + entry.content.strip()
             cost = tokenizer.count("\n" + line)
-            if used + cost <= room:
+            limit = room if not layout.full else full_room
+            if used + cost <= limit:
                 layout.full.append(Inclusion(entry.id, item.score, Disclosure.FULL, line))
                 duplicates.add(entry.id, entry.content, digest)
                 used += cost
                 continue
             full_mode = False
             if not layout.full:
-                truncated = _truncated_line(prefix, entry.content, room - used - 1, tokenizer)
+                truncated = _truncated_line(prefix, entry.content, full_room - 1, tokenizer)
                 if truncated is not None:
                     layout.full.append(
                         Inclusion(entry.id, item.score, Disclosure.TRUNCATED, truncated)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tulving.plugins.hookspecs import hookimpl
+from tulving.plugins.policies import tulving_before_write as tulving_before_write  # built-in write policies
 
 _A = "tulving.adapters"
 

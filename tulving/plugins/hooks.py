@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 
@@ -10,3 +12,5 @@ class WriteContext:
     agent_id: str
     tenant: str
     operation: str  # "store" | "store_many" | "correct" | "remember" | "import"
+    #: The writing Memory's ``tulving.domain.write_policy.WritePolicy`` (None: defaults).
+    policy: Any = None

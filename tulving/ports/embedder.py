@@ -19,8 +19,13 @@ class Embedder(Protocol):
     the vector space: two embedders with equal ``model_id`` produce comparable vectors.
     """
 
-    model_id: str
-    dimension: int
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int:
+        """Vector length; may cost one probe for remote models of unknown size."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed documents (batched internally)."""

@@ -1,0 +1,42 @@
+"""What ``curate`` returns: the prompt block and an account of what went into it."""
+
+from __future__ import annotations
+
+import attrs
+
+from tulving.domain.entry import MemoryEntry
+
+
+@attrs.frozen
+class CuratedEntry:
+    entry: MemoryEntry
+    score: float
+    #: "full" (whole text), "truncated" (an oversize best memory, cut with a marker) or
+    #: "index" (a one-line index entry: key, type, date, first words).
+    disclosure: str
+    section: str = "relevant"
+
+    @property
+    def full(self) -> bool:
+        return self.disclosure != "index"
+
+
+@attrs.frozen
+class CuratedContext:
+    content: str
+    token_count: int
+    token_budget: int
+    entries: tuple[CuratedEntry, ...]
+    #: Relevant memories that were consulted but left out (over budget or near-duplicate).
+    omitted: int
+    #: How many candidate memories were considered.
+    sources_consulted: int
+    mode: str = "query"
+    query: str | None = None
+
+    @property
+    def budget_remaining(self) -> int:
+        return self.token_budget - self.token_count
+
+    def __str__(self) -> str:
+        return self.content

@@ -1,0 +1,179 @@
+"""The built-in write policy: what a Memory refuses, masks or holds before storing.
+
+Configured per Memory with ``Memory(..., policy={...})``; every key is optional:
+
+- ``pii``: ``"allow"`` (default), ``"redact"`` or ``"reject"`` for emails, phone
+  numbers, card numbers (Luhn-checked) and IBANs (mod-97-checked);
+- ``secrets``: the same modes for credential shapes (see :mod:`redaction`). Default
+  ``"allow"``: secrets are masked on the way *out* (exports, MCP, curated text) so the
+  owner can still ``get()`` them raw; ``"redact"`` masks them before storage;
+- ``max_chars``: a content size limit below the global one;
+- ``forbidden_categories``: tags or ``metadata["category"]`` values that may not be stored;
+- ``strip_private`` (default True): drop ``<private>...</private>`` sections;
+- ``review_injections`` (default True): hold low-trust content that looks like a prompt
+  injection for review;
+- ``signing``: ``"auto"`` (default: sign when ``TULVING_SIGNING_KEY`` is set), ``True``
+  (required) or ``False``; ``signing_key_env`` names another variable. An inline key
+  is refused: keys do not belong in code or config files;
+- ``audit_reads`` (default True): record get/search/curate calls in the audit log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from tulving.domain.entry import MemoryEntry, content_hash
+from tulving.domain.errors import ConfigError, PolicyViolation
+from tulving.domain.injection import needs_review
+from tulving.domain.pii import redact_pii, strip_private
+from tulving.domain.redaction import redact_with_count
+from tulving.domain.types import ReviewStatus
+
+MODES = ("allow", "redact", "reject")
+DEFAULT_SIGNING_ENV = "TULVING_SIGNING_KEY"
+
+
+@attrs.frozen
+class WritePolicy:
+    pii: str = "allow"
+    secrets: str = "allow"
+    max_chars: int | None = None
+    forbidden_categories: frozenset[str] = frozenset()
+    strip_private: bool = True
+    review_injections: bool = True
+    signing: bool | str = "auto"
+    signing_key_env: str = DEFAULT_SIGNING_ENV
+    audit_reads: bool = True
+
+
+_KNOWN = frozenset(attrs.fields_dict(WritePolicy)) | {"signing_key"}
+
+
+def _mode(name: str, value: object) -> str:
+    if value not in MODES:
+        raise ConfigError(f"policy {name!r} must be one of {', '.join(MODES)}, got {value!r}")
+    return str(value)
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"policy {name!r} must be True or False, got {value!r}")
+    return value
+
+
+def parse_policy(raw: Mapping[str, Any] | WritePolicy | None) -> WritePolicy:
+    """Validate a policy mapping; unknown keys and bad values are ConfigErrors."""
+    if raw is None:
+        return WritePolicy()
+    if isinstance(raw, WritePolicy):
+        return raw
+    if not isinstance(raw, Mapping):
+        raise ConfigError("policy must be a mapping, e.g. {'pii': 'redact'}")
+    unknown = set(raw) - _KNOWN
+    if unknown:
+        raise ConfigError(
+            f"unknown policy key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KNOWN - {'signing_key'}))}"
+        )
+    if "signing_key" in raw:
+        raise ConfigError(
+            "an inline signing key is refused: put it in the environment variable "
+            f"{raw.get('signing_key_env', DEFAULT_SIGNING_ENV)} instead"
+        )
+    max_chars = raw.get("max_chars")
+    if max_chars is not None and (
+        isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1
+    ):
+        raise ConfigError(f"policy 'max_chars' must be a positive integer, got {max_chars!r}")
+    forbidden = raw.get("forbidden_categories", ())
+    if isinstance(forbidden, str) or not all(isinstance(c, str) and c for c in forbidden):
+        raise ConfigError("policy 'forbidden_categories' must be a list of non-empty strings")
+    signing = raw.get("signing", "auto")
+    if signing not in (True, False, "auto"):
+        raise ConfigError(f"policy 'signing' must be True, False or 'auto', got {signing!r}")
+    env = raw.get("signing_key_env", DEFAULT_SIGNING_ENV)
+    if not isinstance(env, str) or not env.strip():
+        raise ConfigError("policy 'signing_key_env' must name an environment variable")
+    return WritePolicy(
+        pii=_mode("pii", raw.get("pii", "allow")),
+        secrets=_mode("secrets", raw.get("secrets", "allow")),
+        max_chars=max_chars,
+        forbidden_categories=frozenset(c.casefold() for c in forbidden),
+        strip_private=_flag("strip_private", raw.get("strip_private", True)),
+        review_injections=_flag("review_injections", raw.get("review_injections", True)),
+        signing=signing,
+        signing_key_env=env,
+        audit_reads=_flag("audit_reads", raw.get("audit_reads", True)),
+    )
+
+
+def _categories(entry: MemoryEntry) -> set[str]:
+    found = {t.casefold() for t in entry.tags}
+    category = entry.metadata.get("category")
+    if isinstance(category, str):
+        found.add(category.casefold())
+    elif isinstance(category, list | tuple):
+        found.update(c.casefold() for c in category if isinstance(c, str))
+    return found
+
+
+def enforce(entry: MemoryEntry, policy: WritePolicy) -> MemoryEntry:
+    """Apply ``policy`` to one entry: the transformed entry, or PolicyViolation.
+
+    Order matters: private sections go first (so nothing private is scanned, counted or
+    reported), then size and category, then PII and secrets, then the injection screen
+    on what will actually be stored.
+    """
+    content = entry.content
+    notes: dict[str, Any] = {}
+    if policy.strip_private:
+        content, removed = strip_private(content)
+        if removed:
+            if not content.strip():
+                raise PolicyViolation(
+                    "the content is entirely <private>: nothing is left to store"
+                )
+            notes["private_sections_stripped"] = removed
+    if policy.max_chars is not None and len(content) > policy.max_chars:
+        raise PolicyViolation(
+            f"content has {len(content)} characters; this memory's policy allows {policy.max_chars}"
+        )
+    forbidden = _categories(entry) & policy.forbidden_categories
+    if forbidden:
+        raise PolicyViolation(f"category {', '.join(sorted(forbidden))} may not be stored")
+    if policy.pii != "allow":
+        masked, kinds = redact_pii(content)
+        if kinds:
+            if policy.pii == "reject":
+                raise PolicyViolation(
+                    f"content contains personal data ({', '.join(sorted(set(kinds)))}); "
+                    "this memory's policy rejects it"
+                )
+            content = masked
+            notes["pii_redacted"] = sorted(set(kinds))
+    if policy.secrets != "allow":
+        masked, count = redact_with_count(content)
+        if count:
+            if policy.secrets == "reject":
+                raise PolicyViolation(
+                    f"content contains {count} secret-shaped value(s); this memory's policy rejects them"
+                )
+            content = masked
+            notes["secrets_redacted"] = count
+    review = entry.review_status
+    if policy.review_injections and review is ReviewStatus.NONE:
+        signals = needs_review(entry.trust, content)
+        if signals:
+            review = ReviewStatus.PENDING
+            notes["review_reasons"] = signals
+    if content == entry.content and review is entry.review_status and not notes:
+        return entry
+    metadata = dict(entry.metadata)
+    if notes:
+        metadata["governance"] = {**dict(metadata.get("governance") or {}), **notes}
+    return attrs.evolve(
+        entry, content=content, content_hash=content_hash(content), review_status=review,
+        metadata=metadata,
+    )

@@ -1,0 +1,145 @@
+"""Turning application results into redacted text and JSON-ready data.
+
+Both interfaces print the same shapes, and every string that leaves the process passes
+through ``redact`` here, in one place, so no command or tool can forget it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.query import SearchResult
+from tulving.domain.redaction import redact
+
+
+def scrub(value: Any) -> Any:
+    """``value`` with every string in it redacted and made JSON-ready (recursively)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, enum.Enum):
+        return scrub(value.value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [scrub(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return redact(str(value))
+
+
+def entry_dict(entry: MemoryEntry, *, raw: bool = False) -> dict[str, Any]:
+    data = {
+        "id": entry.id,
+        "type": entry.type.value,
+        "key": entry.key,
+        "content": entry.content,
+        "tags": list(entry.tags),
+        "importance": entry.importance,
+        "pinned": entry.pinned,
+        "scope": entry.scope.value,
+        "agent_id": entry.agent_id,
+        "source_type": entry.source_type.value,
+        "trust": entry.trust,
+        "created_at": entry.created_at,
+        "valid_from": entry.valid_from,
+        "valid_until": entry.valid_until,
+        "access_count": entry.access_count,
+        "supersedes": entry.supersedes,
+        "superseded_by": entry.superseded_by,
+        "archived_at": entry.archived_at,
+        "archive_reason": entry.archive_reason.value if entry.archive_reason else None,
+        "metadata": dict(entry.metadata),
+    }
+    if raw:
+        return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in data.items()}
+    result: dict[str, Any] = scrub(data)
+    return result
+
+
+def entry_line(entry: MemoryEntry) -> str:
+    """One line: ``[TYPE] key · date · id`` then the content."""
+    head = f"[{entry.type.value}]"
+    if entry.key:
+        head += f" {entry.key}"
+    state = ""
+    if entry.archived_at is not None:
+        reason = entry.archive_reason.value if entry.archive_reason else "archived"
+        state = f" ({reason})"
+    date = entry.valid_from.date().isoformat()
+    tags = f" #{' #'.join(entry.tags)}" if entry.tags else ""
+    return redact(f"{head} · {date} · {entry.id}{state}{tags}\n    {entry.content}")
+
+
+def search_text(query: str, results: Sequence[SearchResult]) -> str:
+    if not results:
+        return redact(f"No memories match {query!r}.")
+    lines = [redact(f"{len(results)} memories for {query!r}:")]
+    for i, r in enumerate(results, 1):
+        lines.append(f"{i}. ({r.score:.3f} {r.match_type}) {entry_line(r.entry)}")
+    return "\n".join(lines)
+
+
+def search_dicts(results: Sequence[SearchResult]) -> list[dict[str, Any]]:
+    return [{"score": round(r.score, 6), "match_type": r.match_type, **entry_dict(r.entry)}
+            for r in results]
+
+
+def curated_dict(curated: Any) -> dict[str, Any]:
+    """A ``CuratedContext`` as data; fields read by name so a new field does not break it."""
+    out: dict[str, Any] = {}
+    for name in ("content", "token_count", "budget_remaining", "sources_consulted", "mode"):
+        if hasattr(curated, name):
+            out[name] = getattr(curated, name)
+    entries = getattr(curated, "entries", ()) or ()
+    out["entries"] = [_curated_item(e) for e in entries]
+    omitted = getattr(curated, "omitted", ()) or ()
+    out["omitted"] = [_curated_item(e) for e in omitted] if not isinstance(omitted, int) else omitted
+    result: dict[str, Any] = scrub(out)
+    return result
+
+
+def _curated_item(item: Any) -> Any:
+    if isinstance(item, MemoryEntry):
+        return {"id": item.id, "type": item.type.value, "key": item.key}
+    entry = getattr(item, "entry", None)
+    if isinstance(entry, MemoryEntry):
+        extra = {k: getattr(item, k) for k in ("score", "tokens", "disclosure", "reason")
+                 if hasattr(item, k)}
+        return {"id": entry.id, "type": entry.type.value, "key": entry.key, **extra}
+    if isinstance(item, str):
+        return item
+    return str(item)
+
+
+def stats_text(stats: Mapping[str, Any]) -> str:
+    lines = [f"agent: {stats.get('agent_id')}   active: {stats.get('active')}   "
+             f"archived: {stats.get('archived')}"]
+    by_type = stats.get("by_type") or {}
+    if by_type:
+        lines.append("by type: " + ", ".join(f"{k}={v}" for k, v in by_type.items() if v))
+    tags = stats.get("tags") or {}
+    if tags:
+        top = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+        lines.append("top tags: " + ", ".join(f"{k}({v})" for k, v in top))
+    storage = stats.get("storage") or {}
+    if storage:
+        size = storage.get("bytes")
+        lines.append(f"storage: {storage.get('engine')} {storage.get('path', '')}"
+                     + (f" ({human_bytes(size)})" if isinstance(size, int) else ""))
+    lines.append(f"embedder: {stats.get('embedder')}   vectors: {stats.get('vectors')}   "
+                 f"tokenizer: {stats.get('tokenizer')}")
+    return redact("\n".join(lines))
+
+
+def human_bytes(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
