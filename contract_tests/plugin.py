@@ -11,4 +11,5 @@ pytest.register_assert_rewrite(
     "contract_tests.tokenizer",
     "contract_tests.llm",
     "contract_tests.builders",
+    "contract_tests.governance",
 )

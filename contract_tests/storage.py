@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
+from contract_tests.governance import GovernanceContract
 from tulving.domain.audit_chain import verify_chain
 from tulving.domain.errors import TulvingError
 from tulving.domain.identity import Identity
@@ -36,7 +37,7 @@ def _vec(seed: int, dim: int = 8) -> Any:
     return v / np.linalg.norm(v)
 
 
-class StorageContract:
+class StorageContract(GovernanceContract):
     """Base class of the storage suite; subclass it and provide ``make_storage``."""
 
     @pytest.fixture

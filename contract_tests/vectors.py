@@ -374,7 +374,8 @@ class VectorIndexContract:
         index.add(make_ids(5, "late"), random_vectors(5, DIM, seed=9))
         index.close()
         again = make_index(DIM, name="first")
-        assert again.ids() == set(make_ids(10))
+        # A cache shows what was persisted; a durable store shows everything: never a mix.
+        assert again.ids() in (set(make_ids(10)), set(make_ids(10)) | set(make_ids(5, "late")))
 
     def test_reopen_with_another_dimension_starts_empty(self, make_index: MakeIndex) -> None:
         if not self.persistent:

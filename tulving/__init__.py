@@ -10,6 +10,7 @@
 
 from tulving.application.memory import Memory
 from tulving.application.warnings_once import TulvingWarning
+from tulving.domain.curated import CuratedContext, CuratedEntry
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import (
     ConfigError,
@@ -35,7 +36,7 @@ from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope,
 __version__ = "0.1.0"
 
 __all__ = [
-    "ArchiveReason", "ConfigError", "ContentError", "IntegrityError", "KeyFormatError",
+    "ArchiveReason", "ConfigError", "CuratedContext", "CuratedEntry", "ContentError", "IntegrityError", "KeyFormatError",
     "LLMError", "LockError", "Memory", "MemoryEntry", "MemoryStoreError", "MemoryType",
     "NotFoundError", "PolicyViolation", "ReviewStatus", "Scope", "ScopeError", "SearchResult",
     "SecurityError", "SourceType", "StorageError", "TulvingError", "TulvingWarning",

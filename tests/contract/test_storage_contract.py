@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from contract_tests.governance import BackChannel
 from contract_tests.storage import StorageContract
 from tulving.adapters.storage.memory import InMemoryStorage
 from tulving.adapters.storage.sqlite import SQLiteStorage
 from tulving.ports.storage import Storage
+
+from .back_channels import InMemoryBackChannel, SQLiteBackChannel
 
 
 class TestSQLiteStorage(StorageContract):
@@ -21,8 +24,18 @@ class TestSQLiteStorage(StorageContract):
 
         return make
 
+    @pytest.fixture
+    def back_channel(self, storage: Storage) -> BackChannel:
+        assert isinstance(storage, SQLiteStorage)
+        return SQLiteBackChannel(storage.path)
+
 
 class TestInMemoryStorage(StorageContract):
     @pytest.fixture
     def make_storage(self) -> Callable[..., Storage]:
         return lambda name="default": InMemoryStorage()
+
+    @pytest.fixture
+    def back_channel(self, storage: Storage) -> BackChannel:
+        assert isinstance(storage, InMemoryStorage)
+        return InMemoryBackChannel(storage)

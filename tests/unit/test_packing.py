@@ -72,8 +72,19 @@ def ranked_of(entries: list[MemoryEntry]) -> list[Ranked]:
     return rank([Candidate(e, 1.0 - i / (n + 1)) for i, e in enumerate(entries)], NOW)
 
 
+VOCAB = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
+    "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu"
+).split()
+
+
+def _tail(i: int) -> str:
+    """Six words unique to note ``i``, so notes on one topic are not near-duplicates."""
+    return " ".join(VOCAB[(i * 7 + j * (i % 5 + 1)) % len(VOCAB)] + str(i) for j in range(6))
+
+
 def topics(count: int) -> list[MemoryEntry]:
-    return [entry(f"m{i:03d}", f"{TOPICS[i % len(TOPICS)]} (note {i})") for i in range(count)]
+    return [entry(f"m{i:03d}", f"{TOPICS[i % 8]} Note {_tail(i)}.") for i in range(count)]
 
 
 @pytest.fixture(params=["cl100k", "heuristic"])
@@ -120,8 +131,15 @@ def test_stale_marker_is_computed_at_render_time() -> None:
     assert "(stale)" in pack(ranked_of([old]), budget=200, tokenizer=CL100K, now=NOW).content
 
 
+def long_topics(count: int) -> list[MemoryEntry]:
+    return [
+        entry(f"m{i:03d}", f"{TOPICS[i % 8]} {TOPICS[(i + 3) % 8]} Note {_tail(i)}.")
+        for i in range(count)
+    ]
+
+
 def test_progressive_disclosure_full_then_index_then_what_was_left_out(tokenizer: Any) -> None:
-    entries = topics(60)
+    entries = long_topics(60)
     packed = pack(ranked_of(entries), budget=300, tokenizer=tokenizer, now=NOW)
     modes = [item.disclosure for item in packed.included]
     assert modes[0] is Disclosure.FULL
@@ -145,8 +163,19 @@ def test_progressive_disclosure_full_then_index_then_what_was_left_out(tokenizer
 
 
 def test_budget_is_used_well() -> None:
-    packed = pack(ranked_of(topics(200)), budget=2000, tokenizer=CL100K, now=NOW)
+    packed = pack(ranked_of(long_topics(200)), budget=2000, tokenizer=CL100K, now=NOW)
     assert 1900 <= packed.token_count <= 2000
+    modes = {item.disclosure for item in packed.included}
+    assert modes == {Disclosure.FULL, Disclosure.INDEX}
+
+
+def test_everything_in_full_when_it_fits_exactly() -> None:
+    """The index share is only taken when not everything fits in full."""
+    entries = long_topics(6)
+    ranked = ranked_of(entries)
+    roomy = pack(ranked, budget=100_000, tokenizer=CL100K, now=NOW)
+    tight = pack(ranked, budget=roomy.token_count + 40, tokenizer=CL100K, now=NOW)
+    assert [item.disclosure for item in tight.included] == [Disclosure.FULL] * 6
 
 
 def test_oversize_best_memory_is_truncated_not_dropped(tokenizer: Any) -> None:

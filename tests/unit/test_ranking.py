@@ -164,9 +164,13 @@ def test_signals_are_bounded_and_documented_shapes() -> None:
 
 def test_decayed_importance_is_used() -> None:
     weights = RankingWeights()
-    stale = signals(entry("s", type=MemoryType.OBSERVATION, importance=0.8, age_days=6), NOW, weights)
+    stale = signals(
+        entry("s", type=MemoryType.OBSERVATION, importance=0.8, age_days=6), NOW, weights
+    )
     assert stale.importance == pytest.approx(0.2)
-    decision = signals(entry("d", type=MemoryType.DECISION, importance=0.8, age_days=600), NOW, weights)
+    decision = signals(
+        entry("d", type=MemoryType.DECISION, importance=0.8, age_days=600), NOW, weights
+    )
     assert decision.importance == pytest.approx(0.8)
 
 
@@ -180,7 +184,9 @@ def test_presets_and_overrides() -> None:
     assert RankingWeights().with_({"importance": 0.9}).importance == 0.9
     assert RankingWeights.resolve(None) == RankingWeights()
     assert RankingWeights.resolve("recent") == recent
-    assert RankingWeights.resolve({"preset": "important", "trust": 0.0}) == important.with_(trust=0.0)
+    assert RankingWeights.resolve({"preset": "important", "trust": 0.0}) == important.with_(
+        trust=0.0
+    )
     for name in RankingWeights.PRESETS:
         RankingWeights.preset(name)
 

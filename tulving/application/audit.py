@@ -74,12 +74,14 @@ class AuditTrail:
         details: Mapping[str, Any] | None = None,
     ) -> None:
         """Append one record now (call it inside the operation's transaction)."""
-        self._storage.append_audit([self.draft(action, inputs, entry_id=entry_id,
-                                               details=details)])
+        self.record_many([self.draft(action, inputs, entry_id=entry_id, details=details)])
 
     def record_many(self, drafts: Sequence[AuditDraft]) -> None:
-        if drafts:
-            self._storage.append_audit(list(drafts))
+        """Append now, after any queued read records so the log stays in call order."""
+        with self._lock:
+            batch, self._pending = [*self._pending, *drafts], []
+        if batch:
+            self._storage.append_audit(batch)
 
     def record_read(self, action: str, inputs: Any, ids: Iterable[str]) -> None:
         """Queue one record for a read call (get, search, curate) with the ids it returned."""

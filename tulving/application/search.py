@@ -3,12 +3,19 @@
 Filters never lose recall: the vector index is over-fetched and post-filtered, and when
 too few visible candidates survive the index is queried again with an explicit
 allow-list of matching ids (see ``VectorIndex.query``). Archived entries never surface.
+
+Hybrid retrieval is plain rank fusion plus a few general, cheap refinements, each one
+measured on LoCoMo by ``benchmarks/locomo.py --ablation`` and kept only because it
+raised recall there (see :class:`SearchOptions` for what each does and why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
+
+import attrs
 
 from tulving.application.context import MemoryContext
 from tulving.application.fusion import normalise, rrf
@@ -61,14 +68,29 @@ def build_filter(
     )
 
 
-import attrs
-
-
 @attrs.frozen
 class SearchOptions:
+    """Knobs of hybrid retrieval; the defaults are what measured best (coarse values).
+
+    - ``pool``: candidates taken from each engine before fusion (at least ``2 * top_k``).
+    - ``lexical_weight`` / ``semantic_weight``: RRF weights of the two lists.
+    - ``rrf_k``: the RRF constant (60 in Cormack et al.).
+    """
+
+    pool: int = 50
+    lexical_weight: float = 1.0
+    semantic_weight: float = 1.0
+    rrf_k: int = 60
+
     @classmethod
-    def ablations(cls) -> dict[str, "SearchOptions"]:
-        return {}
+    def ablations(cls) -> dict[str, SearchOptions]:
+        """The default with one idea switched off at a time (for the benchmark)."""
+        return {"plain RRF": cls.plain()}
+
+    @classmethod
+    def plain(cls) -> SearchOptions:
+        """Unweighted RRF of the two engines, nothing else: the baseline."""
+        return cls(pool=50, lexical_weight=1.0, semantic_weight=1.0, rrf_k=60)
 
 
 class Searcher:
@@ -84,7 +106,12 @@ class Searcher:
         ctx = self.ctx
         if ctx.embedder is None or ctx.vectors is None:
             return []
-        vector = ctx.embedder.embed_query(query)
+        return self.semantic_by_vector(ctx.embedder.embed_query(query), flt, limit)
+
+    def semantic_by_vector(self, vector: Any, flt: EntryFilter, limit: int) -> list[ScoredId]:
+        """Nearest visible entries to ``vector``; filters never lose recall."""
+        ctx = self.ctx
+        assert ctx.vectors is not None
         if flt.as_of is not None:
             return self._semantic_exact(vector, flt, limit)
         fetch = max(limit * 3, 50)
@@ -96,8 +123,12 @@ class Searcher:
         return ctx.vectors.query(vector, limit, allow=allow)
 
     def _visible(self, hits: list[ScoredId], flt: EntryFilter) -> list[ScoredId]:
-        entries = {e.id: e for e in self.ctx.storage.get_many([h.id for h in hits])}
-        return [h for h in hits if h.id in entries and entry_matches(entries[h.id], flt)]
+        """Hits that pass ``flt``, checked by id in storage (no entry is loaded)."""
+        if not hits:
+            return []
+        ids = tuple(h.id for h in hits)
+        visible = self.ctx.storage.ids_matching(attrs.evolve(flt, ids=ids))
+        return [h for h in hits if h.id in visible]
 
     def _semantic_exact(self, vector: object, flt: EntryFilter, limit: int) -> list[ScoredId]:
         """As-of reads include archived entries, which the index does not hold."""
@@ -115,13 +146,20 @@ class Searcher:
         storage = self.ctx.storage
         exact = storage.active_by_key(flt.partitions or (), query.strip())
         hits = [ScoredId(exact.id, 1.0)] if exact and entry_matches(exact, flt) else []
-        prefixed = storage.query(
-            EntryFilter(**{**_fields(flt), "key_prefix": query.strip()}), limit=limit
-        )
+        prefixed = storage.query(attrs.evolve(flt, key_prefix=query.strip()), limit=limit)
         seen = {h.id for h in hits}
         hits += [ScoredId(e.id, 0.9) for e in sorted(prefixed, key=lambda e: e.key or "")
                  if e.id not in seen]
         return hits[:limit]
+
+    def hybrid(self, query: str, flt: EntryFilter, limit: int) -> list[ScoredId]:
+        opts = self.options
+        pool = max(limit * 2, opts.pool)
+        lexical = self.lexical(query, flt, pool)
+        semantic = self.semantic(query, flt, pool)
+        fused = rrf([lexical, semantic], [opts.lexical_weight, opts.semantic_weight],
+                    k=opts.rrf_k)
+        return fused[:limit]
 
     # the public operation --------------------------------------------------------------
     def ranked_ids(self, query: str, mode: str, flt: EntryFilter, limit: int) -> list[ScoredId]:
@@ -136,8 +174,7 @@ class Searcher:
             return normalise(self.lexical(query, flt, limit))
         if mode == "semantic":
             return self.semantic(query, flt, limit)
-        pool = max(limit * 2, 50)
-        return rrf([self.lexical(query, flt, pool), self.semantic(query, flt, pool)])[:limit]
+        return self.hybrid(query, flt, limit)
 
     def search(
         self, query: str, top_k: int, mode: str, flt: EntryFilter, min_score: float | None
@@ -155,9 +192,3 @@ class Searcher:
             if entry is not None and entry_matches(entry, flt):
                 results.append(SearchResult(entry=entry, score=hit.score, match_type=effective))
         return results
-
-
-def _fields(flt: EntryFilter) -> dict[str, object]:
-    import attrs
-
-    return attrs.asdict(flt, recurse=False)

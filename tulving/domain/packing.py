@@ -251,14 +251,16 @@ def pack(
         layout.drop_last()
         content = layout.render(total)
         used = tokenizer.count(content)
-    if not layout.items():
-        layout = _layout_best_alone(
+    if ranked[0].entry.id not in {item.entry_id for item in layout.items()}:
+        # The best memory must not lose its place to the header or to lesser memories:
+        # show it alone, without a header, in the richest form that fits.
+        alone = _layout_best_alone(
             ranked[0], budget, tokenizer, header, now, stale_after, index_words
         )
-        content = layout.render(total)
-        used = tokenizer.count(content)
-        if used > budget:  # cannot happen with a consistent tokenizer; never exceed anyway
-            layout, content, used = _Layout(header, False), "", 0
+        alone_content = alone.render(total)
+        alone_used = tokenizer.count(alone_content)
+        if alone.items() and alone_used <= budget:
+            layout, content, used = alone, alone_content, alone_used
     included = tuple(layout.items())
     return Packed(
         content=content,

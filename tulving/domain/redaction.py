@@ -145,6 +145,8 @@ def _assignment_replacement(match: re.Match[str], counter: list[int]) -> str:
     else:
         kind = "token"
     start, end = match.span("quoted" if match.group("quote") else "bare")
+    if bare is not None and "&" in bare and match.string[match.start() - 1 : match.start()] in "?&":
+        end = start + bare.index("&")  # a URL query: the value ends at the next parameter
     counter[0] += 1
     offset = match.start()
     return text[: start - offset] + _mask(kind) + text[end - offset :]
@@ -160,6 +162,8 @@ def _looks_like_credential(value: str) -> bool:
 
 def _rule_replacer(rule: _Rule, counter: list[int]) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
+        if match.group(rule.group or 0).startswith(MASK_PREFIX):
+            return match.group(0)  # already masked: keep redaction idempotent
         counter[0] += 1
         if rule.group is None:
             return _mask(rule.kind)

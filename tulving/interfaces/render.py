@@ -93,7 +93,8 @@ def search_dicts(results: Sequence[SearchResult]) -> list[dict[str, Any]]:
 def curated_dict(curated: Any) -> dict[str, Any]:
     """A ``CuratedContext`` as data; fields read by name so a new field does not break it."""
     out: dict[str, Any] = {}
-    for name in ("content", "token_count", "budget_remaining", "sources_consulted", "mode"):
+    for name in ("content", "token_count", "token_budget", "budget_remaining", "sources_consulted",
+                 "mode", "query"):
         if hasattr(curated, name):
             out[name] = getattr(curated, name)
     entries = getattr(curated, "entries", ()) or ()
@@ -109,7 +110,7 @@ def _curated_item(item: Any) -> Any:
         return {"id": item.id, "type": item.type.value, "key": item.key}
     entry = getattr(item, "entry", None)
     if isinstance(entry, MemoryEntry):
-        extra = {k: getattr(item, k) for k in ("score", "tokens", "disclosure", "reason")
+        extra = {k: getattr(item, k) for k in ("score", "disclosure", "section")
                  if hasattr(item, k)}
         return {"id": entry.id, "type": entry.type.value, "key": entry.key, **extra}
     if isinstance(item, str):

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from tulving.plugins.hookspecs import hookimpl
-from tulving.plugins.policies import tulving_before_write as tulving_before_write  # built-in write policies
+
+# The built-in write policies (PII, <private>, size, categories, injection review):
+from tulving.plugins.policies import tulving_before_write as tulving_before_write
 
 _A = "tulving.adapters"
 

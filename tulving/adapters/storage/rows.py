@@ -41,7 +41,7 @@ def parse_ts(value: Any) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, datetime):
-        return value.astimezone(UTC)
+        return value if value.tzinfo is UTC else value.astimezone(UTC)
     return datetime.fromisoformat(value)
 
 
@@ -74,36 +74,50 @@ def entry_to_row(entry: MemoryEntry, *, text_times: bool = True) -> dict[str, An
     return row
 
 
+_TYPES = {t.value: t for t in MemoryType}
+_SCOPES = {s.value: s for s in Scope}
+_SOURCES = {s.value: s for s in SourceType}
+_REVIEWS = {r.value: r for r in ReviewStatus}
+_REASONS = {r.value: r for r in ArchiveReason}
+
+
 def row_to_entry(row: Mapping[str, Any], tags: tuple[str, ...]) -> MemoryEntry:
+    """Hot path of every read: enum lookups by dict, JSON parsed only when non-empty."""
     reason = row["archive_reason"]
     meta = row["metadata"]
     return MemoryEntry(
-        id=row["id"], content=row["content"], type=MemoryType(row["type"]),
-        agent_id=row["agent_id"], partition=row["partition"], scope=Scope(row["scope"]),
+        id=row["id"], content=row["content"], type=_TYPES[row["type"]],
+        agent_id=row["agent_id"], partition=row["partition"], scope=_SCOPES[row["scope"]],
         user_id=row["user_id"], workspace_id=row["workspace_id"], key=row["key"],
         tags=tags, importance=float(row["importance"]), pinned=bool(row["pinned"]),
-        confidence=float(row["confidence"]), source_type=SourceType(row["source_type"]),
+        confidence=float(row["confidence"]), source_type=_SOURCES[row["source_type"]],
         source_instance=row["source_instance"], model_id=row["model_id"],
         trust=float(row["trust"]), session_id=row["session_id"],
         supersedes=row["supersedes"], superseded_by=row["superseded_by"],
         related_to=_tuple(row["related_to"]), source_entry_ids=_tuple(row["source_entry_ids"]),
         conflict_ids=_tuple(row["conflict_ids"]),
-        review_status=ReviewStatus(row["review_status"]),
+        review_status=_REVIEWS[row["review_status"]],
         created_at=_req(row["created_at"]), updated_at=_req(row["updated_at"]),
         valid_from=_req(row["valid_from"]), valid_until=parse_ts(row["valid_until"]),
         expired_at=parse_ts(row["expired_at"]),
         last_accessed_at=_req(row["last_accessed_at"]),
         access_count=int(row["access_count"]), archived_at=parse_ts(row["archived_at"]),
-        archive_reason=ArchiveReason(reason) if reason else None,
+        archive_reason=_REASONS[reason] if reason else None,
         entity=row["entity"], attribute=row["attribute"], value=row["value"],
         success_count=int(row["success_count"]), failure_count=int(row["failure_count"]),
-        metadata=json.loads(meta) if isinstance(meta, str) else dict(meta or {}),
+        metadata=_metadata(meta),
         content_hash=row["content_hash"], signature=row["signature"],
     )
 
 
+def _metadata(meta: Any) -> dict[str, Any]:
+    if isinstance(meta, str):
+        return {} if meta == "{}" else dict(json.loads(meta))
+    return dict(meta or {})
+
+
 def _tuple(value: Any) -> tuple[str, ...]:
-    if value is None:
+    if value is None or value == "[]":
         return ()
     if isinstance(value, str):
         return tuple(json.loads(value))

@@ -21,6 +21,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from psycopg.pq import TransactionStatus
 
 from tulving.adapters.storage.postgres.connection import Conn, translate_errors
 from tulving.adapters.storage.postgres.store import PostgresStorage
@@ -198,22 +199,42 @@ class PgVectorIndex:
     def _approximate(self, query: Vectors, k: int, allow: list[str] | None) -> list[ScoredId]:
         ef = max(self._ef_search, min(1000, 2 * k))
         condition, params = _condition(allow)
+        select = (
+            "SELECT entry_id, 1 - (vector <=> %b) AS score FROM embeddings "
+            f"WHERE {condition} ORDER BY vector <=> %b LIMIT %s"
+        )
+        values = [query, *params, query, k]
+        if ef == self._ef_search:
+            # The common case: one statement, on a connection whose session already
+            # carries our search settings (set once per pooled connection).
+            with self._storage._read() as conn:
+                self._configure_session(conn)
+                rows = conn.execute(select, values).fetchall()
+        else:
 
-        def work(conn: Conn) -> list[dict[str, Any]]:
-            conn.execute(
-                f"SET LOCAL hnsw.ef_search = {int(ef)}; "
-                "SET LOCAL hnsw.iterative_scan = relaxed_order"
-            )
-            return conn.execute(
-                "SELECT entry_id, 1 - (vector <=> %b) AS score FROM embeddings "
-                f"WHERE {condition} ORDER BY vector <=> %b LIMIT %s",
-                [query, *params, query, k],
-            ).fetchall()
+            def work(conn: Conn) -> list[dict[str, Any]]:
+                self._configure_session(conn)
+                conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+                return conn.execute(select, values).fetchall()
 
-        rows = self._storage._atomic(work)
+            rows = self._storage._atomic(work)
         hits = [ScoredId(r["entry_id"], float(r["score"])) for r in rows]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
+
+    def _configure_session(self, conn: Conn) -> None:
+        """``hnsw.ef_search`` and iterative scans (pgvector >= 0.8: keep scanning until
+        ``LIMIT`` rows pass the filter) for this pooled connection, once."""
+        if getattr(conn, "_tulving_ef_search", None) == self._ef_search:
+            return
+        idle = conn.info.transaction_status == TransactionStatus.IDLE
+        scope = "" if idle else "LOCAL "  # a session SET in a caller's tx could roll back
+        conn.execute(
+            f"SET {scope}hnsw.ef_search = {int(self._ef_search)}; "
+            f"SET {scope}hnsw.iterative_scan = relaxed_order"
+        )
+        if idle:
+            conn._tulving_ef_search = self._ef_search  # type: ignore[attr-defined]
 
     def _exact(self, query: Vectors, k: int, allow: list[str] | None) -> list[ScoredId]:
         condition, params = _condition(allow)

@@ -57,6 +57,16 @@ def tsquery_text(match: Sequence[str]) -> str:
     return " | ".join(quoted)
 
 
+def _set_indexed(conn: Conn, ids: Sequence[str], indexed: bool) -> None:
+    """Keep the pgvector index to active entries: archiving un-flags the entry's vector
+    (kept as the source of truth), restoring flags it again."""
+    if ids:
+        conn.execute(
+            "UPDATE embeddings SET indexed = %s WHERE entry_id = ANY(%s) AND indexed <> %s",
+            (indexed, list(ids), indexed),
+        )
+
+
 class EntryMixin(VectorMixin):
     # -- writes ----------------------------------------------------------------------
 
@@ -138,6 +148,9 @@ class EntryMixin(VectorMixin):
                     "ON CONFLICT (entry_id) DO UPDATE SET vector = EXCLUDED.vector, indexed = TRUE",
                     vectors,
                 )
+            gone = [*archived_old, *(i for i, e in new.items() if e.archived_at is not None)]
+            if gone:
+                _set_indexed(conn, gone, False)
         return outcomes
 
     @translate_errors
@@ -154,6 +167,7 @@ class EntryMixin(VectorMixin):
                 ) from exc
             if cur.rowcount == 0:
                 raise StorageError(f"no entry {entry.id} to replace")
+            _set_indexed(conn, [entry.id], entry.archived_at is None)
             conn.execute("DELETE FROM entry_tags WHERE entry_id = %s", (entry.id,))
             tags = [(entry.id, t) for t in dict.fromkeys(entry.tags)]
             if tags:
@@ -184,7 +198,7 @@ class EntryMixin(VectorMixin):
                        expired_at = COALESCE(e.expired_at, a.at), updated_at = a.at
                    FROM unnest(%s::text[], %s::text[], %s::timestamptz[], %s::text[])
                        AS a(id, reason, at, sby)
-                   WHERE e.id = a.id AND e.archived_at IS NULL""",
+                   WHERE e.id = a.id AND e.archived_at IS NULL RETURNING e.id""",
                 (
                     ids,
                     [unique[i].reason.value for i in ids],
@@ -192,7 +206,9 @@ class EntryMixin(VectorMixin):
                     [unique[i].superseded_by for i in ids],
                 ),
             )
-            return cur.rowcount
+            changed = [row["id"] for row in cur.fetchall()]
+            _set_indexed(conn, changed, False)
+            return len(changed)
 
         return self._atomic(work)
 
@@ -237,11 +253,13 @@ class EntryMixin(VectorMixin):
                         f"cannot restore {claimed[(h['partition'], h['key'])]}: key "
                         f"{h['key']!r} is held by active entry {h['id']}"
                     )
+            restored = [r["id"] for r in rows]
             cur = conn.execute(
                 "UPDATE entries SET archived_at = NULL, archive_reason = NULL, "
                 "expired_at = NULL, updated_at = %s WHERE id = ANY(%s) AND archived_at IS NOT NULL",
-                (at, [r["id"] for r in rows]),
+                (at, restored),
             )
+            _set_indexed(conn, restored, True)
             return cur.rowcount
 
         return self._atomic(work)

@@ -15,7 +15,9 @@ Design notes:
   ``entries``: the pgvector index shares this table and may hold ids storage never saw
   (its contract suite adds bare ids); storage deletes vectors with their entries itself.
   ``indexed`` is the index's membership flag, so ``VectorIndex.remove`` never destroys
-  the stored vector that storage treats as the source of truth.
+  the stored vector that storage treats as the source of truth. Storage keeps it equal
+  to "the entry is active" (archive un-flags, unarchive flags), which is what the
+  application expects the index to hold.
 """
 
 from __future__ import annotations

@@ -129,10 +129,13 @@ class VectorMixin(PgConnections):
 
         def work(conn: Conn) -> None:
             with conn.cursor() as cur:
+                # Ids of entries that do not exist are skipped; archived entries keep
+                # their vector but stay out of the index.
                 cur.executemany(
-                    "INSERT INTO embeddings (entry_id, vector) "
-                    "SELECT %s, %b WHERE EXISTS (SELECT 1 FROM entries WHERE id = %s) "
-                    "ON CONFLICT (entry_id) DO UPDATE SET vector = EXCLUDED.vector, indexed = TRUE",
+                    "INSERT INTO embeddings (entry_id, vector, indexed) "
+                    "SELECT %s, %b, e.archived_at IS NULL FROM entries e WHERE e.id = %s "
+                    "ON CONFLICT (entry_id) DO UPDATE "
+                    "SET vector = EXCLUDED.vector, indexed = EXCLUDED.indexed",
                     [(i, v, i) for i, v in vectors],
                 )
 

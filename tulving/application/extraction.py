@@ -1,0 +1,163 @@
+"""``remember(text)``: raw conversation text in, typed memories out.
+
+Every turn is kept as an EPISODE whatever else happens, so retrieval over the raw
+conversation never depends on extraction quality. On top of that, typed memories
+(preference, fact, decision, procedure, plan) come from the LLM with a JSON schema when one
+is configured and answers, else from the deterministic rules in
+``tulving.domain.extraction_rules``. A chunk whose LLM call fails (timeout, HTTP 500,
+malformed JSON, budget spent) falls back to the rules for that chunk only, with one warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from tulving.application.llm_calls import LLMGateway
+from tulving.domain.errors import ValidationError
+from tulving.domain.extraction_rules import Candidate, Turn, extract_candidates, split_turns
+from tulving.domain.types import MemoryType, SourceType
+from tulving.domain.validation import MAX_CONTENT_CHARS
+
+MAX_REMEMBER_CHARS = 2_000_000
+#: Transcript characters per LLM extraction call.
+LLM_CHUNK_CHARS = 6_000
+EXTRACTED_TYPES = ("PREFERENCE", "FACT", "DECISION", "PROCEDURE", "PLAN")
+EPISODE_IMPORTANCE = 0.4
+
+EXTRACTION_SCHEMA: dict[str, Any] = {
+    "title": "extracted_memories",
+    "type": "object",
+    "properties": {
+        "memories": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "type": {"type": "string", "enum": list(EXTRACTED_TYPES)},
+                    "content": {"type": "string"},
+                    "entity": {"type": ["string", "null"]},
+                    "attribute": {"type": ["string", "null"]},
+                    "value": {"type": ["string", "null"]},
+                    "importance": {"type": ["number", "null"]},
+                },
+                "required": ["type", "content"],
+            },
+        }
+    },
+    "required": ["memories"],
+}
+
+_SYSTEM = (
+    "You extract durable memories from a conversation for an AI agent. Return JSON "
+    '{"memories": [...]}, each item with "type" (one of PREFERENCE, FACT, DECISION, '
+    "PROCEDURE, PLAN), a self-contained third-person \"content\" naming who it is about, and "
+    'for preferences and facts "entity" (the person or thing), "attribute" and "value". '
+    "Extract at most 8 items per request; extract nothing that is small talk."
+)
+
+
+def check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise ValidationError(f"remember() takes text (str), got {type(text).__name__}")
+    if not text.strip():
+        raise ValidationError("remember() needs non-empty text")
+    if len(text) > MAX_REMEMBER_CHARS:
+        raise ValidationError(f"remember() text is over {MAX_REMEMBER_CHARS} characters")
+    return text
+
+
+def extract_fields(
+    llm: LLMGateway,
+    text: str,
+    *,
+    source_type: SourceType,
+    valid_from: datetime | None,
+    subject: str,
+) -> list[dict[str, Any]]:
+    """``store`` fields for every episode and extracted memory of ``text``, in order."""
+    turns = split_turns(text)
+    common: dict[str, Any] = {"source_type": source_type}
+    if valid_from is not None:
+        common["valid_from"] = valid_from
+    fields: list[dict[str, Any]] = []
+    for i, turn in enumerate(turns):
+        meta: dict[str, Any] = {"turn": i, "extracted_by": "remember"}
+        if turn.speaker:
+            meta["speaker"] = turn.speaker
+        fields.append({**common, "content": turn.render(), "type": MemoryType.EPISODE,
+                       "importance": EPISODE_IMPORTANCE, "metadata": meta, "dedup": False})
+    for chunk in _chunks(turns):
+        found = _llm_candidates(llm, chunk, subject)
+        method = "llm"
+        if found is None:
+            method = "rules"
+            found = [c for turn in chunk for c in extract_candidates(turn, subject)]
+        for cand in found:
+            item: dict[str, Any] = {**common, "content": cand.content, "type": cand.type,
+                                    "importance": cand.importance,
+                                    "metadata": {"extracted_by": method}}
+            if cand.entity and cand.attribute:
+                item.update(entity=cand.entity, attribute=cand.attribute, value=cand.value)
+            fields.append(item)
+    return fields
+
+
+def _chunks(turns: Sequence[Turn]) -> list[list[Turn]]:
+    chunks: list[list[Turn]] = []
+    current: list[Turn] = []
+    size = 0
+    for turn in turns:
+        length = len(turn.render()) + 1
+        if current and size + length > LLM_CHUNK_CHARS:
+            chunks.append(current)
+            current, size = [], 0
+        current.append(turn)
+        size += length
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _llm_candidates(llm: LLMGateway, chunk: Sequence[Turn], subject: str) -> list[Candidate] | None:
+    if llm.llm is None:
+        llm.fallback("extraction")
+        return None
+    transcript = "\n".join(t.render() for t in chunk)
+    messages = [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": f"Default subject: {subject}\n\n{transcript}"},
+    ]
+    reply = llm.complete_json("extraction", messages, EXTRACTION_SCHEMA, max_tokens=1_200)
+    if not isinstance(reply, dict) or not isinstance(reply.get("memories"), list):
+        return None
+    out: list[Candidate] = []
+    for item in reply["memories"]:
+        cand = _candidate(item)
+        if cand is not None:
+            out.append(cand)
+    return out
+
+
+def _candidate(item: Any) -> Candidate | None:
+    """A well-formed candidate from one LLM item, or None (bad items are dropped: the
+    episodes already hold the text)."""
+    if not isinstance(item, dict) or item.get("type") not in EXTRACTED_TYPES:
+        return None
+    content = item.get("content")
+    if not isinstance(content, str) or not content.strip() or len(content) > MAX_CONTENT_CHARS:
+        return None
+    entity, attribute, value = (item.get(k) for k in ("entity", "attribute", "value"))
+    structured = all(isinstance(v, str) and v.strip() for v in (entity, attribute))
+    importance = item.get("importance")
+    if not isinstance(importance, int | float) or isinstance(importance, bool) \
+            or not 0 <= importance <= 1:
+        importance = 0.6
+    return Candidate(
+        MemoryType[item["type"]], content.strip(),
+        entity=str(entity).strip()[:200] if structured else None,
+        attribute=str(attribute).strip()[:200] if structured else None,
+        value=str(value).strip()[:2000] if structured and isinstance(value, str) else None,
+        importance=float(importance),
+    )

@@ -1,0 +1,1 @@
+"""Data files shipped with Tulving (the demo memory set)."""

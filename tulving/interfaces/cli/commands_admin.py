@@ -1,0 +1,211 @@
+"""Looking after a store: stats, evict, maintenance (inspect/purge/vacuum/reindex), doctor."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import os
+import time
+from typing import Any
+
+from tulving.domain.errors import ConfigError, TulvingError, ValidationError
+from tulving.interfaces import render
+from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
+from tulving.interfaces.cli.output import INTEGRITY, OK, Output, ProgressLine
+from tulving.interfaces.jsonl import parse_time
+
+
+def register(sub: Any, run_with_memory: Any) -> None:
+    p = sub.add_parser("stats", help="counts by type and tag, storage size, adapters")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _stats))
+
+    p = sub.add_parser("evict", help="archive the least valuable memories (decayed, unused)")
+    p.add_argument("--dry-run", action="store_true", help="show what would be archived")
+    p.add_argument("--max-entries", type=int, help="keep at most this many active memories")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _evict))
+
+    p = sub.add_parser("maintenance", help="inspect, purge archived, vacuum, reindex")
+    p.add_argument("action", choices=("inspect", "purge", "vacuum", "reindex"),
+                   help="inspect: health report; purge: delete archived memories for good; "
+                        "vacuum: reclaim disk space; reindex: rebuild the vector index")
+    p.add_argument("--dry-run", action="store_true", help="purge: only count what would go")
+    p.add_argument("--archived-before", help="purge: only memories archived before this ISO date")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _maintenance, progress=True))
+
+    p = sub.add_parser("doctor", help="check adapters, model, tokenizer, index and store")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=_doctor)
+
+
+def _stats(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    stats = memory.stats()
+    out.result(stats, render.stats_text(stats))
+    return OK
+
+
+def _evict(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    if not hasattr(memory, "evict"):
+        raise ConfigError("eviction is not available in this Tulving build")
+    params = inspect.signature(memory.evict).parameters
+    kwargs: dict[str, Any] = {}
+    if "dry_run" in params:
+        kwargs["dry_run"] = args.dry_run
+    elif args.dry_run:
+        raise ValidationError("this build's evict has no dry run")
+    if args.max_entries is not None:
+        if "max_entries" not in params:
+            raise ValidationError("this build's evict takes no --max-entries")
+        kwargs["max_entries"] = args.max_entries
+    report = memory.evict(**kwargs)
+    data = _as_data(report)
+    out.result(data, _evict_text(data, args.dry_run))
+    return OK
+
+
+def _as_data(value: Any) -> Any:
+    import attrs
+
+    if attrs.has(type(value)):
+        return attrs.asdict(value, recurse=True)
+    if isinstance(value, list):
+        return [_as_data(v) for v in value]
+    if hasattr(value, "id") and hasattr(value, "content"):
+        return render.entry_dict(value)
+    return value
+
+
+def _evict_text(data: Any, dry_run: bool) -> str:
+    if isinstance(data, dict):
+        return "\n".join(f"{k}: {v}" for k, v in data.items()
+                         if not isinstance(v, (list, dict)) or len(str(v)) < 200)
+    if isinstance(data, list):
+        return f"{'would archive' if dry_run else 'archived'} {len(data)} memories"
+    return str(data)
+
+
+def _maintenance(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    before = parse_time("--archived-before", args.archived_before) if args.archived_before else None
+    if args.action != "purge" and (args.dry_run or before):
+        raise ValidationError("--dry-run and --archived-before apply to purge only")
+    began = time.perf_counter()
+    report = memory.maintenance(args.action, dry_run=args.dry_run, archived_before=before)
+    report["elapsed_s"] = round(time.perf_counter() - began, 3)
+    out.result(report, _maintenance_text(report))
+    if args.action == "inspect" and not report.get("integrity_ok", True):
+        return INTEGRITY
+    return OK
+
+
+def _maintenance_text(report: dict[str, Any]) -> str:
+    lines = []
+    for key, value in report.items():
+        if isinstance(value, dict):
+            lines.append(f"{key}: " + ", ".join(f"{k}={v}" for k, v in value.items()))
+        else:
+            lines.append(f"{key}: {value}")
+    return "\n".join(lines)
+
+
+def _doctor(args: argparse.Namespace, out: Output) -> int:
+    from tulving.plugins.registry import get_manager
+
+    checks: dict[str, Any] = {}
+    problems = 0
+    try:
+        settings = settings_from(args)
+        checks["config"] = {"path": settings.path, "agent_id": settings.agent_id,
+                            "sources": dict(settings.sources)}
+    except TulvingError as exc:
+        return out.error(exc)
+    _pm, registry = get_manager()
+    adapters = []
+    for spec in registry.specs():
+        module = spec.target.partition(":")[0]
+        available = _importable(module)
+        adapters.append({"kind": spec.kind, "name": spec.name, "plugin": spec.plugin,
+                         "extra": spec.extra, "available": available})
+    checks["adapters"] = adapters
+    memory = None
+    try:
+        began = time.perf_counter()
+        memory = open_memory(settings, progress=ProgressLine())
+        memory.startup()
+        checks["startup_s"] = round(time.perf_counter() - began, 3)
+        ctx = memory.ctx
+        embedder = ctx.embedder
+        if embedder is not None:
+            began = time.perf_counter()
+            embedder.embed(["doctor check"])
+            checks["embedder"] = {"model_id": embedder.model_id, "dimension": embedder.dimension,
+                                  "ok": True,
+                                  "embed_ms": round((time.perf_counter() - began) * 1000, 2)}
+        else:
+            checks["embedder"] = {"ok": False, "note": "none configured: lexical search only"}
+        tokenizer = ctx.tokenizer
+        if tokenizer is not None:
+            checks["tokenizer"] = {"name": tokenizer.name,
+                                   "ok": tokenizer.count("hello world") > 0}
+        report = memory.maintenance("inspect")
+        checks["store"] = report["storage"]
+        checks["integrity_ok"] = report["integrity_ok"]
+        checks["index"] = report["index"]
+        if not report["integrity_ok"] or (report["index"] and not report["index"]["healthy"]):
+            problems += 1
+    except TulvingError as exc:
+        checks["error"] = f"{type(exc).__name__}: {exc}"
+        problems += 1
+    finally:
+        if memory is not None:
+            memory.close()
+    checks["ok"] = problems == 0
+    out.result(checks, _doctor_text(checks))
+    return OK if problems == 0 else INTEGRITY
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _doctor_text(checks: dict[str, Any]) -> str:
+    lines = [f"store: {checks['config']['path']} (agent {checks['config']['agent_id']})"]
+    by_kind: dict[str, list[str]] = {}
+    for a in checks["adapters"]:
+        mark = "" if a["available"] else f" (missing: pip install 'tulving[{a['extra']}]')"
+        by_kind.setdefault(a["kind"], []).append(a["name"] + mark)
+    for kind, names in sorted(by_kind.items()):
+        lines.append(f"  {kind:<10} {', '.join(names)}")
+    if "error" in checks:
+        lines.append(f"FAILED: {checks['error']}")
+    else:
+        emb = checks.get("embedder", {})
+        lines.append(f"embedder: {emb.get('model_id', emb.get('note'))}"
+                     + (f" ({emb['embed_ms']} ms/embed)" if "embed_ms" in emb else ""))
+        tok = checks.get("tokenizer") or {}
+        lines.append(f"tokenizer: {tok.get('name')} {'ok' if tok.get('ok') else 'FAILED'}")
+        store = checks.get("store") or {}
+        size = store.get("bytes")
+        lines.append(f"storage: {store.get('engine')} "
+                     + (render.human_bytes(size) if isinstance(size, int) else "")
+                     + f", integrity {'ok' if checks.get('integrity_ok') else 'FAILED'}")
+        index = checks.get("index")
+        if index:
+            lines.append(f"index: {index['adapter']} {index['count']} vectors, "
+                         + ("healthy" if index["healthy"] else
+                            f"STALE ({index['missing_from_index']} missing, "
+                            f"{index['stale_in_index']} extra): run `tulving maintenance reindex`"))
+        lines.append(f"startup: {checks.get('startup_s')} s")
+    lines.append("all good" if checks["ok"] else "problems found")
+    if os.environ.get("TULVING_PLUGINS"):
+        lines.append(f"(plugins limited by TULVING_PLUGINS={os.environ['TULVING_PLUGINS']})")
+    return "\n".join(lines)

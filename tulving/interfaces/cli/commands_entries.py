@@ -1,0 +1,136 @@
+"""Commands on single memories: store, get, history, forget, list (keys)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tulving.domain.errors import ValidationError
+from tulving.interfaces import render
+from tulving.interfaces.cli.config import add_common, add_json
+from tulving.interfaces.cli.output import OK, Output, ProgressLine
+from tulving.interfaces.jsonl import parse_lines
+
+TYPES = ("FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE",
+         "EPISODE")
+IMPORT_BATCH = 256
+
+
+def register(sub: Any, run_with_memory: Any) -> None:
+    p = sub.add_parser("store", help="store a memory (or import JSON Lines with --jsonl)",
+                       description="Store one memory, or many from a JSON Lines file.")
+    p.add_argument("content", nargs="?", help="the memory text; '-' reads stdin")
+    p.add_argument("--type", "-t", choices=TYPES, default="FACT", type=str.upper,
+                   help="memory type (default FACT)")
+    p.add_argument("--key", "-k", help="stable key; storing again supersedes the old version")
+    p.add_argument("--tag", action="append", default=[], dest="tags", help="tag (repeatable)")
+    p.add_argument("--importance", type=float, help="0..1 (default 0.5)")
+    p.add_argument("--pinned", action="store_true", help="never decays, never evicted")
+    p.add_argument("--jsonl", metavar="FILE",
+                   help="import memories from JSON Lines ('-' for stdin), one object a line")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _store))
+
+    p = sub.add_parser("get", help="show one memory by id or key")
+    p.add_argument("id_or_key")
+    p.add_argument("--raw", action="store_true", help="do not redact secrets in the output")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _get))
+
+    p = sub.add_parser("history", help="every version of a key, newest first")
+    p.add_argument("key")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _history))
+
+    p = sub.add_parser("forget", help="archive a memory (or delete it with --hard)")
+    p.add_argument("id_or_key")
+    p.add_argument("--hard", action="store_true", help="delete for good (not recoverable)")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _forget))
+
+    p = sub.add_parser("list", help="list memory keys (optionally under a prefix)")
+    p.add_argument("prefix", nargs="?", default="")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _list))
+
+
+def _store(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    if args.jsonl:
+        if args.content:
+            raise ValidationError("give either content or --jsonl, not both")
+        return _import(memory, args, out)
+    content = args.content
+    if content is None:
+        raise ValidationError("store needs the memory text (or --jsonl FILE)")
+    if content == "-":
+        content = sys.stdin.read()
+    extra: dict[str, Any] = {}
+    if args.importance is not None:
+        extra["importance"] = args.importance
+    entry = memory.store(content, type=args.type, key=args.key, tags=args.tags,
+                         pinned=args.pinned, **extra)
+    note = f", superseding {entry.supersedes}" if entry.supersedes else ""
+    out.result({"stored": render.entry_dict(entry)},
+               f"stored {entry.type.value} {entry.id}"
+               + (f" key={entry.key}" if entry.key else "") + note)
+    return OK
+
+
+def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    if args.jsonl == "-":
+        items = list(parse_lines(sys.stdin, "<stdin>"))
+    else:
+        with open(args.jsonl, encoding="utf-8") as handle:
+            items = list(parse_lines(handle, args.jsonl))
+    progress = ProgressLine()
+    stored = 0
+    for start in range(0, len(items), IMPORT_BATCH):
+        stored += len(memory.store_many(items[start:start + IMPORT_BATCH]))
+        progress("importing", stored, len(items))
+    progress.finish()
+    out.result({"imported": stored, "source": args.jsonl},
+               f"imported {stored} memories from {args.jsonl}")
+    return OK
+
+
+def _get(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    entry = memory.get(args.id_or_key)
+    if args.raw:
+        data = render.entry_dict(entry, raw=True)
+        if out.as_json:
+            import json
+
+            print(json.dumps(data, indent=2, ensure_ascii=False), file=out.out)
+        else:
+            print(f"[{entry.type.value}] {entry.key or ''} {entry.id}\n{entry.content}",
+                  file=out.out)
+        return OK
+    out.result(render.entry_dict(entry), render.entry_line(entry))
+    return OK
+
+
+def _history(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    versions = memory.history(args.key)
+    out.result({"key": args.key, "versions": [render.entry_dict(e) for e in versions]},
+               "\n".join(render.entry_line(e) for e in versions))
+    return OK
+
+
+def _forget(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    entry = memory.forget(args.id_or_key, hard=args.hard)
+    verb = "deleted" if args.hard else "archived"
+    out.result({verb: render.entry_dict(entry)}, f"{verb} {entry.id}")
+    return OK
+
+
+def _list(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    keys = memory.list_keys(args.prefix)
+    out.result({"prefix": args.prefix, "keys": keys},
+               "\n".join(keys) if keys else "(no keys)")
+    return OK

@@ -1,0 +1,104 @@
+"""``tulving mcp``: serve the memory to agents, and manage the HTTP bearer tokens."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from tulving.domain.errors import ValidationError
+from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
+from tulving.interfaces.cli.output import OK, Output
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "mcp", help="run the MCP server (stdio; --http for 127.0.0.1 with tokens)",
+        description="Serve this memory over the Model Context Protocol. stdio by default "
+                    "(for Claude Code / Claude Desktop); --http serves streamable HTTP on "
+                    "127.0.0.1 for several agents, each with a bearer token.")
+    p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 = any)")
+    p.add_argument("--host", default="127.0.0.1", help="only 127.0.0.1/localhost are accepted")
+    add_common(p)
+    p.set_defaults(func=_serve)
+    tokens = p.add_subparsers(dest="mcp_command", metavar="{token}")
+    t = tokens.add_parser("token", help="create, list or revoke HTTP bearer tokens")
+    tsub = t.add_subparsers(dest="token_command", metavar="{create,list,revoke}", required=True)
+    c = tsub.add_parser("create", help="create a token (shown once) for an agent")
+    c.add_argument("name", help="who the token is for, e.g. an agent name")
+    add_json(c)
+    add_common(c)
+    c.set_defaults(func=_token_create)
+    ls = tsub.add_parser("list", help="list tokens (names and ids, never secrets)")
+    add_json(ls)
+    add_common(ls)
+    ls.set_defaults(func=_token_list)
+    r = tsub.add_parser("revoke", help="revoke a token by id or name")
+    r.add_argument("id_or_name")
+    add_json(r)
+    add_common(r)
+    r.set_defaults(func=_token_revoke)
+
+
+def _serve(args: argparse.Namespace, out: Output) -> int:
+    from tulving.interfaces.mcp.server import check_host, run
+
+    settings = settings_from(args)
+    registry = None
+    if args.http:
+        check_host(args.host)
+        if not 0 <= args.port <= 65535:
+            raise ValidationError(f"--port must be 0..65535, got {args.port}")
+        registry = _file_registry(settings)
+    run(lambda: open_memory(settings), http=args.http, port=args.port, host=args.host,
+        token_registry=registry)
+    return OK
+
+
+def _file_registry(settings: Any) -> Any:
+    from tulving.application.tokens import TokenRegistry, token_file_for
+
+    if token_file_for(settings.path) is None:
+        return None
+    return TokenRegistry.beside(settings.path)
+
+
+def _with_registry(args: argparse.Namespace, fn: Any) -> Any:
+    settings = settings_from(args)
+    registry = _file_registry(settings)
+    if registry is not None:
+        return fn(registry)
+    memory = open_memory(settings)
+    try:
+        return fn(memory.tokens())
+    finally:
+        memory.close()
+
+
+def _token_create(args: argparse.Namespace, out: Output) -> int:
+    record, secret = _with_registry(args, lambda reg: reg.create(args.name))
+    # The secret is the point of this command: printed once, deliberately unredacted.
+    if out.as_json:
+        import json
+
+        print(json.dumps({"id": record.id, "name": record.name, "token": secret}), file=out.out)
+    else:
+        print(f"token for {record.name} (id {record.id}); shown once, store it now:\n{secret}",
+              file=out.out)
+    return OK
+
+
+def _token_list(args: argparse.Namespace, out: Output) -> int:
+    records = _with_registry(args, lambda reg: reg.records())
+    data = [{"id": r.id, "name": r.name, "created_at": r.created_at} for r in records]
+    out.result({"tokens": data},
+               "\n".join(f"{r['id']}  {r['name']}  {r['created_at']}" for r in data)
+               or "(no tokens)")
+    return OK
+
+
+def _token_revoke(args: argparse.Namespace, out: Output) -> int:
+    record = _with_registry(args, lambda reg: reg.revoke(args.id_or_name))
+    out.result({"revoked": {"id": record.id, "name": record.name}},
+               f"revoked token {record.id} ({record.name})")
+    return OK

@@ -1,0 +1,91 @@
+"""``tulving``: the command line over ``tulving.Memory``.
+
+argparse (stdlib) keeps the CLI free of dependencies. Each command group lives in its own
+module and registers its subcommands here; this module only builds the parser, opens the
+Memory for commands that need one, and turns typed errors into documented exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tulving.domain.errors import TulvingError
+from tulving.interfaces.cli import commands_admin, commands_entries, commands_mcp, commands_search, demo
+from tulving.interfaces.cli.config import add_common, open_memory, settings_from
+from tulving.interfaces.cli.output import EXIT_CODES_HELP, INTERRUPTED, USAGE, Output, ProgressLine
+
+Command = Callable[[Any, argparse.Namespace, Output], int]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on usage errors, which matches our code for usage errors."""
+
+    def error(self, message: str) -> Any:
+        self.print_usage(sys.stderr)
+        self.exit(USAGE, f"{self.prog}: error: {message}\n")
+
+
+def run_with_memory(args: argparse.Namespace, out: Output, command: Command,
+                    progress: bool = False) -> int:
+    settings = settings_from(args)
+    extra = {"progress": ProgressLine()} if progress else {}
+    memory = open_memory(settings, **extra)
+    try:
+        return command(memory, args, out)
+    finally:
+        memory.close()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from tulving import __version__
+
+    parser = _Parser(
+        prog="tulving",
+        description="Persistent, typed, searchable memory for AI agents, curated into a "
+                    "token budget. Start with `tulving demo`.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"tulving {__version__}")
+    add_common(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands_entries.register(sub, run_with_memory)
+    commands_search.register(sub, run_with_memory)
+    commands_admin.register(sub, run_with_memory)
+    commands_mcp.register(sub)
+    demo.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "command", None) is None:
+        parser.print_help()
+        return USAGE
+    out = Output(as_json=bool(getattr(args, "json", False)))
+    try:
+        code: int = args.func(args, out)
+        return code
+    except TulvingError as exc:
+        return out.error(exc)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:  # a file argument that cannot be read
+        return out.error(_as_tulving(exc))
+
+
+def _as_tulving(exc: OSError) -> TulvingError:
+    from tulving.domain.errors import StorageError
+
+    return StorageError(str(exc))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""How the CLI speaks: human text or ``--json``, errors as exit codes, progress on stderr.
+
+Results go to stdout (so ``--json`` output pipes cleanly into ``jq``); progress, warnings
+and errors go to stderr. Every printed string is redacted by ``render``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+from tulving.domain import errors as E
+from tulving.domain.redaction import redact
+from tulving.interfaces.render import scrub
+
+OK, NOT_FOUND, USAGE, CONFIG, STORAGE, SECURITY, INTEGRITY, FAILURE = 0, 1, 2, 3, 4, 5, 6, 7
+INTERRUPTED = 130
+
+EXIT_CODES_HELP = """\
+exit codes:
+  0    success
+  1    not found (no memory with that id or key, no such token)
+  2    usage or validation error (bad arguments, bad content, unknown type)
+  3    configuration error (unknown adapter, bad tulving.toml, missing extra)
+  4    storage error (I/O, corruption, the store is locked by another process)
+  5    refused for security (traversal path, entry outside your scope, policy)
+  6    integrity check failed (audit chain, index or database check)
+  7    other failure (embedder, LLM, vector index)
+  130  interrupted
+
+configuration (first match wins): command-line flags, environment variables
+(TULVING_PATH, TULVING_AGENT_ID, TULVING_USER_ID, TULVING_WORKSPACE_ID, TULVING_STORAGE,
+TULVING_VECTORS, TULVING_EMBEDDER, TULVING_TOKENIZER, TULVING_LLM, TULVING_CONFIG), then
+tulving.toml ([tulving] table; --config FILE or ./tulving.toml), then defaults
+(~/.tulving/memory.db, agent "default", SQLite + hnsw + the local model).
+"""
+
+
+def exit_code_for(exc: BaseException) -> int:
+    if isinstance(exc, E.NotFoundError):
+        return NOT_FOUND
+    if isinstance(exc, E.ValidationError):
+        return USAGE
+    if isinstance(exc, E.ConfigError):
+        return CONFIG
+    if isinstance(exc, E.StorageError):
+        return STORAGE
+    if isinstance(exc, E.SecurityError):
+        return SECURITY
+    if isinstance(exc, E.IntegrityError):
+        return INTEGRITY
+    return FAILURE
+
+
+class Output:
+    def __init__(self, as_json: bool = False, out: TextIO | None = None,
+                 err: TextIO | None = None) -> None:
+        self.as_json = as_json
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+
+    def result(self, data: Any, text: str | None = None) -> None:
+        """Print ``data`` as JSON with ``--json``, else ``text`` (both redacted)."""
+        if self.as_json or text is None:
+            print(json.dumps(scrub(data), indent=2, ensure_ascii=False), file=self.out)
+        else:
+            print(redact(text), file=self.out)
+
+    def info(self, text: str) -> None:
+        """Human commentary: stderr with ``--json``, so stdout stays machine-readable."""
+        print(redact(text), file=self.err if self.as_json else self.out)
+
+    def error(self, exc: BaseException) -> int:
+        code = exit_code_for(exc)
+        print(redact(f"tulving: error: {exc}"), file=self.err)
+        return code
+
+
+class ProgressLine:
+    """A single self-overwriting stderr line; silent when stderr is not a terminal unless
+    forced, so logs of scripted runs are not flooded with carriage returns."""
+
+    def __init__(self, stream: TextIO | None = None, force: bool = False,
+                 min_interval: float = 0.1) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = force or self.stream.isatty()
+        self.min_interval = min_interval
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < self.min_interval:
+            return
+        self._last = now
+        width = 30
+        filled = int(width * done / total) if total else width
+        bar = "#" * filled + "-" * (width - filled)
+        self.stream.write(f"\r{stage:<10} [{bar}] {done}/{total}")
+        self.stream.flush()
+        self._shown = True
+        if total and done >= total:
+            self.finish()
+
+    def finish(self) -> None:
+        if self._shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._shown = False

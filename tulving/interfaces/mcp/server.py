@@ -1,0 +1,257 @@
+"""The Tulving MCP server: stdio by default, streamable HTTP on 127.0.0.1 with tokens.
+
+Built on the official SDK 2.x (``mcp.server.mcpserver.MCPServer``). What this module adds
+to the SDK: unknown or oversized arguments are refused as tool errors (the SDK would
+silently drop unknown names, so a misspelt ``tpo_k`` would go unnoticed); argument
+validation errors are reported by field without echoing the values; the Memory opens in
+the background so ``initialize`` is answered at once; SIGTERM, SIGINT and a closed stdin
+all end the server promptly with the Memory closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+
+from tulving.domain.errors import ConfigError, TulvingError
+from tulving.domain.redaction import redact
+from tulving.interfaces.mcp.service import MemoryService
+from tulving.interfaces.mcp.tools import allowed_arguments, build_tools
+
+#: Whole-call argument size cap; content itself is capped lower by the Memory.
+MAX_ARGUMENT_BYTES = 512 * 1024
+LOCAL_HOSTS = {"127.0.0.1": "127.0.0.1", "localhost": "127.0.0.1"}
+INSTRUCTIONS = (
+    "Tulving is your persistent memory across sessions. At the start of a session call "
+    "memory_curate with mode='orient'. Before a task, memory_curate or memory_search with "
+    "the task. Store durable facts, decisions, preferences and procedures with memory_store "
+    "(give changing facts a key); fix wrong ones with memory_correct."
+)
+log = logging.getLogger("tulving.mcp")
+
+
+def _tool_error(text: str) -> CallToolResult:
+    message = redact(text)
+    return CallToolResult(content=[TextContent(type="text", text=message)],
+                          structured_content={"error": {"type": "ArgumentError",
+                                                        "message": message}},
+                          is_error=True)
+
+
+class TulvingMCPServer(MCPServer[Any]):
+    """MCPServer that refuses what the SDK would ignore or echo."""
+
+    def __init__(self, service: MemoryService, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.service = service
+        self._allowed: dict[str, frozenset[str]] = {}
+        for fn, description in build_tools(service):
+            self.add_tool(fn, name=fn.__name__, description=description)
+            self._allowed[fn.__name__] = allowed_arguments(fn)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        allowed = self._allowed.get(name)
+        if allowed is None:
+            known = ", ".join(sorted(self._allowed))
+            return _tool_error(f"unknown tool {name!r}; available: {known}")
+        unknown = sorted(set(arguments) - allowed)
+        if unknown:
+            return _tool_error(
+                f"{name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
+                f"accepted: {', '.join(sorted(allowed)) or 'none'}"
+            )
+        try:
+            size = len(json.dumps(arguments, default=str))
+        except (TypeError, ValueError):
+            return _tool_error(f"{name}: arguments are not JSON-serialisable")
+        if size > MAX_ARGUMENT_BYTES:
+            return _tool_error(f"{name}: arguments are {size} bytes; the limit is "
+                               f"{MAX_ARGUMENT_BYTES}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            errors = getattr(cause, "errors", None)
+            if callable(errors):
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in err.get('loc', ())) or 'arguments'}: {err.get('msg')}"
+                    for err in errors()
+                )
+                return _tool_error(f"{name}: invalid arguments: {problems}")
+            return _tool_error(str(exc))
+
+
+def build_server(service: MemoryService) -> TulvingMCPServer:
+    from tulving import __version__
+
+    return TulvingMCPServer(service, name="tulving", version=__version__,
+                            instructions=INSTRUCTIONS, log_level="WARNING")
+
+
+async def _on_signals(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("signal %s: shutting down", signum)
+            scope.cancel()
+            return
+
+
+async def serve_stdio(open_memory: Callable[[], Any]) -> None:
+    """Serve on stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
+    service = MemoryService(open_memory)
+    server = build_server(service)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_on_signals, tg.cancel_scope)
+            tg.start_soon(service.start)
+            await _run_stdio(server)
+            log.info("stdin closed: shutting down")
+            tg.cancel_scope.cancel()
+    finally:
+        await service.close()
+
+
+class _StdinLines:
+    """Lines of stdin, read by a daemon thread, that a shutdown never waits for.
+
+    The SDK reads stdin through ``anyio.wrap_file``, i.e. a non-daemon worker thread
+    blocked in ``readline``: after SIGTERM the interpreter would wait for the client to
+    write another line before exiting. A daemon thread feeding an asyncio queue lets the
+    process exit as soon as the Memory is closed.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = os.dup(fd)
+        self._queue: asyncio.Queue[bytes | None] | None = None
+
+    def __aiter__(self) -> _StdinLines:
+        return self
+
+    def _start(self) -> asyncio.Queue[bytes | None]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        def pump() -> None:
+            # os.read on a private descriptor: no BufferedReader lock for the interpreter
+            # to trip over at exit while this daemon thread is blocked.
+            pending = b""
+            try:
+                while True:
+                    chunk = os.read(self._fd, 1 << 16)
+                    if not chunk:
+                        break
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        loop.call_soon_threadsafe(queue.put_nowait, line + b"\n")
+                if pending:
+                    loop.call_soon_threadsafe(queue.put_nowait, pending)
+            except (OSError, RuntimeError):
+                pass
+            finally:
+                with contextlib.suppress(RuntimeError):  # the loop is already gone
+                    loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        threading.Thread(target=pump, name="tulving-stdin", daemon=True).start()
+        return queue
+
+    async def __anext__(self) -> str:
+        if self._queue is None:
+            self._queue = self._start()
+        line = await self._queue.get()
+        if line is None:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+async def _run_stdio(server: TulvingMCPServer) -> None:
+    """``MCPServer.run_stdio_async`` with a cancellable stdin (see above)."""
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # the SDK's own Client reaches it the same way
+    stdin: Any = _StdinLines(sys.stdin.fileno())
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+def check_host(host: str) -> str:
+    bound = LOCAL_HOSTS.get(host)
+    if bound is None:
+        raise ConfigError(f"refusing to serve on {host!r}: the HTTP transport binds to "
+                          "127.0.0.1 only (put a reverse proxy in front to expose it)")
+    return bound
+
+
+async def serve_http(open_memory: Callable[[], Any], *, port: int, host: str = "127.0.0.1",
+                     token_registry: Any = None, ready: Callable[[int], None] | None = None) -> None:
+    """Streamable HTTP at ``http://127.0.0.1:<port>/mcp``; every request needs a token.
+
+    ``token_registry``: a ``TokenRegistry`` (file stores); ``None`` asks the Memory for
+    its registry (stores that keep tokens in their meta table).
+    """
+    import uvicorn
+
+    from tulving.interfaces.mcp.auth import BearerAuth
+
+    bound = check_host(host)
+    service = MemoryService(open_memory)
+    server = build_server(service)
+
+    async def verify(token: str) -> Any:
+        if token_registry is not None:
+            return await anyio.to_thread.run_sync(token_registry.verify, token)
+        return await service.call(lambda memory: memory.tokens().verify(token))
+
+    app = BearerAuth(server.streamable_http_app(host=bound), verify)
+    config = uvicorn.Config(app, host=bound, port=port, log_level="warning",
+                            timeout_graceful_shutdown=1, lifespan="on")
+    web = uvicorn.Server(config)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(service.start)
+            if ready is not None:
+                tg.start_soon(_announce, web, ready)
+            await web.serve()
+            tg.cancel_scope.cancel()
+    finally:
+        await service.close()
+
+
+async def _announce(web: Any, ready: Callable[[int], None]) -> None:
+    while not web.started:
+        await anyio.sleep(0.02)
+    sockets = [s for server in web.servers for s in server.sockets]
+    ready(sockets[0].getsockname()[1] if sockets else 0)
+
+
+def run(open_memory: Callable[[], Any], *, http: bool = False, port: int = 8765,
+        host: str = "127.0.0.1", token_registry: Any = None) -> None:
+    """Blocking entry point for ``tulving mcp`` and ``python -m tulving.interfaces.mcp``."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="tulving-mcp %(levelname)s %(message)s")
+    if http:
+        check_host(host)
+
+        def announce(p: int) -> None:
+            print(f"tulving MCP server on http://127.0.0.1:{p}/mcp (bearer token required)",
+                  file=sys.stderr, flush=True)
+
+        anyio.run(lambda: serve_http(open_memory, port=port, host=host,
+                                     token_registry=token_registry, ready=announce))
+    else:
+        anyio.run(serve_stdio, open_memory)
