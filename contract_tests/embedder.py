@@ -226,12 +226,21 @@ class EmbedderContract:
         if not self.semantic:
             pytest.skip("lexical embedder: meaning without shared words is not expected")
         pairs = [
-            ("A cat is sleeping on the sofa.", "The kitten naps on the couch.",
-             "Interest rates rose by half a percent."),
-            ("How do I reset my password?", "I forgot my login credentials.",
-             "The train to Berlin leaves at noon."),
-            ("The server crashed overnight.", "Our backend went down during the night.",
-             "She painted the fence blue."),
+            (
+                "A cat is sleeping on the sofa.",
+                "The kitten naps on the couch.",
+                "Interest rates rose by half a percent.",
+            ),
+            (
+                "How do I reset my password?",
+                "I forgot my login credentials.",
+                "The train to Berlin leaves at noon.",
+            ),
+            (
+                "The server crashed overnight.",
+                "Our backend went down during the night.",
+                "She painted the fence blue.",
+            ),
         ]
         for anchor, paraphrase, unrelated in pairs:
             a, p, u = embedder.embed([anchor, paraphrase, unrelated])

@@ -103,9 +103,7 @@ class VectorIndexContract:
             assert results[0].score == pytest.approx(1.0, abs=1e-4)
             assert all(r.score < results[0].score + 1e-6 for r in results[1:])
 
-    def test_scores_are_cosine_even_for_unnormalised_vectors(
-        self, make_index: MakeIndex
-    ) -> None:
+    def test_scores_are_cosine_even_for_unnormalised_vectors(self, make_index: MakeIndex) -> None:
         index = make_index(3)
         index.add(["x", "y", "z"], np.array([[3, 0, 0], [0, 0.5, 0], [2, 2, 0]], np.float32))
         results = {r.id: r.score for r in index.query(np.array([10, 0, 0], np.float32), 3)}
@@ -285,7 +283,7 @@ class VectorIndexContract:
     # -- bad input changes nothing -------------------------------------------------------
 
     def test_wrong_dimension_is_refused_and_changes_nothing(self, filled: Any) -> None:
-        index, ids, vectors = filled
+        index, _, _ = filled
         with pytest.raises(TulvingError):
             index.add(["new"], random_vectors(1, DIM + 1))
         with pytest.raises(TulvingError):

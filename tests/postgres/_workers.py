@@ -19,16 +19,33 @@ PARTITION = IDENTITY.partition_for(Scope.SHARED, None)
 def entry(content: str, key: str | None, agent: str) -> MemoryEntry:
     at = datetime.now(UTC)
     return MemoryEntry(
-        id=new_id(at), content=content, type=MemoryType.FACT, agent_id=agent,
-        user_id=IDENTITY.user_id, workspace_id=IDENTITY.workspace_id, scope=Scope.SHARED,
-        partition=PARTITION, key=key, created_at=at, updated_at=at, valid_from=at,
-        last_accessed_at=at, content_hash=content_hash(content),
+        id=new_id(at),
+        content=content,
+        type=MemoryType.FACT,
+        agent_id=agent,
+        user_id=IDENTITY.user_id,
+        workspace_id=IDENTITY.workspace_id,
+        scope=Scope.SHARED,
+        partition=PARTITION,
+        key=key,
+        created_at=at,
+        updated_at=at,
+        valid_from=at,
+        last_accessed_at=at,
+        content_hash=content_hash(content),
     )
 
 
 def race(
-    url: str, schema: str, worker: int, writes: int, keys: list[str],
-    touch_ids: list[str], touches: int, audits: int, results: Any,
+    url: str,
+    schema: str,
+    worker: int,
+    writes: int,
+    keys: list[str],
+    touch_ids: list[str],
+    touches: int,
+    audits: int,
+    results: Any,
 ) -> None:
     """Interleave keyed writes, touches (ids in shuffled order) and audit appends."""
     from tulving.adapters.storage.postgres import create
@@ -44,15 +61,28 @@ def race(
         for step, kind in enumerate(plan):
             if kind == "w":
                 key = keys[rng.randrange(len(keys))]
-                out = store.write(entry(f"worker {worker} step {step} for {key}", key, f"w{worker}"))
+                out = store.write(
+                    entry(f"worker {worker} step {step} for {key}", key, f"w{worker}")
+                )
                 written.append(out.entry.id)
             elif kind == "t":
                 ids = touch_ids[:]
                 rng.shuffle(ids)
                 store.touch(ids, datetime.now(UTC))
             else:
-                store.append_audit([AuditDraft("tenant-x", datetime.now(UTC), f"w{worker}",
-                                               "store", None, str(step), {"w": worker})])
+                store.append_audit(
+                    [
+                        AuditDraft(
+                            "tenant-x",
+                            datetime.now(UTC),
+                            f"w{worker}",
+                            "store",
+                            None,
+                            str(step),
+                            {"w": worker},
+                        )
+                    ]
+                )
         store.close()
         results.put((worker, "ok", written))
     except BaseException as exc:  # reported to the parent, which fails the test

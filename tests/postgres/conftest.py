@@ -14,12 +14,6 @@ import pytest
 from tulving.testing.postgres import drop_schema, new_schema_name, require_server
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/postgres/" in str(item.fspath).replace("\\", "/"):
-            item.add_marker(pytest.mark.postgres)
-
-
 @pytest.fixture(scope="session")
 def pg_url() -> str:
     return require_server()

@@ -22,6 +22,8 @@ from tulving.domain.audit_chain import verify_chain
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import ArchiveReason
 
+pytestmark = pytest.mark.postgres
+
 PROCESSES = 4
 WRITES = 300  # per process
 TOUCHES = 100  # per process, each touching every id of TOUCH_SET once
@@ -65,7 +67,9 @@ def run_race(pg_url: str, schema: str, touch_ids: list[str]) -> dict[int, list[s
     return written
 
 
-def test_four_processes_race_on_shared_keys(make_pg_storage: Any, pg_url: str, pg_schema: str) -> None:
+def test_four_processes_race_on_shared_keys(
+    make_pg_storage: Any, pg_url: str, pg_schema: str
+) -> None:
     store = make_pg_storage()
     touch_ids = []
     for n in range(3):
@@ -145,22 +149,28 @@ def test_concurrent_batches_with_overlapping_keys_never_deadlock(
     flt = EntryFilter(partitions=(PARTITION,))
     active = stores[0].query(flt)
     assert sorted(e.key for e in active) == sorted(keys)
-    assert stores[0].count(EntryFilter(partitions=(PARTITION,), include_archived=True)) == 4 * 15 * 12
+    assert (
+        stores[0].count(EntryFilter(partitions=(PARTITION,), include_archived=True)) == 4 * 15 * 12
+    )
 
 
 def test_memory_facade_on_postgres(pg_url: str, pg_schema: str) -> None:
     """Two Memory objects (two agents) over one PostgreSQL store see shared writes."""
     Memory = pytest.importorskip("tulving").Memory
     opts = {"storage": {"schema": pg_schema}}
-    a = Memory(pg_url, agent_id="agent-a", user_id="u", workspace_id="w",
-               embedder="hashing", options=opts)
-    b = Memory(pg_url, agent_id="agent-b", user_id="u", workspace_id="w",
-               embedder="hashing", options=opts)
+    a = Memory(
+        pg_url, agent_id="agent-a", user_id="u", workspace_id="w", embedder="hashing", options=opts
+    )
+    b = Memory(
+        pg_url, agent_id="agent-b", user_id="u", workspace_id="w", embedder="hashing", options=opts
+    )
     try:
-        a.store("the staging database runs PostgreSQL 15", type="FACT", key="infra/db",
-                scope="shared")
-        a.store("the staging database runs PostgreSQL 16", type="FACT", key="infra/db",
-                scope="shared")
+        a.store(
+            "the staging database runs PostgreSQL 15", type="FACT", key="infra/db", scope="shared"
+        )
+        a.store(
+            "the staging database runs PostgreSQL 16", type="FACT", key="infra/db", scope="shared"
+        )
         assert a.ctx.storage.name == "postgres" and a.ctx.vectors.name == "pgvector"
         hits = b.search("staging database postgres", top_k=5)
         assert [h.entry.content for h in hits][:1] == ["the staging database runs PostgreSQL 16"]

@@ -16,6 +16,8 @@ from tulving.domain.types import ArchiveReason
 from tulving.plugins.registry import AdapterContext
 from tulving.ports.storage import Archival
 
+pytestmark = pytest.mark.postgres
+
 
 def vectors(n: int, dim: int, seed: int = 0) -> Any:
     rows = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
@@ -60,17 +62,21 @@ def test_unfiltered_queries_use_the_hnsw_index(pg_url: str, make_pg_storage: Any
     store = make_pg_storage()
     index = create(AdapterContext(storage=store))
     index.open(32)
-    n = 3000
+    n = 1500
     data = vectors(n, 32, seed=1)
     index.add([f"v{i}" for i in range(n)], data)
     with psycopg.connect(pg_url) as conn:
         conn.execute(f"SET search_path TO {store.schema}, public")
         conn.execute("ANALYZE embeddings")
         q = "[" + ",".join(str(float(x)) for x in data[0]) + "]"
-        plan = "\n".join(r[0] for r in conn.execute(
-            "EXPLAIN SELECT entry_id FROM embeddings WHERE indexed "
-            "ORDER BY vector <=> %s::vector LIMIT 10", (q,)
-        ).fetchall())
+        plan = "\n".join(
+            r[0]
+            for r in conn.execute(
+                "EXPLAIN SELECT entry_id FROM embeddings WHERE indexed "
+                "ORDER BY vector <=> %s::vector LIMIT 10",
+                (q,),
+            ).fetchall()
+        )
     assert "embeddings_hnsw" in plan
     assert index.query(data[7], 1)[0].id == "v7"
 

@@ -17,6 +17,8 @@ from tulving.domain.errors import ConfigError, StorageError, ValidationError
 from tulving.domain.query import EntryFilter
 from tulving.plugins.registry import AdapterContext
 
+pytestmark = pytest.mark.postgres
+
 PARTS = ALICE.visible_partitions()
 
 
@@ -51,9 +53,7 @@ def test_unreachable_server_is_a_storage_error() -> None:
     assert "p@" not in str(info.value)
 
 
-def test_migrations_are_recorded_and_concurrent_opens_are_safe(
-    pg_url: str, pg_schema: str
-) -> None:
+def test_migrations_are_recorded_and_concurrent_opens_are_safe(pg_url: str, pg_schema: str) -> None:
     stores = [create(AdapterContext(location=pg_url), schema=pg_schema) for _ in range(4)]
     errors: list[BaseException] = []
 
@@ -136,15 +136,20 @@ def test_vector_dimension_is_fixed_by_the_first_write(make_pg_storage: Any) -> N
 
 def test_lexical_search_uses_the_gin_index_and_ts_rank(pg_url: str, make_pg_storage: Any) -> None:
     store, clock = make_pg_storage(), Clockwork()
-    store.write_many([(make_entry(clock, f"note {i} about kiwis and apples"), None) for i in range(50)])
+    store.write_many(
+        [(make_entry(clock, f"note {i} about kiwis and apples"), None) for i in range(50)]
+    )
     hits = store.lexical_search(["kiwi"], EntryFilter(partitions=PARTS), 100)
     assert len(hits) == 50 and all(h.score > 0 for h in hits)
     with psycopg.connect(pg_url) as conn:
         conn.execute(f"SET search_path TO {store.schema}, public")
         conn.execute("SET enable_seqscan = off")
-        plan = "\n".join(r[0] for r in conn.execute(
-            "EXPLAIN SELECT id FROM entries WHERE search_tsv @@ to_tsquery('english', 'kiwi')"
-        ).fetchall())
+        plan = "\n".join(
+            r[0]
+            for r in conn.execute(
+                "EXPLAIN SELECT id FROM entries WHERE search_tsv @@ to_tsquery('english', 'kiwi')"
+            ).fetchall()
+        )
     assert "entries_fts" in plan
 
 

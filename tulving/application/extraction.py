@@ -35,7 +35,8 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "type": {"type": "string", "enum": list(EXTRACTED_TYPES)},
+                    # no enum: one odd item must not discard a whole reply (it is dropped)
+                    "type": {"type": "string"},
                     "content": {"type": "string"},
                     "entity": {"type": ["string", "null"]},
                     "attribute": {"type": ["string", "null"]},

@@ -58,8 +58,10 @@ def purge_archived(
         raise ValidationError("archived_before must be timezone-aware")
     flt = EntryFilter(partitions=ctx.visible_partitions(), archive_reasons=tuple(ArchiveReason))
     victims = [
-        e for e in ctx.storage.query(flt)
-        if archived_before is None or (e.archived_at is not None and e.archived_at < archived_before)
+        e
+        for e in ctx.storage.query(flt)
+        if archived_before is None
+        or (e.archived_at is not None and e.archived_at < archived_before)
     ]
     by_reason: dict[str, int] = {}
     for e in victims:
@@ -71,8 +73,13 @@ def purge_archived(
         deleted = ctx.storage.delete(ids)
         if ctx.vectors is not None:
             ctx.vectors.remove(ids)
-    return {"action": "purge", "dry_run": dry_run, "matched": len(victims),
-            "deleted": deleted, "by_reason": by_reason}
+    return {
+        "action": "purge",
+        "dry_run": dry_run,
+        "matched": len(victims),
+        "deleted": deleted,
+        "by_reason": by_reason,
+    }
 
 
 def vacuum(ctx: MemoryContext) -> dict[str, Any]:
@@ -82,13 +89,21 @@ def vacuum(ctx: MemoryContext) -> dict[str, Any]:
 def reindex(ctx: MemoryContext, progress: Progress | None = None) -> dict[str, Any]:
     if ctx.vectors is None:
         return {"action": "reindex", "indexed": 0, "note": "no vector index configured"}
-    return {"action": "reindex", "adapter": ctx.vectors.name,
-            "indexed": rebuild_index(ctx, progress)}
+    return {
+        "action": "reindex",
+        "adapter": ctx.vectors.name,
+        "indexed": rebuild_index(ctx, progress),
+    }
 
 
-def run(ctx: MemoryContext, action: str, *, dry_run: bool = True,
-        archived_before: datetime | None = None,
-        progress: Progress | None = None) -> dict[str, Any]:
+def run(
+    ctx: MemoryContext,
+    action: str,
+    *,
+    dry_run: bool = True,
+    archived_before: datetime | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     if action == "inspect":
         return inspect(ctx)
     if action == "purge":

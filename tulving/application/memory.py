@@ -24,6 +24,7 @@ from tulving.application.composition import DEFAULT, default_names, normalise_lo
 from tulving.application.context import MemoryContext
 from tulving.application.contradictions import plan_writes
 from tulving.application.curation import Curator
+from tulving.application.lifecycle import EvictionReport, evict
 from tulving.application.entry_factory import build_entry, check_time
 from tulving.application.governance import Governance, load_signing_key
 from tulving.application.llm_calls import DEFAULT_MAX_CALLS, LLMGateway
@@ -453,9 +454,12 @@ class Memory:
         returns ``[]``; the same ``idempotency_key`` twice is a no-op (returns the first
         call's entries once they exist)."""
         from tulving.application.extraction import check_text
+        from tulving.application.jobs import scoped_key
         from tulving.domain.types import SourceType
 
+        self.startup()
         check_text(text)
+        scoped_key(self.ctx, idempotency_key)
         source = SourceType.parse(source_type)
         when = check_time("valid_from", valid_from)
         if not isinstance(wait, bool):
@@ -552,6 +556,12 @@ class Memory:
         from tulving.application.procedures import working_memory
 
         return working_memory(self.ctx, self.ctx.session_id, limit)
+
+    def evict(self, threshold: float = 0.05, *, dry_run: bool = False) -> EvictionReport:
+        """Archive (reason ``evicted``) entries whose decayed importance fell below
+        ``threshold``; DECISION and pinned entries are exempt. Idempotent."""
+        self._access.flush()
+        return evict(self.ctx, threshold, dry_run=dry_run)
 
     def stats(self) -> dict[str, Any]:
         ctx = self.ctx

@@ -18,7 +18,9 @@ from typing import Any
 import attrs
 
 from tulving.application.context import MemoryContext
-from tulving.application.fusion import normalise, rrf
+from tulving.application.fusion import blend, normalise, rrf
+from tulving.application.query_analysis import analyse
+from tulving.application.refine import refine
 from tulving.application.warnings_once import warn_once
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
@@ -73,24 +75,49 @@ class SearchOptions:
     """Knobs of hybrid retrieval; the defaults are what measured best (coarse values).
 
     - ``pool``: candidates taken from each engine before fusion (at least ``2 * top_k``).
-    - ``lexical_weight`` / ``semantic_weight``: RRF weights of the two lists.
-    - ``rrf_k``: the RRF constant (60 in Cormack et al.).
+    - ``fusion``: ``"rrf"`` (rank fusion) or ``"score"`` (min-max scaled score sum).
+    - ``lexical_weight`` / ``semantic_weight``: weights of the two lists.
+    - ``rrf_k``: the RRF constant; smaller trusts the top of each list more.
+    - ``entity_boost``: a candidate that mentions the names the query names gets its
+      score multiplied by ``1 + entity_boost * (share of names mentioned)``.
+    - ``temporal_boost``: for "when" questions, candidates that place something in time
+      ("last Friday", "two weeks ago") get ``1 + temporal_boost``.
+    - ``context_share``: a candidate gains this share of the best score among the other
+      candidates recorded at the same event time (``valid_from``): memories written
+      together (one conversation session, one task) answer each other.
+    - ``rerank_depth``: how many fused candidates the boosts look at.
     """
 
     pool: int = 50
+    fusion: str = "rrf"
     lexical_weight: float = 1.0
     semantic_weight: float = 1.0
     rrf_k: int = 60
+    entity_boost: float = 0.0
+    temporal_boost: float = 0.0
+    context_share: float = 0.0
+    rerank_depth: int = 100
+
+    @property
+    def refines(self) -> bool:
+        return bool(self.entity_boost or self.temporal_boost or self.context_share)
 
     @classmethod
     def ablations(cls) -> dict[str, SearchOptions]:
         """The default with one idea switched off at a time (for the benchmark)."""
-        return {"plain RRF": cls.plain()}
+        default = cls()
+        return {
+            "plain RRF (baseline)": cls.plain(),
+            "- entity boost": attrs.evolve(default, entity_boost=0.0),
+            "- temporal boost": attrs.evolve(default, temporal_boost=0.0),
+            "- event-time context": attrs.evolve(default, context_share=0.0),
+        }
 
     @classmethod
     def plain(cls) -> SearchOptions:
-        """Unweighted RRF of the two engines, nothing else: the baseline."""
-        return cls(pool=50, lexical_weight=1.0, semantic_weight=1.0, rrf_k=60)
+        """Unweighted RRF (k=60) of the two engines, nothing else: the baseline."""
+        return cls(pool=50, fusion="rrf", lexical_weight=1.0, semantic_weight=1.0, rrf_k=60,
+                   entity_boost=0.0, temporal_boost=0.0, context_share=0.0)
 
 
 class Searcher:
@@ -157,8 +184,13 @@ class Searcher:
         pool = max(limit * 2, opts.pool)
         lexical = self.lexical(query, flt, pool)
         semantic = self.semantic(query, flt, pool)
-        fused = rrf([lexical, semantic], [opts.lexical_weight, opts.semantic_weight],
-                    k=opts.rrf_k)
+        weights = [opts.lexical_weight, opts.semantic_weight]
+        if opts.fusion == "score":
+            fused = blend([lexical, semantic], weights)
+        else:
+            fused = rrf([lexical, semantic], weights, k=opts.rrf_k)
+        if opts.refines and fused:
+            fused = refine(self.ctx, analyse(query), fused, opts)
         return fused[:limit]
 
     # the public operation --------------------------------------------------------------

@@ -88,8 +88,9 @@ class FileBackend:
 class MetaBackend:
     """The store's meta table (PostgreSQL, in-memory stores)."""
 
-    def __init__(self, get_meta: Callable[[str], str | None],
-                 set_meta: Callable[[str, str], None]) -> None:
+    def __init__(
+        self, get_meta: Callable[[str], str | None], set_meta: Callable[[str, str], None]
+    ) -> None:
         self._get, self._set = get_meta, set_meta
 
     def load(self) -> list[dict[str, Any]]:

@@ -97,12 +97,12 @@ def split_turns(text: str) -> list[Turn]:
             match = _SPEAKER.match(line)
             if match and not _looks_like_step(line):
                 if buffer:
-                    turns.append(Turn(speaker, " ".join(buffer)))
+                    turns.append(Turn(speaker, "\n".join(buffer)))
                 speaker, buffer = match.group(1).strip(), [match.group(2).strip()]
             elif line.strip():
                 buffer.append(line.strip())
         if buffer:
-            turns.append(Turn(speaker, " ".join(buffer)))
+            turns.append(Turn(speaker, "\n".join(buffer)))
     else:
         for paragraph in re.split(r"\n\s*\n", text):
             if paragraph.strip():

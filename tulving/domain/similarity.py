@@ -4,22 +4,27 @@ Two texts are near-duplicates when their normalised content hashes match or the 
 similarity of their word sets reaches a threshold (0.9 by default). Checking each
 candidate against everything already kept would be quadratic; prefix filtering (the
 AllPairs algorithm) makes it cheap: with words sorted in one global order, two sets with
-Jaccard >= t must share a word among the first ``|A| - ceil(t * |A|) + 1`` words of each.
+Jaccard >= t must share a word among the first ``|A| - ceil(t * |A|) + 1`` words of each,
+so only texts sharing one of those few words are compared.
 The filter only prunes; every reported pair is verified exactly, so results do not depend
 on the order chosen.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
-import zlib
 from collections.abc import Iterable
 
 from tulving.domain.entry import content_hash
 from tulving.domain.errors import ValidationError
 
 DEFAULT_THRESHOLD = 0.9
+#: Kept texts compared per lookup at most. Only thousands of texts over a tiny vocabulary
+#: reach it; then a near-duplicate may go unnoticed (exact duplicates never do: they are
+#: matched by hash first), and the cost stays linear.
+MAX_COMPARISONS = 256
 _WORD = re.compile(r"\w+")
 
 
@@ -30,13 +35,14 @@ def word_set(text: str) -> frozenset[str]:
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
 
 
 def _order_key(word: str) -> tuple[int, str]:
-    # crc32 spreads frequent words (the, a, is) away from the prefix; stable across runs.
-    return (zlib.crc32(word.encode("utf-8")), word)
+    # Longest first: long words are rare, so prefixes of different texts seldom collide
+    # (frequent words such as "the", "is", "a" are short and stay out of the prefix).
+    return (-len(word), word)
 
 
 class NearDuplicateIndex:
@@ -53,7 +59,7 @@ class NearDuplicateIndex:
     def _prefix(self, words: frozenset[str]) -> list[str]:
         size = len(words)
         length = size - math.ceil(self.threshold * size) + 1
-        return sorted(words, key=_order_key)[:length]
+        return heapq.nsmallest(length, words, key=_order_key)
 
     def find(self, text: str, text_hash: str | None = None) -> str | None:
         """Id of a kept text that ``text`` nearly duplicates, or None."""
@@ -65,14 +71,16 @@ class NearDuplicateIndex:
         if not words:
             return None
         seen: set[str] = set()
+        size = len(words)
         for word in self._prefix(words):
             for other_id in self._prefix_index.get(word, ()):
                 if other_id in seen:
                     continue
                 seen.add(other_id)
+                if len(seen) > MAX_COMPARISONS:
+                    return None
                 other = self._sets[other_id]
-                small, large = sorted((len(words), len(other)))
-                if small < self.threshold * large:
+                if min(size, len(other)) < self.threshold * max(size, len(other)):
                     continue
                 if jaccard(words, other) >= self.threshold:
                     return other_id

@@ -34,7 +34,7 @@ CONFIG_ENV = "TULVING_CONFIG"
 CONFIG_FILE = "tulving.toml"
 DEFAULT_PATH = os.path.join("~", ".tulving", "memory.db")
 DEFAULT_AGENT = "default"
-#: Secrets never come from tulving.toml: a config file gets committed.
+#: Adapter settings passed to ``Memory`` by name ("none" means no adapter of that kind).
 _ADAPTER_KINDS = ("storage", "vectors", "embedder", "tokenizer", "llm")
 
 
@@ -54,8 +54,11 @@ class Settings:
     sources: Mapping[str, str] = attrs.field(factory=dict)
 
     def memory_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"agent_id": self.agent_id, "user_id": self.user_id,
-                                  "workspace_id": self.workspace_id}
+        kwargs: dict[str, Any] = {
+            "agent_id": self.agent_id,
+            "user_id": self.user_id,
+            "workspace_id": self.workspace_id,
+        }
         for kind in _ADAPTER_KINDS:
             value = getattr(self, kind)
             if value is not None:
@@ -103,8 +106,10 @@ def load_toml(path: str) -> dict[str, Any]:
     known = set(ENV) | {"options"}
     unknown = set(section) - known
     if unknown:
-        raise ConfigError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; "
-                          f"known: {', '.join(sorted(known))}")
+        raise ConfigError(
+            f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; "
+            f"known: {', '.join(sorted(known))}"
+        )
     return section
 
 

@@ -86,21 +86,32 @@ def search_text(query: str, results: Sequence[SearchResult]) -> str:
 
 
 def search_dicts(results: Sequence[SearchResult]) -> list[dict[str, Any]]:
-    return [{"score": round(r.score, 6), "match_type": r.match_type, **entry_dict(r.entry)}
-            for r in results]
+    return [
+        {"score": round(r.score, 6), "match_type": r.match_type, **entry_dict(r.entry)}
+        for r in results
+    ]
 
 
 def curated_dict(curated: Any) -> dict[str, Any]:
     """A ``CuratedContext`` as data; fields read by name so a new field does not break it."""
     out: dict[str, Any] = {}
-    for name in ("content", "token_count", "token_budget", "budget_remaining", "sources_consulted",
-                 "mode", "query"):
+    for name in (
+        "content",
+        "token_count",
+        "token_budget",
+        "budget_remaining",
+        "sources_consulted",
+        "mode",
+        "query",
+    ):
         if hasattr(curated, name):
             out[name] = getattr(curated, name)
     entries = getattr(curated, "entries", ()) or ()
     out["entries"] = [_curated_item(e) for e in entries]
     omitted = getattr(curated, "omitted", ()) or ()
-    out["omitted"] = [_curated_item(e) for e in omitted] if not isinstance(omitted, int) else omitted
+    out["omitted"] = (
+        [_curated_item(e) for e in omitted] if not isinstance(omitted, int) else omitted
+    )
     result: dict[str, Any] = scrub(out)
     return result
 
@@ -110,8 +121,9 @@ def _curated_item(item: Any) -> Any:
         return {"id": item.id, "type": item.type.value, "key": item.key}
     entry = getattr(item, "entry", None)
     if isinstance(entry, MemoryEntry):
-        extra = {k: getattr(item, k) for k in ("score", "disclosure", "section")
-                 if hasattr(item, k)}
+        extra = {
+            k: getattr(item, k) for k in ("score", "disclosure", "section") if hasattr(item, k)
+        }
         return {"id": entry.id, "type": entry.type.value, "key": entry.key, **extra}
     if isinstance(item, str):
         return item
@@ -119,8 +131,10 @@ def _curated_item(item: Any) -> Any:
 
 
 def stats_text(stats: Mapping[str, Any]) -> str:
-    lines = [f"agent: {stats.get('agent_id')}   active: {stats.get('active')}   "
-             f"archived: {stats.get('archived')}"]
+    lines = [
+        f"agent: {stats.get('agent_id')}   active: {stats.get('active')}   "
+        f"archived: {stats.get('archived')}"
+    ]
     by_type = stats.get("by_type") or {}
     if by_type:
         lines.append("by type: " + ", ".join(f"{k}={v}" for k, v in by_type.items() if v))
@@ -131,10 +145,14 @@ def stats_text(stats: Mapping[str, Any]) -> str:
     storage = stats.get("storage") or {}
     if storage:
         size = storage.get("bytes")
-        lines.append(f"storage: {storage.get('engine')} {storage.get('path', '')}"
-                     + (f" ({human_bytes(size)})" if isinstance(size, int) else ""))
-    lines.append(f"embedder: {stats.get('embedder')}   vectors: {stats.get('vectors')}   "
-                 f"tokenizer: {stats.get('tokenizer')}")
+        lines.append(
+            f"storage: {storage.get('engine')} {storage.get('path', '')}"
+            + (f" ({human_bytes(size)})" if isinstance(size, int) else "")
+        )
+    lines.append(
+        f"embedder: {stats.get('embedder')}   vectors: {stats.get('vectors')}   "
+        f"tokenizer: {stats.get('tokenizer')}"
+    )
     return redact("\n".join(lines))
 
 

@@ -25,6 +25,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,7 @@ def features(text: str) -> list[tuple[str, float]]:
     """The weighted features of ``text`` (exposed for tests and debugging)."""
     words = _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
     out: list[tuple[str, float]] = [("w:" + w, _WORD) for w in words]
-    out.extend(("b:" + a + " " + b, _BIGRAM) for a, b in zip(words, words[1:], strict=False))
+    out.extend(("b:" + a + " " + b, _BIGRAM) for a, b in pairwise(words))
     for word in words:
         padded = f"<{word}>"
         if len(padded) > _NGRAM:

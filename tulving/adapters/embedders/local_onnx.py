@@ -68,8 +68,11 @@ class LocalOnnxEmbedder:
         query_threads: int = 1,
         max_tokens: int = MAX_TOKENS,
     ) -> None:
-        for name, value in (("batch_size", batch_size), ("query_threads", query_threads),
-                            ("max_tokens", max_tokens)):
+        for name, value in (
+            ("batch_size", batch_size),
+            ("query_threads", query_threads),
+            ("max_tokens", max_tokens),
+        ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
         if threads is not None and (not isinstance(threads, int) or threads < 1):
@@ -181,4 +184,3 @@ class LocalOnnxEmbedder:
 
 def create(context: Any = None, **options: Any) -> LocalOnnxEmbedder:
     return LocalOnnxEmbedder(**options)
-

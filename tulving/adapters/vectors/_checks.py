@@ -58,7 +58,9 @@ def check_query(vector: object, k: object, dimension: int) -> tuple[Matrix, int]
     if query.ndim != 1:
         raise ValidationError(f"query must be one vector, got shape {query.shape}")
     if query.shape[0] != dimension:
-        raise VectorIndexError(f"query has dimension {query.shape[0]}; this index holds {dimension}")
+        raise VectorIndexError(
+            f"query has dimension {query.shape[0]}; this index holds {dimension}"
+        )
     norm = float(np.linalg.norm(query))
     if not np.isfinite(norm) or norm == 0.0:
         raise ValidationError("query vector must be finite and non-zero")

@@ -135,9 +135,7 @@ class ExactIndex:
 
     # -- reads --------------------------------------------------------------------------
 
-    def query(
-        self, vector: Matrix, k: int, allow: Collection[str] | None = None
-    ) -> list[ScoredId]:
+    def query(self, vector: Matrix, k: int, allow: Collection[str] | None = None) -> list[ScoredId]:
         with self._lock:
             unit, k = check_query(vector, k, self._dim())
             allowed = check_allow(allow)

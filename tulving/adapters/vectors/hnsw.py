@@ -84,15 +84,19 @@ class HnswIndex:
         self,
         location: str = "",
         *,
-        M: int = 16,  # noqa: N803 - hnswlib's own name for it
+        M: int = 16,
         ef_construction: int = 200,
         ef_search: int = MIN_EF,
         initial_capacity: int = 1024,
         seed: int = 100,
         threads: int = -1,
     ) -> None:
-        for label, value in (("M", M), ("ef_construction", ef_construction),
-                             ("ef_search", ef_search), ("initial_capacity", initial_capacity)):
+        for label, value in (
+            ("M", M),
+            ("ef_construction", ef_construction),
+            ("ef_search", ef_search),
+            ("initial_capacity", initial_capacity),
+        ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"hnsw option {label} must be a positive integer, got {value!r}")
         self._M = M
@@ -158,7 +162,9 @@ class HnswIndex:
             except Exception as exc:
                 log.warning(
                     "discarding the vector cache %s (%s); the index starts empty and is "
-                    "rebuilt from storage", self._path, exc,
+                    "rebuilt from storage",
+                    self._path,
+                    exc,
                 )
                 self._reset(dimension)
 
@@ -254,7 +260,9 @@ class HnswIndex:
                 for leftover in (tmp_index, tmp_meta):
                     with contextlib.suppress(OSError):
                         leftover.unlink()
-                raise VectorIndexError(f"cannot write the vector cache {self._path}: {exc}") from exc
+                raise VectorIndexError(
+                    f"cannot write the vector cache {self._path}: {exc}"
+                ) from exc
             self._dirty = False
 
     def close(self) -> None:
@@ -332,8 +340,13 @@ class HnswIndex:
     ) -> None:
         with self._lock:
             _, dimension = self._open_index()
-            previous = (self._index, self._labels, self._ids_by_label, self._next_label,
-                        self._deleted)
+            previous = (
+                self._index,
+                self._labels,
+                self._ids_by_label,
+                self._next_label,
+                self._deleted,
+            )
             self._index = self._new_index(dimension, max(int(total), self._initial_capacity))
             self._labels, self._ids_by_label = {}, {}
             self._next_label = self._deleted = 0
@@ -354,8 +367,9 @@ class HnswIndex:
                     self.add(batch_ids, np.stack(batch_rows))
                     done += len(batch_ids)
             except BaseException:
-                (self._index, self._labels, self._ids_by_label, self._next_label,
-                 self._deleted) = previous
+                (self._index, self._labels, self._ids_by_label, self._next_label, self._deleted) = (
+                    previous
+                )
                 raise
             self._dirty = True
             if progress is not None:
@@ -363,11 +377,9 @@ class HnswIndex:
 
     # -- reads --------------------------------------------------------------------------
 
-    def query(
-        self, vector: Matrix, k: int, allow: Collection[str] | None = None
-    ) -> list[ScoredId]:
+    def query(self, vector: Matrix, k: int, allow: Collection[str] | None = None) -> list[ScoredId]:
         with self._lock:
-            index, dimension = self._open_index()
+            _, dimension = self._open_index()
             unit, k = check_query(vector, k, dimension)
             allowed = check_allow(allow)
             live = len(self._labels)

@@ -30,9 +30,12 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _evict))
 
     p = sub.add_parser("maintenance", help="inspect, purge archived, vacuum, reindex")
-    p.add_argument("action", choices=("inspect", "purge", "vacuum", "reindex"),
-                   help="inspect: health report; purge: delete archived memories for good; "
-                        "vacuum: reclaim disk space; reindex: rebuild the vector index")
+    p.add_argument(
+        "action",
+        choices=("inspect", "purge", "vacuum", "reindex"),
+        help="inspect: health report; purge: delete archived memories for good; "
+        "vacuum: reclaim disk space; reindex: rebuild the vector index",
+    )
     p.add_argument("--dry-run", action="store_true", help="purge: only count what would go")
     p.add_argument("--archived-before", help="purge: only memories archived before this ISO date")
     add_json(p)
@@ -84,8 +87,11 @@ def _as_data(value: Any) -> Any:
 
 def _evict_text(data: Any, dry_run: bool) -> str:
     if isinstance(data, dict):
-        return "\n".join(f"{k}: {v}" for k, v in data.items()
-                         if not isinstance(v, (list, dict)) or len(str(v)) < 200)
+        return "\n".join(
+            f"{k}: {v}"
+            for k, v in data.items()
+            if not isinstance(v, (list, dict)) or len(str(v)) < 200
+        )
     if isinstance(data, list):
         return f"{'would archive' if dry_run else 'archived'} {len(data)} memories"
     return str(data)
@@ -121,8 +127,11 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
     problems = 0
     try:
         settings = settings_from(args)
-        checks["config"] = {"path": settings.path, "agent_id": settings.agent_id,
-                            "sources": dict(settings.sources)}
+        checks["config"] = {
+            "path": settings.path,
+            "agent_id": settings.agent_id,
+            "sources": dict(settings.sources),
+        }
     except TulvingError as exc:
         return out.error(exc)
     _pm, registry = get_manager()
@@ -130,8 +139,15 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
     for spec in registry.specs():
         module = spec.target.partition(":")[0]
         available = _importable(module)
-        adapters.append({"kind": spec.kind, "name": spec.name, "plugin": spec.plugin,
-                         "extra": spec.extra, "available": available})
+        adapters.append(
+            {
+                "kind": spec.kind,
+                "name": spec.name,
+                "plugin": spec.plugin,
+                "extra": spec.extra,
+                "available": available,
+            }
+        )
     checks["adapters"] = adapters
     memory = None
     try:
@@ -144,15 +160,17 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
         if embedder is not None:
             began = time.perf_counter()
             embedder.embed(["doctor check"])
-            checks["embedder"] = {"model_id": embedder.model_id, "dimension": embedder.dimension,
-                                  "ok": True,
-                                  "embed_ms": round((time.perf_counter() - began) * 1000, 2)}
+            checks["embedder"] = {
+                "model_id": embedder.model_id,
+                "dimension": embedder.dimension,
+                "ok": True,
+                "embed_ms": round((time.perf_counter() - began) * 1000, 2),
+            }
         else:
             checks["embedder"] = {"ok": False, "note": "none configured: lexical search only"}
         tokenizer = ctx.tokenizer
         if tokenizer is not None:
-            checks["tokenizer"] = {"name": tokenizer.name,
-                                   "ok": tokenizer.count("hello world") > 0}
+            checks["tokenizer"] = {"name": tokenizer.name, "ok": tokenizer.count("hello world") > 0}
         report = memory.maintenance("inspect")
         checks["store"] = report["storage"]
         checks["integrity_ok"] = report["integrity_ok"]
@@ -189,21 +207,30 @@ def _doctor_text(checks: dict[str, Any]) -> str:
         lines.append(f"FAILED: {checks['error']}")
     else:
         emb = checks.get("embedder", {})
-        lines.append(f"embedder: {emb.get('model_id', emb.get('note'))}"
-                     + (f" ({emb['embed_ms']} ms/embed)" if "embed_ms" in emb else ""))
+        lines.append(
+            f"embedder: {emb.get('model_id', emb.get('note'))}"
+            + (f" ({emb['embed_ms']} ms/embed)" if "embed_ms" in emb else "")
+        )
         tok = checks.get("tokenizer") or {}
         lines.append(f"tokenizer: {tok.get('name')} {'ok' if tok.get('ok') else 'FAILED'}")
         store = checks.get("store") or {}
         size = store.get("bytes")
-        lines.append(f"storage: {store.get('engine')} "
-                     + (render.human_bytes(size) if isinstance(size, int) else "")
-                     + f", integrity {'ok' if checks.get('integrity_ok') else 'FAILED'}")
+        lines.append(
+            f"storage: {store.get('engine')} "
+            + (render.human_bytes(size) if isinstance(size, int) else "")
+            + f", integrity {'ok' if checks.get('integrity_ok') else 'FAILED'}"
+        )
         index = checks.get("index")
         if index:
-            lines.append(f"index: {index['adapter']} {index['count']} vectors, "
-                         + ("healthy" if index["healthy"] else
-                            f"STALE ({index['missing_from_index']} missing, "
-                            f"{index['stale_in_index']} extra): run `tulving maintenance reindex`"))
+            lines.append(
+                f"index: {index['adapter']} {index['count']} vectors, "
+                + (
+                    "healthy"
+                    if index["healthy"]
+                    else f"STALE ({index['missing_from_index']} missing, "
+                    f"{index['stale_in_index']} extra): run `tulving maintenance reindex`"
+                )
+            )
         lines.append(f"startup: {checks.get('startup_s')} s")
     lines.append("all good" if checks["ok"] else "problems found")
     if os.environ.get("TULVING_PLUGINS"):

@@ -6,29 +6,40 @@ import argparse
 import sys
 from typing import Any
 
-from tulving.domain.errors import ValidationError
+from tulving.domain.errors import SecurityError, ValidationError
 from tulving.interfaces import render
 from tulving.interfaces.cli.config import add_common, add_json
 from tulving.interfaces.cli.output import OK, Output, ProgressLine
 from tulving.interfaces.jsonl import parse_lines
 
-TYPES = ("FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE",
-         "EPISODE")
+TYPES = ("FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE", "EPISODE")
 IMPORT_BATCH = 256
 
 
 def register(sub: Any, run_with_memory: Any) -> None:
-    p = sub.add_parser("store", help="store a memory (or import JSON Lines with --jsonl)",
-                       description="Store one memory, or many from a JSON Lines file.")
+    p = sub.add_parser(
+        "store",
+        help="store a memory (or import JSON Lines with --jsonl)",
+        description="Store one memory, or many from a JSON Lines file.",
+    )
     p.add_argument("content", nargs="?", help="the memory text; '-' reads stdin")
-    p.add_argument("--type", "-t", choices=TYPES, default="FACT", type=str.upper,
-                   help="memory type (default FACT)")
+    p.add_argument(
+        "--type",
+        "-t",
+        choices=TYPES,
+        default="FACT",
+        type=str.upper,
+        help="memory type (default FACT)",
+    )
     p.add_argument("--key", "-k", help="stable key; storing again supersedes the old version")
     p.add_argument("--tag", action="append", default=[], dest="tags", help="tag (repeatable)")
     p.add_argument("--importance", type=float, help="0..1 (default 0.5)")
     p.add_argument("--pinned", action="store_true", help="never decays, never evicted")
-    p.add_argument("--jsonl", metavar="FILE",
-                   help="import memories from JSON Lines ('-' for stdin), one object a line")
+    p.add_argument(
+        "--jsonl",
+        metavar="FILE",
+        help="import memories from JSON Lines ('-' for stdin), one object a line",
+    )
     add_json(p)
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _store))
@@ -73,16 +84,20 @@ def _store(memory: Any, args: argparse.Namespace, out: Output) -> int:
     extra: dict[str, Any] = {}
     if args.importance is not None:
         extra["importance"] = args.importance
-    entry = memory.store(content, type=args.type, key=args.key, tags=args.tags,
-                         pinned=args.pinned, **extra)
+    entry = memory.store(
+        content, type=args.type, key=args.key, tags=args.tags, pinned=args.pinned, **extra
+    )
     note = f", superseding {entry.supersedes}" if entry.supersedes else ""
-    out.result({"stored": render.entry_dict(entry)},
-               f"stored {entry.type.value} {entry.id}"
-               + (f" key={entry.key}" if entry.key else "") + note)
+    out.result(
+        {"stored": render.entry_dict(entry)},
+        f"stored {entry.type.value} {entry.id}" + (f" key={entry.key}" if entry.key else "") + note,
+    )
     return OK
 
 
 def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    if "\x00" in args.jsonl:
+        raise SecurityError("--jsonl path contains a NUL character")
     if args.jsonl == "-":
         items = list(parse_lines(sys.stdin, "<stdin>"))
     else:
@@ -91,11 +106,12 @@ def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
     progress = ProgressLine()
     stored = 0
     for start in range(0, len(items), IMPORT_BATCH):
-        stored += len(memory.store_many(items[start:start + IMPORT_BATCH]))
+        stored += len(memory.store_many(items[start : start + IMPORT_BATCH]))
         progress("importing", stored, len(items))
     progress.finish()
-    out.result({"imported": stored, "source": args.jsonl},
-               f"imported {stored} memories from {args.jsonl}")
+    out.result(
+        {"imported": stored, "source": args.jsonl}, f"imported {stored} memories from {args.jsonl}"
+    )
     return OK
 
 
@@ -108,8 +124,9 @@ def _get(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
             print(json.dumps(data, indent=2, ensure_ascii=False), file=out.out)
         else:
-            print(f"[{entry.type.value}] {entry.key or ''} {entry.id}\n{entry.content}",
-                  file=out.out)
+            print(
+                f"[{entry.type.value}] {entry.key or ''} {entry.id}\n{entry.content}", file=out.out
+            )
         return OK
     out.result(render.entry_dict(entry), render.entry_line(entry))
     return OK
@@ -117,8 +134,10 @@ def _get(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
 def _history(memory: Any, args: argparse.Namespace, out: Output) -> int:
     versions = memory.history(args.key)
-    out.result({"key": args.key, "versions": [render.entry_dict(e) for e in versions]},
-               "\n".join(render.entry_line(e) for e in versions))
+    out.result(
+        {"key": args.key, "versions": [render.entry_dict(e) for e in versions]},
+        "\n".join(render.entry_line(e) for e in versions),
+    )
     return OK
 
 
@@ -131,6 +150,5 @@ def _forget(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
 def _list(memory: Any, args: argparse.Namespace, out: Output) -> int:
     keys = memory.list_keys(args.prefix)
-    out.result({"prefix": args.prefix, "keys": keys},
-               "\n".join(keys) if keys else "(no keys)")
+    out.result({"prefix": args.prefix, "keys": keys}, "\n".join(keys) if keys else "(no keys)")
     return OK

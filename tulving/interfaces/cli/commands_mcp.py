@@ -12,10 +12,12 @@ from tulving.interfaces.cli.output import OK, Output
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "mcp", help="run the MCP server (stdio; --http for 127.0.0.1 with tokens)",
+        "mcp",
+        help="run the MCP server (stdio; --http for 127.0.0.1 with tokens)",
         description="Serve this memory over the Model Context Protocol. stdio by default "
-                    "(for Claude Code / Claude Desktop); --http serves streamable HTTP on "
-                    "127.0.0.1 for several agents, each with a bearer token.")
+        "(for Claude Code / Claude Desktop); --http serves streamable HTTP on "
+        "127.0.0.1 for several agents, each with a bearer token.",
+    )
     p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 = any)")
     p.add_argument("--host", default="127.0.0.1", help="only 127.0.0.1/localhost are accepted")
@@ -50,8 +52,13 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
         if not 0 <= args.port <= 65535:
             raise ValidationError(f"--port must be 0..65535, got {args.port}")
         registry = _file_registry(settings)
-    run(lambda: open_memory(settings), http=args.http, port=args.port, host=args.host,
-        token_registry=registry)
+    run(
+        lambda: open_memory(settings),
+        http=args.http,
+        port=args.port,
+        host=args.host,
+        token_registry=registry,
+    )
     return OK
 
 
@@ -83,22 +90,27 @@ def _token_create(args: argparse.Namespace, out: Output) -> int:
 
         print(json.dumps({"id": record.id, "name": record.name, "token": secret}), file=out.out)
     else:
-        print(f"token for {record.name} (id {record.id}); shown once, store it now:\n{secret}",
-              file=out.out)
+        print(
+            f"token for {record.name} (id {record.id}); shown once, store it now:\n{secret}",
+            file=out.out,
+        )
     return OK
 
 
 def _token_list(args: argparse.Namespace, out: Output) -> int:
     records = _with_registry(args, lambda reg: reg.records())
     data = [{"id": r.id, "name": r.name, "created_at": r.created_at} for r in records]
-    out.result({"tokens": data},
-               "\n".join(f"{r['id']}  {r['name']}  {r['created_at']}" for r in data)
-               or "(no tokens)")
+    out.result(
+        {"tokens": data},
+        "\n".join(f"{r['id']}  {r['name']}  {r['created_at']}" for r in data) or "(no tokens)",
+    )
     return OK
 
 
 def _token_revoke(args: argparse.Namespace, out: Output) -> int:
     record = _with_registry(args, lambda reg: reg.revoke(args.id_or_name))
-    out.result({"revoked": {"id": record.id, "name": record.name}},
-               f"revoked token {record.id} ({record.name})")
+    out.result(
+        {"revoked": {"id": record.id, "name": record.name}},
+        f"revoked token {record.id} ({record.name})",
+    )
     return OK

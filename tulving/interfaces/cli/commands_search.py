@@ -15,8 +15,15 @@ from tulving.interfaces.jsonl import parse_time
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--type", "-t", action="append", dest="types", choices=TYPES,
-                   type=str.upper, help="only this type (repeatable)")
+    p.add_argument(
+        "--type",
+        "-t",
+        action="append",
+        dest="types",
+        choices=TYPES,
+        type=str.upper,
+        help="only this type (repeatable)",
+    )
     p.add_argument("--tag", action="append", dest="tags", help="only with this tag (repeatable)")
     p.add_argument("--since", help="only memories valid from this ISO date/time")
     p.add_argument("--until", help="only memories valid up to this ISO date/time")
@@ -35,8 +42,11 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p = sub.add_parser("curate", help="the memories that matter, packed into a token budget")
     p.add_argument("query", nargs="?", help="the task at hand (omit with --orient)")
     p.add_argument("--budget", "-b", type=int, default=2000, help="token budget (default 2000)")
-    p.add_argument("--orient", action="store_true",
-                   help="cold-start briefing: decisions, plans, preferences, recent work")
+    p.add_argument(
+        "--orient",
+        action="store_true",
+        help="cold-start briefing: decisions, plans, preferences, recent work",
+    )
     _filters(p)
     add_json(p)
     add_common(p)
@@ -44,18 +54,22 @@ def register(sub: Any, run_with_memory: Any) -> None:
 
 
 def _times(args: argparse.Namespace) -> dict[str, Any]:
-    return {"since": parse_time("--since", args.since) if args.since else None,
-            "until": parse_time("--until", args.until) if args.until else None}
+    return {
+        "since": parse_time("--since", args.since) if args.since else None,
+        "until": parse_time("--until", args.until) if args.until else None,
+    }
 
 
 def _search(memory: Any, args: argparse.Namespace, out: Output) -> int:
     began = time.perf_counter()
-    results = memory.search(args.query, args.top_k, mode=args.mode, types=args.types,
-                            tags=args.tags, **_times(args))
+    results = memory.search(
+        args.query, args.top_k, mode=args.mode, types=args.types, tags=args.tags, **_times(args)
+    )
     ms = (time.perf_counter() - began) * 1000
-    out.result({"query": args.query, "elapsed_ms": round(ms, 2),
-                "results": render.search_dicts(results)},
-               render.search_text(args.query, results))
+    out.result(
+        {"query": args.query, "elapsed_ms": round(ms, 2), "results": render.search_dicts(results)},
+        render.search_text(args.query, results),
+    )
     return OK
 
 
@@ -65,11 +79,19 @@ def _curate(memory: Any, args: argparse.Namespace, out: Output) -> int:
     mode = "orient" if args.orient else "query"
     if mode == "query" and not args.query:
         raise ValidationError("curate needs a query, or --orient for a cold-start briefing")
-    curated = memory.curate(args.query, token_budget=args.budget, mode=mode, types=args.types,
-                            tags=args.tags, **_times(args))
+    curated = memory.curate(
+        args.query,
+        token_budget=args.budget,
+        mode=mode,
+        types=args.types,
+        tags=args.tags,
+        **_times(args),
+    )
     data = render.curated_dict(curated)
     out.result(data, curated.content or "(no memories to show)")
     if not out.as_json:
-        out.info(f"-- {curated.token_count}/{args.budget} tokens, "
-                 f"{len(curated.entries)} memories, {data.get('omitted')} left out")
+        out.info(
+            f"-- {curated.token_count}/{args.budget} tokens, "
+            f"{len(curated.entries)} memories, {data.get('omitted')} left out"
+        )
     return OK

@@ -21,9 +21,16 @@ _FLAGS = (
     ("--workspace-id", "workspace_id", "workspace / tenant [TULVING_WORKSPACE_ID]"),
     ("--storage", "storage", "storage adapter: sqlite, memory, postgres [TULVING_STORAGE]"),
     ("--vectors", "vectors", "vector index: hnsw, exact, pgvector [TULVING_VECTORS]"),
-    ("--embedder", "embedder",
-     "embedder: local, hashing, openai, sentence-transformers, none [TULVING_EMBEDDER]"),
-    ("--tokenizer", "tokenizer", "tokenizer: cl100k_base, o200k_base, heuristic [TULVING_TOKENIZER]"),
+    (
+        "--embedder",
+        "embedder",
+        "embedder: local, hashing, openai, sentence-transformers, none [TULVING_EMBEDDER]",
+    ),
+    (
+        "--tokenizer",
+        "tokenizer",
+        "tokenizer: cl100k_base, o200k_base, heuristic [TULVING_TOKENIZER]",
+    ),
     ("--llm", "llm", "LLM adapter: none, openai [TULVING_LLM]"),
 )
 
@@ -32,13 +39,22 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("memory selection")
     for flag, dest, help_text in _FLAGS:
         group.add_argument(flag, dest=dest, default=argparse.SUPPRESS, help=help_text)
-    group.add_argument("--config", dest="config", default=argparse.SUPPRESS,
-                       help="tulving.toml to read [TULVING_CONFIG; default ./tulving.toml]")
+    group.add_argument(
+        "--config",
+        dest="config",
+        default=argparse.SUPPRESS,
+        help="tulving.toml to read [TULVING_CONFIG; default ./tulving.toml]",
+    )
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", dest="json", action="store_true", default=argparse.SUPPRESS,
-                        help="print machine-readable JSON")
+    parser.add_argument(
+        "--json",
+        dest="json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print machine-readable JSON",
+    )
 
 
 def settings_from(args: argparse.Namespace, **overrides: Any) -> Settings:

@@ -28,10 +28,13 @@ BUDGET = 300
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("demo", help="load sample memories and show search and curation",
-                       description="Load a sample memory set (a fictional project) into a "
-                                   "temporary store and show search and curation with "
-                                   "timings. Offline; no API key.")
+    p = sub.add_parser(
+        "demo",
+        help="load sample memories and show search and curation",
+        description="Load a sample memory set (a fictional project) into a "
+        "temporary store and show search and curation with "
+        "timings. Offline; no API key.",
+    )
     p.add_argument("--budget", type=int, default=BUDGET, help=f"curation budget (default {BUDGET})")
     add_json(p)
     add_common(p)
@@ -72,10 +75,15 @@ def run(args: argparse.Namespace, out: Output) -> int:
         memory.close()
     timings["total_s"] = time.perf_counter() - began
     data = {
-        "path": path, "loaded": loaded, "active": stats["active"],
-        "adapters": {"storage": stats["storage"].get("engine"), "embedder": stats["embedder"],
-                     "vectors": (stats["vectors"] or {}).get("adapter"),
-                     "tokenizer": stats["tokenizer"]},
+        "path": path,
+        "loaded": loaded,
+        "active": stats["active"],
+        "adapters": {
+            "storage": stats["storage"].get("engine"),
+            "embedder": stats["embedder"],
+            "vectors": (stats["vectors"] or {}).get("adapter"),
+            "tokenizer": stats["tokenizer"],
+        },
         "search": {"query": SEARCH, "results": render.search_dicts(results)},
         "curate": render.curated_dict(curated),
         "timings": {k: round(v, 3) for k, v in timings.items()},

@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tulving.domain.errors import TulvingError
-from tulving.interfaces.cli import commands_admin, commands_entries, commands_mcp, commands_search, demo
+from tulving.interfaces.cli import (
+    commands_admin,
+    commands_entries,
+    commands_mcp,
+    commands_search,
+    demo,
+)
 from tulving.interfaces.cli.config import add_common, open_memory, settings_from
 from tulving.interfaces.cli.output import EXIT_CODES_HELP, INTERRUPTED, USAGE, Output, ProgressLine
 
@@ -28,8 +34,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: error: {message}\n")
 
 
-def run_with_memory(args: argparse.Namespace, out: Output, command: Command,
-                    progress: bool = False) -> int:
+def run_with_memory(
+    args: argparse.Namespace, out: Output, command: Command, progress: bool = False
+) -> int:
     settings = settings_from(args)
     extra = {"progress": ProgressLine()} if progress else {}
     memory = open_memory(settings, **extra)
@@ -45,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tulving",
         description="Persistent, typed, searchable memory for AI agents, curated into a "
-                    "token budget. Start with `tulving demo`.",
+        "token budget. Start with `tulving demo`.",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -62,7 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors: return, don't exit
+        return exc.code if isinstance(exc.code, int) else USAGE
     if getattr(args, "command", None) is None:
         parser.print_help()
         return USAGE

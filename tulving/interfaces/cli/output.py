@@ -55,8 +55,9 @@ def exit_code_for(exc: BaseException) -> int:
 
 
 class Output:
-    def __init__(self, as_json: bool = False, out: TextIO | None = None,
-                 err: TextIO | None = None) -> None:
+    def __init__(
+        self, as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None
+    ) -> None:
         self.as_json = as_json
         self.out = out or sys.stdout
         self.err = err or sys.stderr
@@ -82,8 +83,9 @@ class ProgressLine:
     """A single self-overwriting stderr line; silent when stderr is not a terminal unless
     forced, so logs of scripted runs are not flooded with carriage returns."""
 
-    def __init__(self, stream: TextIO | None = None, force: bool = False,
-                 min_interval: float = 0.1) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, force: bool = False, min_interval: float = 0.1
+    ) -> None:
         self.stream = stream or sys.stderr
         self.enabled = force or self.stream.isatty()
         self.min_interval = min_interval

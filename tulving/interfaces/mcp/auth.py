@@ -39,8 +39,12 @@ class BearerAuth:
             except TulvingError:
                 record = None
         if record is None:
-            log.info("refused %s %s: %s", scope.get("method"), scope.get("path"),
-                     "bad token" if token else "no token")
+            log.info(
+                "refused %s %s: %s",
+                scope.get("method"),
+                scope.get("path"),
+                "bad token" if token else "no token",
+            )
             await _unauthorized(send)
             return
         scope.setdefault("state", {})["tulving_token"] = getattr(record, "name", "?")
@@ -58,11 +62,22 @@ def _bearer(scope: Scope) -> str | None:
 
 
 async def _unauthorized(send: Send) -> None:
-    body = json.dumps({"error": "unauthorized",
-                       "message": "a valid bearer token is required "
-                                  "(create one with `tulving mcp token create NAME`)"}).encode()
-    await send({"type": "http.response.start", "status": 401,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="tulving"'),
-                            (b"content-length", str(len(body)).encode())]})
+    body = json.dumps(
+        {
+            "error": "unauthorized",
+            "message": "a valid bearer token is required "
+            "(create one with `tulving mcp token create NAME`)",
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", b'Bearer realm="tulving"'),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -27,7 +27,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from tulving.domain.errors import ConfigError, TulvingError
+from tulving.domain.errors import ConfigError
 from tulving.domain.redaction import redact
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tools import allowed_arguments, build_tools
@@ -46,10 +46,11 @@ log = logging.getLogger("tulving.mcp")
 
 def _tool_error(text: str) -> CallToolResult:
     message = redact(text)
-    return CallToolResult(content=[TextContent(type="text", text=message)],
-                          structured_content={"error": {"type": "ArgumentError",
-                                                        "message": message}},
-                          is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=message)],
+        structured_content={"error": {"type": "ArgumentError", "message": message}},
+        is_error=True,
+    )
 
 
 class TulvingMCPServer(MCPServer[Any]):
@@ -63,8 +64,7 @@ class TulvingMCPServer(MCPServer[Any]):
             self.add_tool(fn, name=fn.__name__, description=description)
             self._allowed[fn.__name__] = allowed_arguments(fn)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any],
-                        context: Any = None) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         allowed = self._allowed.get(name)
         if allowed is None:
             known = ", ".join(sorted(self._allowed))
@@ -80,8 +80,9 @@ class TulvingMCPServer(MCPServer[Any]):
         except (TypeError, ValueError):
             return _tool_error(f"{name}: arguments are not JSON-serialisable")
         if size > MAX_ARGUMENT_BYTES:
-            return _tool_error(f"{name}: arguments are {size} bytes; the limit is "
-                               f"{MAX_ARGUMENT_BYTES}")
+            return _tool_error(
+                f"{name}: arguments are {size} bytes; the limit is {MAX_ARGUMENT_BYTES}"
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -99,15 +100,16 @@ class TulvingMCPServer(MCPServer[Any]):
 def build_server(service: MemoryService) -> TulvingMCPServer:
     from tulving import __version__
 
-    return TulvingMCPServer(service, name="tulving", version=__version__,
-                            instructions=INSTRUCTIONS, log_level="WARNING")
+    return TulvingMCPServer(
+        service, name="tulving", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
 
 
-async def _on_signals(scope: anyio.CancelScope) -> None:
+async def _on_signals(stop: Callable[[], None]) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
             log.info("signal %s: shutting down", signum)
-            scope.cancel()
+            stop()
             return
 
 
@@ -117,7 +119,7 @@ async def serve_stdio(open_memory: Callable[[], Any]) -> None:
     server = build_server(service)
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_on_signals, tg.cancel_scope)
+            tg.start_soon(_on_signals, tg.cancel_scope.cancel)
             tg.start_soon(service.start)
             await _run_stdio(server)
             log.info("stdin closed: shutting down")
@@ -192,13 +194,21 @@ async def _run_stdio(server: TulvingMCPServer) -> None:
 def check_host(host: str) -> str:
     bound = LOCAL_HOSTS.get(host)
     if bound is None:
-        raise ConfigError(f"refusing to serve on {host!r}: the HTTP transport binds to "
-                          "127.0.0.1 only (put a reverse proxy in front to expose it)")
+        raise ConfigError(
+            f"refusing to serve on {host!r}: the HTTP transport binds to "
+            "127.0.0.1 only (put a reverse proxy in front to expose it)"
+        )
     return bound
 
 
-async def serve_http(open_memory: Callable[[], Any], *, port: int, host: str = "127.0.0.1",
-                     token_registry: Any = None, ready: Callable[[int], None] | None = None) -> None:
+async def serve_http(
+    open_memory: Callable[[], Any],
+    *,
+    port: int,
+    host: str = "127.0.0.1",
+    token_registry: Any = None,
+    ready: Callable[[int], None] | None = None,
+) -> None:
     """Streamable HTTP at ``http://127.0.0.1:<port>/mcp``; every request needs a token.
 
     ``token_registry``: a ``TokenRegistry`` (file stores); ``None`` asks the Memory for
@@ -218,11 +228,17 @@ async def serve_http(open_memory: Callable[[], Any], *, port: int, host: str = "
         return await service.call(lambda memory: memory.tokens().verify(token))
 
     app = BearerAuth(server.streamable_http_app(host=bound), verify)
-    config = uvicorn.Config(app, host=bound, port=port, log_level="warning",
-                            timeout_graceful_shutdown=1, lifespan="on")
-    web = uvicorn.Server(config)
+    config = uvicorn.Config(
+        app, host=bound, port=port, log_level="warning", timeout_graceful_shutdown=1, lifespan="on"
+    )
+    web = _uvicorn_class()(config)
+
+    def stop() -> None:
+        web.should_exit = True
+
     try:
         async with anyio.create_task_group() as tg:
+            tg.start_soon(_on_signals, stop)
             tg.start_soon(service.start)
             if ready is not None:
                 tg.start_soon(_announce, web, ready)
@@ -232,6 +248,20 @@ async def serve_http(open_memory: Callable[[], Any], *, port: int, host: str = "
         await service.close()
 
 
+def _uvicorn_class() -> Any:
+    import uvicorn
+
+    class QuietSignals(uvicorn.Server):  # type: ignore[misc]
+        """uvicorn re-raises a caught SIGTERM after its own shutdown, which would kill the
+        process before the Memory is closed; signals are handled by ``_on_signals``."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:
+            yield
+
+    return QuietSignals
+
+
 async def _announce(web: Any, ready: Callable[[int], None]) -> None:
     while not web.started:
         await anyio.sleep(0.02)
@@ -239,19 +269,32 @@ async def _announce(web: Any, ready: Callable[[int], None]) -> None:
     ready(sockets[0].getsockname()[1] if sockets else 0)
 
 
-def run(open_memory: Callable[[], Any], *, http: bool = False, port: int = 8765,
-        host: str = "127.0.0.1", token_registry: Any = None) -> None:
+def run(
+    open_memory: Callable[[], Any],
+    *,
+    http: bool = False,
+    port: int = 8765,
+    host: str = "127.0.0.1",
+    token_registry: Any = None,
+) -> None:
     """Blocking entry point for ``tulving mcp`` and ``python -m tulving.interfaces.mcp``."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="tulving-mcp %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="tulving-mcp %(levelname)s %(message)s"
+    )
     if http:
         check_host(host)
 
         def announce(p: int) -> None:
-            print(f"tulving MCP server on http://127.0.0.1:{p}/mcp (bearer token required)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"tulving MCP server on http://127.0.0.1:{p}/mcp (bearer token required)",
+                file=sys.stderr,
+                flush=True,
+            )
 
-        anyio.run(lambda: serve_http(open_memory, port=port, host=host,
-                                     token_registry=token_registry, ready=announce))
+        anyio.run(
+            lambda: serve_http(
+                open_memory, port=port, host=host, token_registry=token_registry, ready=announce
+            )
+        )
     else:
         anyio.run(serve_stdio, open_memory)

@@ -52,7 +52,13 @@ class MemoryService:
 
     def _build(self) -> Any:
         memory = self._open_memory()
-        return memory.startup()
+        memory.startup()
+        # Warm a lazily loaded model now, in the background, not in the first tool call.
+        embedder = memory.ctx.embedder
+        load = getattr(embedder, "load", None)
+        if callable(load):
+            load()
+        return memory
 
     async def call(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(memory)`` on a worker thread once the Memory is ready."""

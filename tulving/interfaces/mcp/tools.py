@@ -25,24 +25,34 @@ from tulving.interfaces.mcp.service import MemoryService
 MemoryTypeName = Literal[
     "FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE", "EPISODE"
 ]
-Types = Annotated[list[MemoryTypeName] | None,
-                  Field(description="Only these memory types (default: all).")]
+Types = Annotated[
+    list[MemoryTypeName] | None, Field(description="Only these memory types (default: all).")
+]
 Tags = Annotated[list[str] | None, Field(description="Only memories with any of these tags.")]
-IdOrKey = Annotated[str, Field(description="The memory's id (from a previous result) or its key.",
-                               min_length=1, max_length=300)]
+IdOrKey = Annotated[
+    str,
+    Field(
+        description="The memory's id (from a previous result) or its key.",
+        min_length=1,
+        max_length=300,
+    ),
+]
 
 
 def ok(text: str, data: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=redact(text))],
-                          structured_content=render.scrub(data))
+    return CallToolResult(
+        content=[TextContent(type="text", text=redact(text))], structured_content=render.scrub(data)
+    )
 
 
 def error(exc: BaseException) -> CallToolResult:
     kind = type(exc).__name__
     message = redact(f"{kind}: {exc}")
-    return CallToolResult(content=[TextContent(type="text", text=message)],
-                          structured_content={"error": {"type": kind, "message": message}},
-                          is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=message)],
+        structured_content={"error": {"type": kind, "message": message}},
+        is_error=True,
+    )
 
 
 def _parse_time(name: str, value: str | None) -> datetime | None:
@@ -51,7 +61,9 @@ def _parse_time(name: str, value: str | None) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError as exc:
-        raise ValidationError(f"{name} must be an ISO-8601 date or datetime, got {value!r}") from exc
+        raise ValidationError(
+            f"{name} must be an ISO-8601 date or datetime, got {value!r}"
+        ) from exc
     if parsed.tzinfo is None:
         from datetime import UTC
 
@@ -69,119 +81,224 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             return error(exc)
 
     async def memory_store(
-        content: Annotated[str, Field(description="The memory itself, as a self-contained sentence or paragraph.")],
-        type: Annotated[MemoryTypeName, Field(description="FACT (true about the world/project), DECISION (a choice and why; never decays), OBSERVATION (something seen now), PLAN, PREFERENCE (how the user likes things), PROCEDURE (how to do something), EPISODE (what happened), SUMMARY.")],
-        key: Annotated[str | None, Field(description="Optional stable name like 'deploy/strategy'. Storing again with the same key supersedes the old version (kept in history).")] = None,
-        tags: Annotated[list[str] | None, Field(description="Optional labels for filtering.")] = None,
-        importance: Annotated[float | None, Field(ge=0, le=1, description="0..1, default 0.5.")] = None,
-        pinned: Annotated[bool, Field(description="Pinned memories never decay or get evicted.")] = False,
+        content: Annotated[
+            str, Field(description="The memory itself, as a self-contained sentence or paragraph.")
+        ],
+        type: Annotated[
+            MemoryTypeName,
+            Field(
+                description="FACT (true about the world/project), DECISION (a choice and why; never decays), OBSERVATION (something seen now), PLAN, PREFERENCE (how the user likes things), PROCEDURE (how to do something), EPISODE (what happened), SUMMARY."
+            ),
+        ],
+        key: Annotated[
+            str | None,
+            Field(
+                description="Optional stable name like 'deploy/strategy'. Storing again with the same key supersedes the old version (kept in history)."
+            ),
+        ] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="Optional labels for filtering.")
+        ] = None,
+        importance: Annotated[
+            float | None, Field(ge=0, le=1, description="0..1, default 0.5.")
+        ] = None,
+        pinned: Annotated[
+            bool, Field(description="Pinned memories never decay or get evicted.")
+        ] = False,
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             extra: dict[str, Any] = {}
             if importance is not None:
                 extra["importance"] = importance
-            entry = memory.store(content, type=type, key=key, tags=tags or (),
-                                 pinned=pinned, **extra)
+            entry = memory.store(
+                content, type=type, key=key, tags=tags or (), pinned=pinned, **extra
+            )
             note = f" (supersedes {entry.supersedes})" if entry.supersedes else ""
-            return ok(f"Stored {entry.type.value} {entry.id}"
-                      + (f" under key {entry.key!r}" if entry.key else "") + note,
-                      {"stored": render.entry_dict(entry)})
+            return ok(
+                f"Stored {entry.type.value} {entry.id}"
+                + (f" under key {entry.key!r}" if entry.key else "")
+                + note,
+                {"stored": render.entry_dict(entry)},
+            )
+
         return await run(do)
 
     async def memory_get(id_or_key: IdOrKey) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             entry = memory.get(id_or_key)
             return ok(render.entry_line(entry), {"entry": render.entry_dict(entry)})
+
         return await run(do)
 
     async def memory_search(
-        query: Annotated[str, Field(description="What you are looking for, in plain words.", min_length=1, max_length=4000)],
-        top_k: Annotated[int, Field(ge=1, le=100, description="How many results (default 10).")] = 10,
+        query: Annotated[
+            str,
+            Field(
+                description="What you are looking for, in plain words.",
+                min_length=1,
+                max_length=4000,
+            ),
+        ],
+        top_k: Annotated[
+            int, Field(ge=1, le=100, description="How many results (default 10).")
+        ] = 10,
         types: Types = None,
         tags: Tags = None,
-        mode: Annotated[Literal["hybrid", "semantic", "lexical", "key"], Field(description="hybrid (default) combines meaning and exact words.")] = "hybrid",
+        mode: Annotated[
+            Literal["hybrid", "semantic", "lexical", "key"],
+            Field(description="hybrid (default) combines meaning and exact words."),
+        ] = "hybrid",
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             results = memory.search(query, top_k, mode=mode, types=types, tags=tags)
-            return ok(render.search_text(query, results),
-                      {"query": query, "results": render.search_dicts(results)})
+            return ok(
+                render.search_text(query, results),
+                {"query": query, "results": render.search_dicts(results)},
+            )
+
         return await run(do)
 
     async def memory_curate(
-        query: Annotated[str | None, Field(description="The task at hand. Omit with mode='orient'.", max_length=4000)] = None,
-        token_budget: Annotated[int, Field(ge=50, le=200_000, description="Hard cap on the returned context's tokens (default 2000).")] = 2000,
-        mode: Annotated[Literal["query", "orient"], Field(description="'query': memories relevant to `query`. 'orient': a cold-start briefing (decisions, plans, preferences, recent episodes) when starting or resuming work.")] = "query",
+        query: Annotated[
+            str | None,
+            Field(description="The task at hand. Omit with mode='orient'.", max_length=4000),
+        ] = None,
+        token_budget: Annotated[
+            int,
+            Field(
+                ge=50,
+                le=200_000,
+                description="Hard cap on the returned context's tokens (default 2000).",
+            ),
+        ] = 2000,
+        mode: Annotated[
+            Literal["query", "orient"],
+            Field(
+                description="'query': memories relevant to `query`. 'orient': a cold-start briefing (decisions, plans, preferences, recent episodes) when starting or resuming work."
+            ),
+        ] = "query",
         types: Types = None,
         tags: Tags = None,
-        since: Annotated[str | None, Field(description="ISO date: only memories valid from this time on.")] = None,
-        until: Annotated[str | None, Field(description="ISO date: only memories valid up to this time.")] = None,
+        since: Annotated[
+            str | None, Field(description="ISO date: only memories valid from this time on.")
+        ] = None,
+        until: Annotated[
+            str | None, Field(description="ISO date: only memories valid up to this time.")
+        ] = None,
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             if not hasattr(memory, "curate"):
                 raise ValidationError("curation is not available in this Tulving build")
             if mode == "query" and not query:
                 raise ValidationError("memory_curate needs a query (or mode='orient')")
-            curated = memory.curate(query, token_budget=token_budget, mode=mode, types=types,
-                                    tags=tags, since=_parse_time("since", since),
-                                    until=_parse_time("until", until))
+            curated = memory.curate(
+                query,
+                token_budget=token_budget,
+                mode=mode,
+                types=types,
+                tags=tags,
+                since=_parse_time("since", since),
+                until=_parse_time("until", until),
+            )
             data = render.curated_dict(curated)
             return ok(curated.content or "(no memories to show)", data)
+
         return await run(do)
 
     async def memory_forget(id_or_key: IdOrKey) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             entry = memory.forget(id_or_key)
-            return ok(f"Forgot {entry.id} (archived; its history is kept).",
-                      {"forgotten": render.entry_dict(entry)})
+            return ok(
+                f"Forgot {entry.id} (archived; its history is kept).",
+                {"forgotten": render.entry_dict(entry)},
+            )
+
         return await run(do)
 
     async def memory_list_keys(
-        prefix: Annotated[str, Field(description="Only keys starting with this, e.g. 'deploy/'.", max_length=200)] = "",
+        prefix: Annotated[
+            str, Field(description="Only keys starting with this, e.g. 'deploy/'.", max_length=200)
+        ] = "",
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             keys = memory.list_keys(prefix)
-            text = "\n".join(keys) if keys else "No keys" + (f" under {prefix!r}." if prefix else ".")
+            text = (
+                "\n".join(keys) if keys else "No keys" + (f" under {prefix!r}." if prefix else ".")
+            )
             return ok(text, {"prefix": prefix, "keys": keys})
+
         return await run(do)
 
     async def memory_correct(
         id_or_key: IdOrKey,
-        content: Annotated[str, Field(description="The corrected memory, complete (it replaces the old text).")],
-        reason: Annotated[str | None, Field(description="Why the old version was wrong.", max_length=2000)] = None,
+        content: Annotated[
+            str, Field(description="The corrected memory, complete (it replaces the old text).")
+        ],
+        reason: Annotated[
+            str | None, Field(description="Why the old version was wrong.", max_length=2000)
+        ] = None,
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             entry = correct(memory, id_or_key, content, reason)
-            return ok(f"Corrected: {entry.id} now supersedes {entry.supersedes}.",
-                      {"corrected": render.entry_dict(entry)})
+            return ok(
+                f"Corrected: {entry.id} now supersedes {entry.supersedes}.",
+                {"corrected": render.entry_dict(entry)},
+            )
+
         return await run(do)
 
     async def memory_stats() -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             stats = memory.stats()
             return ok(render.stats_text(stats), {"stats": stats})
+
         return await run(do)
 
     return [
-        (memory_store, "Store a memory — a fact, decision, observation, plan, preference or "
-         "procedure — that you or a later session will need. Use it when you learn something "
-         "durable about the user or project, make a decision, or finish a step. Give a key "
-         "to keep one current version of a changing fact."),
-        (memory_get, "Fetch one memory by its id or key, in full. Use it when you know exactly "
-         "which memory you need (a key like 'deploy/strategy' or an id from a search)."),
-        (memory_search, "Search memories by meaning and words; returns ranked matches with "
-         "scores. Use it to look something up before answering or acting."),
-        (memory_curate, "Build a prompt-ready context of the most useful memories that fits a "
-         "token budget. Use mode='orient' at the start of a session (or after a break) for a "
-         "briefing; use a query when starting a specific task."),
-        (memory_forget, "Forget a memory that is wrong or no longer wanted (it is archived, "
-         "not destroyed). To fix a memory instead, use memory_correct."),
-        (memory_list_keys, "List the keys of stored memories, optionally under a prefix. Use "
-         "it to see which named facts exist before storing or fetching one."),
-        (memory_correct, "Correct a memory that turned out wrong: the new content supersedes "
-         "the old one (by id or key), keeping the history chain. Use it instead of storing "
-         "a contradicting memory."),
-        (memory_stats, "Counts of memories by type and tag, storage size and adapters. Use it "
-         "to see what this memory holds."),
+        (
+            memory_store,
+            "Store a memory — a fact, decision, observation, plan, preference or "
+            "procedure — that you or a later session will need. Use it when you learn something "
+            "durable about the user or project, make a decision, or finish a step. Give a key "
+            "to keep one current version of a changing fact.",
+        ),
+        (
+            memory_get,
+            "Fetch one memory by its id or key, in full. Use it when you know exactly "
+            "which memory you need (a key like 'deploy/strategy' or an id from a search).",
+        ),
+        (
+            memory_search,
+            "Search memories by meaning and words; returns ranked matches with "
+            "scores. Use it to look something up before answering or acting.",
+        ),
+        (
+            memory_curate,
+            "Build a prompt-ready context of the most useful memories that fits a "
+            "token budget. Use mode='orient' at the start of a session (or after a break) for a "
+            "briefing; use a query when starting a specific task.",
+        ),
+        (
+            memory_forget,
+            "Forget a memory that is wrong or no longer wanted (it is archived, "
+            "not destroyed). To fix a memory instead, use memory_correct.",
+        ),
+        (
+            memory_list_keys,
+            "List the keys of stored memories, optionally under a prefix. Use "
+            "it to see which named facts exist before storing or fetching one.",
+        ),
+        (
+            memory_correct,
+            "Correct a memory that turned out wrong: the new content supersedes "
+            "the old one (by id or key), keeping the history chain. Use it instead of storing "
+            "a contradicting memory.",
+        ),
+        (
+            memory_stats,
+            "Counts of memories by type and tag, storage size and adapters. Use it "
+            "to see what this memory holds.",
+        ),
     ]
 
 
@@ -199,9 +316,16 @@ def correct(memory: Any, id_or_key: str, content: str, reason: str | None) -> An
     metadata = dict(old.metadata)
     if reason:
         metadata["correction_reason"] = reason
-    return memory.store(content, type=old.type, key=old.key, tags=old.tags,
-                        importance=old.importance, pinned=old.pinned, metadata=metadata,
-                        source_type="correction")
+    return memory.store(
+        content,
+        type=old.type,
+        key=old.key,
+        tags=old.tags,
+        importance=old.importance,
+        pinned=old.pinned,
+        metadata=metadata,
+        source_type="correction",
+    )
 
 
 def allowed_arguments(fn: Callable[..., Any]) -> frozenset[str]:

@@ -147,7 +147,9 @@ class PgConnections:
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended('tulving-migrate:' || current_schema(), 0))"
             )
-            conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
             row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
             version = int(row[0]) if row else 0
             if version > len(MIGRATIONS):

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
+
 import attrs
 from psycopg import errors
 
@@ -57,6 +59,15 @@ def tsquery_text(match: Sequence[str]) -> str:
     return " | ".join(quoted)
 
 
+def _many(cur: Any, statement: str, rows: Sequence[Any]) -> None:
+    """executemany (pipelined) for batches; a plain execute for one row, which saves the
+    pipeline's extra synchronisation round trip on the common single write."""
+    if len(rows) == 1:
+        cur.execute(statement, rows[0])
+    elif rows:
+        cur.executemany(statement, rows)
+
+
 def _set_indexed(conn: Conn, ids: Sequence[str], indexed: bool) -> None:
     """Keep the pgvector index to active entries: archiving un-flags the entry's vector
     (kept as the source of truth), restoring flags it again."""
@@ -75,9 +86,7 @@ class EntryMixin(VectorMixin):
         return self.write_many([(entry, embedding)])[0]
 
     @translate_errors
-    def write_many(
-        self, items: Sequence[tuple[MemoryEntry, Vectors | None]]
-    ) -> list[WriteOutcome]:
+    def write_many(self, items: Sequence[tuple[MemoryEntry, Vectors | None]]) -> list[WriteOutcome]:
         if not items:
             return []
         vectors = [(e.id, as_vector(v)) for e, v in items if v is not None]
@@ -134,16 +143,17 @@ class EntryMixin(VectorMixin):
             outcomes.append(WriteOutcome(entry=entry, superseded=superseded))
         with conn.cursor() as cur:
             if archived_old:
-                cur.executemany(UPDATE_ENTRY, [entry_params(e) for e in archived_old.values()])
+                _many(cur, UPDATE_ENTRY, [entry_params(e) for e in archived_old.values()])
             try:
-                cur.executemany(INSERT_ENTRY, [entry_params(e) for e in new.values()])
+                _many(cur, INSERT_ENTRY, [entry_params(e) for e in new.values()])
             except errors.UniqueViolation as exc:
                 raise StorageError(f"write rejected by the store: {exc}") from exc
             tags = [(e.id, t) for e in new.values() for t in dict.fromkeys(e.tags)]
             if tags:
-                cur.executemany("INSERT INTO entry_tags (entry_id, tag) VALUES (%s, %s)", tags)
+                _many(cur, "INSERT INTO entry_tags (entry_id, tag) VALUES (%s, %s)", tags)
             if vectors:
-                cur.executemany(
+                _many(
+                    cur,
                     "INSERT INTO embeddings (entry_id, vector) VALUES (%s, %b) "
                     "ON CONFLICT (entry_id) DO UPDATE SET vector = EXCLUDED.vector, indexed = TRUE",
                     vectors,
@@ -362,7 +372,9 @@ class EntryMixin(VectorMixin):
     def count(self, flt: EntryFilter) -> int:
         clause, params = where(flt)
         with self._read() as conn:
-            row = conn.execute(f"SELECT count(*) AS n FROM entries e WHERE {clause}", params).fetchone()
+            row = conn.execute(
+                f"SELECT count(*) AS n FROM entries e WHERE {clause}", params
+            ).fetchone()
         return int(row["n"]) if row else 0
 
     @translate_errors

@@ -17,11 +17,26 @@ from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
 
 _SESSION_COLUMNS = (
-    "id", "agent_id", "tenant", "started_at", "last_activity_at", "goal", "ended_at",
-    "end_reason", "summary_id", "implicit",
+    "id",
+    "agent_id",
+    "tenant",
+    "started_at",
+    "last_activity_at",
+    "goal",
+    "ended_at",
+    "end_reason",
+    "summary_id",
+    "implicit",
 )
 _JOB_COLUMNS = (
-    "id", "kind", "payload", "created_at", "status", "attempts", "idempotency_key", "error",
+    "id",
+    "kind",
+    "payload",
+    "created_at",
+    "status",
+    "attempts",
+    "idempotency_key",
+    "error",
 )
 
 
@@ -31,17 +46,29 @@ def _session(row: Mapping[str, Any]) -> SessionRecord:
 
 def _audit(row: Mapping[str, Any]) -> AuditRecord:
     return AuditRecord(
-        seq=int(row["seq"]), tenant=row["tenant"], at=row["at"], actor=row["actor"],
-        action=row["action"], entry_id=row["entry_id"], input_hash=row["input_hash"],
-        details=json.loads(row["details"]), prev_hash=row["prev_hash"], hash=row["hash"],
+        seq=int(row["seq"]),
+        tenant=row["tenant"],
+        at=row["at"],
+        actor=row["actor"],
+        action=row["action"],
+        entry_id=row["entry_id"],
+        input_hash=row["input_hash"],
+        details=json.loads(row["details"]),
+        prev_hash=row["prev_hash"],
+        hash=row["hash"],
     )
 
 
 def _job(row: Mapping[str, Any]) -> JobRecord:
     return JobRecord(
-        id=row["id"], kind=row["kind"], payload=json.loads(row["payload"]),
-        created_at=row["created_at"], status=row["status"], attempts=int(row["attempts"]),
-        idempotency_key=row["idempotency_key"], error=row["error"],
+        id=row["id"],
+        kind=row["kind"],
+        payload=json.loads(row["payload"]),
+        created_at=row["created_at"],
+        status=row["status"],
+        attempts=int(row["attempts"]),
+        idempotency_key=row["idempotency_key"],
+        error=row["error"],
     )
 
 
@@ -132,12 +159,34 @@ class RecordMixin(PgConnections):
                     "INSERT INTO audit_log (seq, tenant, at, actor, action, entry_id, "
                     "input_hash, details, prev_hash, hash) "
                     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (seq, d.tenant, at, d.actor, d.action, d.entry_id, d.input_hash,
-                     json.dumps(details, sort_keys=True), prev, digest),
+                    (
+                        seq,
+                        d.tenant,
+                        at,
+                        d.actor,
+                        d.action,
+                        d.entry_id,
+                        d.input_hash,
+                        json.dumps(details, sort_keys=True),
+                        prev,
+                        digest,
+                    ),
                 )
                 heads[d.tenant] = digest
-                out.append(AuditRecord(seq, d.tenant, at, d.actor, d.action, d.entry_id,
-                                       d.input_hash, details, prev, digest))
+                out.append(
+                    AuditRecord(
+                        seq,
+                        d.tenant,
+                        at,
+                        d.actor,
+                        d.action,
+                        d.entry_id,
+                        d.input_hash,
+                        details,
+                        prev,
+                        digest,
+                    )
+                )
             return out
 
         return self._atomic(work)
@@ -161,8 +210,16 @@ class RecordMixin(PgConnections):
             row = conn.execute(
                 f"INSERT INTO jobs ({', '.join(_JOB_COLUMNS)}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT DO NOTHING RETURNING id",
-                (job.id, job.kind, json.dumps(dict(job.payload), sort_keys=True, default=str),
-                 job.created_at, job.status, job.attempts, job.idempotency_key, job.error),
+                (
+                    job.id,
+                    job.kind,
+                    json.dumps(dict(job.payload), sort_keys=True, default=str),
+                    job.created_at,
+                    job.status,
+                    job.attempts,
+                    job.idempotency_key,
+                    job.error,
+                ),
             ).fetchone()
             if row is not None:
                 return job

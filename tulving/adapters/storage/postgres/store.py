@@ -61,8 +61,11 @@ class PostgresStorage(EntryMixin, RecordMixin):
                 (list(_TABLES),),
             ).fetchone()
         assert row is not None
-        out: dict[str, Any] = {"engine": "postgresql", "location": self.location,
-                               "schema_version": SCHEMA_VERSION}
+        out: dict[str, Any] = {
+            "engine": "postgresql",
+            "location": self.location,
+            "schema_version": SCHEMA_VERSION,
+        }
         out.update({k: (int(v) if isinstance(v, int) else v) for k, v in row.items()})
         out["rows"] = out["entries"]
         out["bytes"] = out["store_bytes"]
@@ -83,9 +86,12 @@ class PostgresStorage(EntryMixin, RecordMixin):
                 try:
                     conn.execute("CHECKPOINT")
                 except errors.InsufficientPrivilege:
-                    return {"action": "checkpoint", "ok": True,
-                            "skipped": "CHECKPOINT needs superuser or pg_checkpoint; the "
-                                       "server checkpoints on its own schedule"}
+                    return {
+                        "action": "checkpoint",
+                        "ok": True,
+                        "skipped": "CHECKPOINT needs superuser or pg_checkpoint; the "
+                        "server checkpoints on its own schedule",
+                    }
             return {"action": "checkpoint", "ok": True}
         if action == "integrity":
             problems: list[str] = []

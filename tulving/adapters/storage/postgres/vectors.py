@@ -8,6 +8,7 @@ then altered to ``vector(n)`` because pgvector's HNSW index needs a typed column
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+
 from tulving.adapters.storage.postgres.codec import SELECT_ENTRY, as_vector, entry_from_row
 from tulving.adapters.storage.postgres.connection import Conn, PgConnections, translate_errors
 from tulving.adapters.storage.postgres.filters import where
@@ -27,11 +28,15 @@ class VectorMixin(PgConnections):
 
     def vector_dimension(self) -> int | None:
         with self._read() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE name = %s", (DIMENSION_META,)).fetchone()
+            row = conn.execute(
+                "SELECT value FROM meta WHERE name = %s", (DIMENSION_META,)
+            ).fetchone()
         return int(row["value"]) if row else None
 
     def _fix_dimension(self, conn: Conn, dimension: int) -> int:
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('tulving-vecdim:' || current_schema(), 0))")
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('tulving-vecdim:' || current_schema(), 0))"
+        )
         row = conn.execute("SELECT value FROM meta WHERE name = %s", (DIMENSION_META,)).fetchone()
         if row is not None:
             return int(row["value"])
@@ -79,7 +84,9 @@ class VectorMixin(PgConnections):
         """Create the HNSW (cosine) index over indexed vectors if it does not exist."""
 
         def work(conn: Conn) -> None:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('tulving-hnsw:' || current_schema(), 0))")
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('tulving-hnsw:' || current_schema(), 0))"
+            )
             conn.execute(
                 f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON embeddings "
                 f"USING hnsw (vector vector_cosine_ops) WITH (m = {int(m)}, "
@@ -155,7 +162,9 @@ class VectorMixin(PgConnections):
     @translate_errors
     def clear_vectors(self) -> None:
         def work(conn: Conn) -> None:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('tulving-vecdim:' || current_schema(), 0))")
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('tulving-vecdim:' || current_schema(), 0))"
+            )
             conn.execute("TRUNCATE embeddings")
             conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
             conn.execute("ALTER TABLE embeddings ALTER COLUMN vector TYPE vector")

@@ -1,0 +1,213 @@
+"""Memory.search end to end on real SQLite (+ hnswlib, + the local model where marked)."""
+
+from __future__ import annotations
+
+import warnings
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tulving import Memory
+from tulving.application.search import SearchOptions, Searcher, build_filter
+from tulving.application.warnings_once import TulvingWarning, reset_warnings
+from tulving.domain.errors import TulvingError, ValidationError
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def _filler(n: int, tag: str = "bulk") -> list[dict[str, Any]]:
+    topics = ["deploy pipeline", "database index", "budget meeting", "auth tokens", "cache"]
+    return [
+        {"content": f"note {i} about the {topics[i % 5]} and the weekly report",
+         "type": "FACT", "tags": [tag]}
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("vectors", ["exact", "hnsw"])
+def test_tag_filter_never_loses_recall(make_memory: Any, vectors: str) -> None:
+    m = make_memory(vectors=vectors)
+    m.store_many(_filler(400))
+    rare = m.store_many(
+        [{"content": f"unrelated gardening fact {i}: tomatoes need sun", "type": "FACT",
+          "tags": ["rare"]} for i in range(5)]
+    )
+    for mode in ("hybrid", "semantic", "lexical"):
+        found = m.search("weekly report about the deploy pipeline", 5, mode=mode, tags=["rare"])
+        if mode == "lexical":
+            assert found == []  # no shared word: lexical cannot match, and must not cheat
+            continue
+        assert {r.entry.id for r in found} == {e.id for e in rare}, mode
+
+
+@pytest.mark.parametrize("vectors", ["exact", "hnsw"])
+def test_type_filter_over_fetch_and_allow_list(make_memory: Any, vectors: str) -> None:
+    m = make_memory(vectors=vectors)
+    m.store_many(_filler(300))
+    plans = m.store_many(
+        [{"content": f"plan {i}: weekly report about the deploy pipeline", "type": "PLAN"}
+         for i in range(3)]
+    )
+    found = m.search("deploy pipeline weekly report", 10, types=["PLAN"])
+    assert {r.entry.id for r in found} == {e.id for e in plans}
+    assert all(r.entry.type.value == "PLAN" for r in found)
+
+
+def test_archived_entries_never_surface(make_memory: Any) -> None:
+    m = make_memory()
+    keep = m.store("the staging server runs on port 8080", type="FACT")
+    gone = m.store("the staging server runs on port 9090", type="FACT")
+    old = m.store("the deploy key is rotated monthly", type="FACT", key="deploy/key")
+    m.store("the deploy key is rotated weekly", type="FACT", key="deploy/key")
+    m.forget(gone.id)
+    for mode in ("hybrid", "semantic", "lexical"):
+        ids = {r.entry.id for r in m.search("staging server port deploy key rotated", 20,
+                                             mode=mode)}
+        assert keep.id in ids and gone.id not in ids and old.id not in ids, mode
+    assert old.id not in {r.entry.id for r in m.search("deploy/key", 5, mode="key")}
+
+
+def test_since_until_filter_on_event_time_not_write_time(make_memory: Any) -> None:
+    m = make_memory()
+    early = m.store("we shipped release one", type="EPISODE", valid_from=T0)
+    late = m.store("we shipped release two", type="EPISODE", valid_from=T0 + timedelta(days=30))
+    # both were *written* now (the manual clock is in 2026); event time is what filters
+    only_late = m.search("shipped release", 10, since=T0 + timedelta(days=1))
+    assert [r.entry.id for r in only_late] == [late.id]
+    only_early = m.search("shipped release", 10, until=T0 + timedelta(days=1))
+    assert [r.entry.id for r in only_early] == [early.id]
+    both = m.search("shipped release", 10, since=T0, until=T0 + timedelta(days=30))
+    assert {r.entry.id for r in both} == {early.id, late.id}
+
+
+def test_no_embedder_searches_lexically_with_one_warning(make_memory: Any) -> None:
+    reset_warnings()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = make_memory(embedder=None)
+        m.store("the invoice service retries three times", type="FACT")
+        first = m.search("invoice retries", 5)
+        second = m.search("invoice retries", 5, mode="semantic")
+    said = [w for w in caught if issubclass(w.category, TulvingWarning)]
+    assert len(said) == 1 and "lexical" in str(said[0].message)
+    assert first and first[0].match_type == "lexical" and second[0].match_type == "lexical"
+
+
+def test_bad_input_is_a_typed_error(make_memory: Any) -> None:
+    m = make_memory()
+    m.store("something", type="FACT")
+    for call in (
+        lambda: m.search("", 5),
+        lambda: m.search("x", 0),
+        lambda: m.search("x", True),
+        lambda: m.search("x", 5, mode="fuzzy"),
+        lambda: m.search("x" * 10_001, 5),
+        lambda: m.search("x", 5, types=["NOPE"]),
+    ):
+        with pytest.raises(TulvingError):
+            call()
+    with pytest.raises(ValidationError):
+        m.search(None, 5)  # type: ignore[arg-type]
+
+
+def test_scores_are_in_unit_range_and_min_score_filters(make_memory: Any) -> None:
+    m = make_memory()
+    m.store_many(_filler(50))
+    for mode in ("hybrid", "semantic", "lexical"):
+        results = m.search("budget meeting weekly report", 20, mode=mode)
+        assert results and all(0.0 <= r.score <= 1.0 for r in results), mode
+        scores = [r.score for r in results]
+        assert scores == sorted(scores, reverse=True)
+        cut = scores[len(scores) // 2]
+        assert all(r.score >= cut for r in m.search("budget meeting weekly report", 20,
+                                                     mode=mode, min_score=cut))
+
+
+def test_entity_named_in_query_wins_a_close_call(make_memory: Any) -> None:
+    m = make_memory()
+    other = m.store("Alice: I painted a sunset over the lake last weekend", type="EPISODE")
+    named = m.store("Bob: I painted a sunset over the lake", type="EPISODE")
+    plain = Searcher(m.ctx, SearchOptions.plain())
+    flt = build_filter(m.ctx)
+    tuned = Searcher(m.ctx, SearchOptions(entity_boost=0.3, temporal_boost=0.0,
+                                          context_share=0.0))
+    query = "What did Bob paint over the lake?"
+    assert {r.entry.id for r in plain.search(query, 2, "hybrid", flt, None)} == {
+        other.id, named.id}
+    assert tuned.search(query, 2, "hybrid", flt, None)[0].entry.id == named.id
+
+
+def test_when_question_prefers_the_memory_that_says_when(make_memory: Any) -> None:
+    m = make_memory()
+    undated = m.store("I love going to the pottery class with my friends", type="EPISODE")
+    dated = m.store("I signed up for a pottery class last Friday", type="EPISODE")
+    flt = build_filter(m.ctx)
+    on = Searcher(m.ctx, SearchOptions(temporal_boost=0.3, entity_boost=0.0,
+                                       context_share=0.0))
+    off = Searcher(m.ctx, SearchOptions(temporal_boost=0.0, entity_boost=0.0,
+                                        context_share=0.0))
+    query = "When did she go to the pottery class?"
+    assert on.search(query, 1, "hybrid", flt, None)[0].entry.id == dated.id
+    # not a "when" question: the boost does not apply
+    what = "What pottery class did she love going to with friends?"
+    assert off.search(what, 1, "hybrid", flt, None)[0].entry.id == undated.id
+    assert on.search(what, 1, "hybrid", flt, None)[0].entry.id == undated.id
+
+
+def test_memories_recorded_together_lift_each_other(make_memory: Any) -> None:
+    m = make_memory()
+    session = T0 + timedelta(days=3)
+    m.store_many([
+        {"content": "Did you finish the marathon training plan?", "type": "EPISODE",
+         "valid_from": session},
+        {"content": "Yes, I run forty kilometres every week now", "type": "EPISODE",
+         "valid_from": session},
+    ])
+    stray = m.store("I run a small bakery downtown", type="EPISODE",
+                    valid_from=T0 + timedelta(days=90))
+    flt = build_filter(m.ctx)
+    query = "marathon training: how much does she run?"
+    with_ctx = Searcher(m.ctx, SearchOptions(context_share=0.5, entity_boost=0.0,
+                                             temporal_boost=0.0))
+    ranked = [r.entry.content for r in with_ctx.search(query, 3, "hybrid", flt, None)]
+    assert ranked.index("Yes, I run forty kilometres every week now") < ranked.index(
+        stray.content)
+
+
+def test_hybrid_search_loads_only_the_entries_it_returns(make_memory: Any) -> None:
+    m = make_memory()
+    m.store_many(_filler(200))
+    storage = m.ctx.storage
+    loaded: list[int] = []
+    real = storage.get_many
+
+    def counting(ids: Any) -> Any:
+        loaded.append(len(ids))
+        return real(ids)
+
+    storage.get_many = counting  # type: ignore[method-assign]
+    try:
+        Searcher(m.ctx, SearchOptions.plain()).search("deploy pipeline", 5, "hybrid",
+                                                      build_filter(m.ctx), None)
+    finally:
+        storage.get_many = real  # type: ignore[method-assign]
+    assert loaded == [5]
+
+
+@pytest.mark.model
+def test_default_memory_finds_a_related_memory_sharing_no_words(tmp_path: Path) -> None:
+    with Memory(tmp_path / "default.db", agent_id="a") as m:
+        stats = m.stats()
+        assert stats["storage"] is not None and m.ctx.storage.name == "sqlite"
+        assert stats["vectors"]["adapter"] == "hnsw"
+        assert stats["embedder"] == "sentence-transformers/all-MiniLM-L6-v2"
+        target = m.store("I adopted a puppy from the animal shelter", type="EPISODE")
+        m.store("The quarterly budget review moved to Thursday", type="FACT")
+        m.store("Our CI pipeline caches wheels between runs", type="FACT")
+        found = m.search("new dog", 1)
+        assert found[0].entry.id == target.id
+        assert m.search("new dog", 3, mode="lexical") == []
+        assert (tmp_path / "default.db.hnsw").exists() or True  # written on close
+    assert (tmp_path / "default.db.hnsw").exists()

@@ -1,0 +1,75 @@
+"""Second-stage adjustments of fused hybrid candidates, from cheap signals of the entries.
+
+Rank fusion only sees two lists of ids. Looking at the few best candidates themselves
+(one batched read) adds what the lists cannot know: whether a candidate names what the
+query names, whether it says *when* for a "when" question, and whether it was recorded
+together with another strong candidate. Each adjustment is a bounded multiplier or a
+bounded share, so an adjustment can reorder close candidates but never lifts a weak
+match over a strong one by much; final scores stay in [0, 1].
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from tulving.application.context import MemoryContext
+from tulving.application.query_analysis import QueryAnalysis
+from tulving.domain.lexical import words
+from tulving.domain.query import ScoredId
+from tulving.domain.temporal import mentions_relative_time
+
+if TYPE_CHECKING:
+    from tulving.application.search import SearchOptions
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(part for w in words(text) for part in w.split("'") if part)
+
+
+def refine(
+    ctx: MemoryContext, analysis: QueryAnalysis, fused: list[ScoredId], opts: SearchOptions
+) -> list[ScoredId]:
+    head, tail = fused[: opts.rerank_depth], fused[opts.rerank_depth :]
+    entries = {e.id: e for e in ctx.storage.get_many([h.id for h in head])}
+    entity_boost = opts.entity_boost if analysis.entities else 0.0
+    temporal_boost = opts.temporal_boost if analysis.asks_when else 0.0
+    scores: dict[str, float] = {}
+    times: dict[str, datetime] = {}
+    for hit in head:
+        score = hit.score
+        entry = entries.get(hit.id)
+        if entry is not None:
+            times[hit.id] = entry.valid_from
+            if entity_boost:
+                present = _word_set(entry.content)
+                share = sum(1 for n in analysis.entities if n in present) / len(analysis.entities)
+                score *= 1.0 + entity_boost * share
+            if temporal_boost and mentions_relative_time(entry.content):
+                score *= 1.0 + temporal_boost
+        scores[hit.id] = score
+    if opts.context_share:
+        scores = _event_context(scores, times, opts.context_share)
+    ceiling = (1.0 + entity_boost) * (1.0 + temporal_boost) * (1.0 + opts.context_share)
+    out = [ScoredId(i, s / ceiling) for i, s in scores.items()]
+    out.sort(key=lambda h: (-h.score, h.id))
+    return out + [ScoredId(h.id, h.score / ceiling) for h in tail]
+
+
+def _event_context(
+    scores: dict[str, float], times: dict[str, datetime], share: float
+) -> dict[str, float]:
+    """Add ``share`` of the best *other* score recorded at the same event time."""
+    groups: dict[datetime, list[tuple[float, str]]] = {}
+    for entry_id, at in times.items():
+        groups.setdefault(at, []).append((scores[entry_id], entry_id))
+    out = dict(scores)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort(reverse=True)
+        (best, best_id), (second, _) = members[0], members[1]
+        for score, entry_id in members:
+            other = second if entry_id == best_id else best
+            out[entry_id] = score + share * other
+    return out
