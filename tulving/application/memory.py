@@ -560,8 +560,9 @@ class Memory:
     def evict(self, threshold: float = 0.05, *, dry_run: bool = False) -> EvictionReport:
         """Archive (reason ``evicted``) entries whose decayed importance fell below
         ``threshold``; DECISION and pinned entries are exempt. Idempotent."""
+        ctx = self.ctx
         self._access.flush()
-        return evict(self.ctx, threshold, dry_run=dry_run)
+        return evict(ctx, threshold, dry_run=dry_run)
 
     def stats(self) -> dict[str, Any]:
         ctx = self.ctx

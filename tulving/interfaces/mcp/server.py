@@ -34,6 +34,8 @@ from tulving.interfaces.mcp.tools import allowed_arguments, build_tools
 
 #: Whole-call argument size cap; content itself is capped lower by the Memory.
 MAX_ARGUMENT_BYTES = 512 * 1024
+#: A stdin line longer than this is passed on unfinished (and rejected as bad JSON).
+MAX_LINE_BYTES = 16 * 1024 * 1024
 LOCAL_HOSTS = {"127.0.0.1": "127.0.0.1", "localhost": "127.0.0.1"}
 INSTRUCTIONS = (
     "Tulving is your persistent memory across sessions. At the start of a session call "
@@ -151,18 +153,24 @@ class _StdinLines:
         def pump() -> None:
             # os.read on a private descriptor: no BufferedReader lock for the interpreter
             # to trip over at exit while this daemon thread is blocked.
-            pending = b""
+            parts: list[bytes] = []
+            size = 0
             try:
                 while True:
                     chunk = os.read(self._fd, 1 << 16)
                     if not chunk:
                         break
-                    pending += chunk
-                    *lines, pending = pending.split(b"\n")
-                    for line in lines:
-                        loop.call_soon_threadsafe(queue.put_nowait, line + b"\n")
-                if pending:
-                    loop.call_soon_threadsafe(queue.put_nowait, pending)
+                    *complete, rest = chunk.split(b"\n")
+                    for piece in complete:
+                        loop.call_soon_threadsafe(queue.put_nowait, b"".join([*parts, piece]))
+                        parts, size = [], 0
+                    parts.append(rest)
+                    size += len(rest)
+                    if size > MAX_LINE_BYTES:  # hand it on: it fails parsing, not memory
+                        loop.call_soon_threadsafe(queue.put_nowait, b"".join(parts))
+                        parts, size = [], 0
+                if size:
+                    loop.call_soon_threadsafe(queue.put_nowait, b"".join(parts))
             except (OSError, RuntimeError):
                 pass
             finally:
