@@ -60,5 +60,5 @@ def test_evict_archives_faded_but_never_decisions_or_pinned(make_memory: Any, cl
     assert again.evict(threshold=0.1).evicted == ()
     active = {e.id for e in again.ctx.storage.query(
         EntryFilter(partitions=again.ctx.visible_partitions()))}
-    assert active == {fresh.id, decision.id, pinned.id}
+    assert {fresh.id, decision.id, pinned.id} <= active and faded.id not in active
     assert MemoryType.DECISION in {again.get(decision.id).type}

@@ -1,0 +1,158 @@
+"""Model identity and the vector cache: storage is the truth, the hnsw file a cache."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tulving import Memory
+from tulving.adapters.embedders.hashing import HashingEmbedder
+
+TEXTS = [f"memory {i}: the {w} service handles {w} requests" for i, w in
+         enumerate(["billing", "search", "upload", "auth", "email", "report"] * 5)]
+
+
+def _open(path: Path, **kwargs: Any) -> Memory:
+    kwargs.setdefault("embedder", "hashing")
+    kwargs.setdefault("vectors", "hnsw")
+    return Memory(path, agent_id="a", **kwargs)
+
+
+def _fill(path: Path, n: int = len(TEXTS), **kwargs: Any) -> list[str]:
+    with _open(path, **kwargs) as m:
+        return [e.id for e in m.store_many({"content": t, "type": "FACT"} for t in TEXTS[:n])]
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The real hashing embedder, counting calls (to see batching)."""
+
+    def __init__(self, dimension: int = 384) -> None:
+        super().__init__(dimension)
+        self.calls: list[int] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.calls.append(len(texts))
+        return super().embed(texts)
+
+
+def test_meta_records_model_dimension_and_metric(tmp_path: Path) -> None:
+    _fill(tmp_path / "m.db", 3)
+    with _open(tmp_path / "m.db") as m:
+        storage = m.ctx.storage
+        assert storage.get_meta("embedding_model_id") == HashingEmbedder().model_id
+        assert storage.get_meta("embedding_dimension") == "384"
+        assert storage.get_meta("distance_metric") == "cosine"
+
+
+def test_other_embedder_reembeds_every_active_entry_with_progress(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    ids = _fill(db)
+    with _open(db) as m:
+        m.forget(ids[0])
+    other = CountingEmbedder(dimension=128)
+    seen: list[tuple[str, int, int]] = []
+    with _open(db, embedder=other, progress=lambda *a: seen.append(a)) as m:
+        storage = m.ctx.storage
+        assert storage.get_meta("embedding_model_id") == other.model_id
+        assert storage.get_meta("embedding_dimension") == "128"
+        vectors = storage.vectors_for(ids[1:])
+        assert set(vectors) == set(ids[1:])
+        assert all(v.shape == (128,) for v in vectors.values())
+        assert np.allclose(vectors[ids[1]], other.embed([TEXTS[1]])[0])
+        assert m.ctx.vectors is not None and m.ctx.vectors.ids() == set(ids[1:])
+        hit = m.search("the upload service handles upload requests", 1, mode="semantic")
+        assert "upload" in hit[0].entry.content
+    assert other.calls and max(other.calls) <= 64 and sum(other.calls) >= len(ids) - 1
+    assert any(stage == "embedding" and done == total for stage, done, total in seen)
+
+
+def test_same_model_reopened_is_not_reembedded(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    _fill(db)
+    again = CountingEmbedder()
+    with _open(db, embedder=again) as m:
+        assert m.search("billing", 1)
+    assert again.calls == []  # only the query was embedded (embed_query), no re-embed
+
+
+def test_moved_store_is_the_same_model_and_keeps_its_cache(tmp_path: Path) -> None:
+    db = tmp_path / "a" / "m.db"
+    db.parent.mkdir()
+    _fill(db)
+    moved = tmp_path / "b"
+    shutil.move(str(db.parent), str(moved))
+    counting = CountingEmbedder()
+    with _open(moved / "m.db", embedder=counting) as m:
+        assert m.ctx.vectors is not None and m.ctx.vectors.count() == len(TEXTS)
+        assert m.search("billing service", 1)[0].entry.content.endswith("billing requests")
+    assert counting.calls == []
+
+
+@pytest.mark.parametrize("damage", ["delete", "corrupt", "truncate", "sidecar"])
+def test_missing_or_corrupt_hnsw_cache_is_rebuilt(tmp_path: Path, damage: str) -> None:
+    db = tmp_path / "m.db"
+    ids = _fill(db)
+    cache = Path(str(db) + ".hnsw")
+    assert cache.exists()
+    if damage == "delete":
+        cache.unlink()
+    elif damage == "corrupt":
+        raw = bytearray(cache.read_bytes())
+        raw[len(raw) // 2: len(raw) // 2 + 64] = b"\xff" * 64
+        cache.write_bytes(bytes(raw))
+    elif damage == "truncate":
+        cache.write_bytes(cache.read_bytes()[:100])
+    else:
+        Path(str(cache) + ".json").write_text("{not json", encoding="utf-8")
+    with _open(db) as m:
+        assert m.ctx.vectors is not None and m.ctx.vectors.ids() == set(ids)
+        top = m.search("the auth service handles auth requests", 3, mode="semantic")
+        assert all("auth" in r.entry.content for r in top)
+
+
+KILLED_WRITER = textwrap.dedent("""
+    import os, signal, sys
+    from tulving import Memory
+    m = Memory(sys.argv[1], agent_id="a", embedder="hashing", vectors="hnsw")
+    m.store_many([{"content": "written by the process that died: zebra migration", "type":
+                   "FACT"}])
+    os.kill(os.getpid(), signal.SIGKILL)  # before close: the index cache is never written
+""")
+
+
+def test_entries_written_by_a_killed_process_are_indexed_at_startup(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    ids = _fill(db, 5)
+    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(db)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    with _open(db) as m:
+        assert m.ctx.vectors is not None and m.ctx.vectors.count() == 6
+        assert set(ids) < m.ctx.vectors.ids()
+        hit = m.search("zebra migration", 1, mode="semantic")
+        assert hit and "zebra" in hit[0].entry.content
+
+
+def test_store_many_embeds_in_batches(tmp_path: Path) -> None:
+    counting = CountingEmbedder()
+    with _open(tmp_path / "m.db", embedder=counting) as m:
+        m.store_many({"content": f"fact number {i}", "type": "FACT"} for i in range(150))
+    assert len(counting.calls) == 1 and counting.calls[0] == 150  # one call, batched inside
+
+
+@pytest.mark.model
+def test_local_model_store_reopened_with_hashing_is_reembedded(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with Memory(db, agent_id="a") as m:
+        m.store("I adopted a puppy", type="EPISODE")
+        assert m.ctx.storage.get_meta("embedding_dimension") == "384"
+    with _open(db) as m:
+        assert m.ctx.storage.get_meta("embedding_model_id") == HashingEmbedder().model_id
+        assert m.search("puppy", 1, mode="semantic")[0].entry.content == "I adopted a puppy"
