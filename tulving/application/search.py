@@ -89,13 +89,13 @@ class SearchOptions:
     """
 
     pool: int = 50
-    fusion: str = "rrf"
+    fusion: str = "score"
     lexical_weight: float = 1.0
-    semantic_weight: float = 1.0
+    semantic_weight: float = 0.7
     rrf_k: int = 60
-    entity_boost: float = 0.0
-    temporal_boost: float = 0.0
-    context_share: float = 0.0
+    entity_boost: float = 0.3
+    temporal_boost: float = 0.3
+    context_share: float = 0.3
     rerank_depth: int = 100
 
     @property
@@ -108,6 +108,8 @@ class SearchOptions:
         default = cls()
         return {
             "plain RRF (baseline)": cls.plain(),
+            "- score fusion (RRF k=60)": attrs.evolve(default, fusion="rrf"),
+            "- lexical weighting (1:1)": attrs.evolve(default, semantic_weight=1.0),
             "- entity boost": attrs.evolve(default, entity_boost=0.0),
             "- temporal boost": attrs.evolve(default, temporal_boost=0.0),
             "- event-time context": attrs.evolve(default, context_share=0.0),

@@ -24,7 +24,7 @@ DEFAULT_THRESHOLD = 0.9
 #: Kept texts compared per lookup at most. Only thousands of texts over a tiny vocabulary
 #: reach it; then a near-duplicate may go unnoticed (exact duplicates never do: they are
 #: matched by hash first), and the cost stays linear.
-MAX_COMPARISONS = 256
+MAX_COMPARISONS = 64
 _WORD = re.compile(r"\w+")
 
 

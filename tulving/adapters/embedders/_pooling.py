@@ -40,7 +40,8 @@ def mean_pool(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> V
     weights = mask.astype(np.float32)[:, :, None]
     summed = (hidden * weights).sum(axis=1)
     counts = np.clip(weights.sum(axis=1), 1e-9, None)
-    return (summed / counts).astype(np.float32, copy=False)
+    pooled: Vectors = (summed / counts).astype(np.float32, copy=False)
+    return pooled
 
 
 def l2_normalise(matrix: npt.NDArray[np.floating], *, what: str = "embedder") -> Vectors:
@@ -50,6 +51,11 @@ def l2_normalise(matrix: npt.NDArray[np.floating], *, what: str = "embedder") ->
     if out.size and (not np.all(np.isfinite(norms)) or np.any(norms == 0)):
         raise EmbedderError(f"{what} produced a zero or non-finite vector")
     return np.ascontiguousarray(out / norms, dtype=np.float32)
+
+
+def first_row(matrix: Vectors) -> Vectors:
+    row: Vectors = matrix[0]
+    return row
 
 
 def empty(dimension: int) -> Vectors:

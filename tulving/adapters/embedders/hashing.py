@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tulving.adapters.embedders._pooling import Vectors, check_query, check_texts, empty
+from tulving.adapters.embedders._pooling import Vectors, check_query, check_texts, empty, first_row
 from tulving.domain.errors import ConfigError
 
 VERSION = "v1"
@@ -89,7 +89,7 @@ class HashingEmbedder:
         return out.astype(np.float32)
 
     def embed_query(self, text: str) -> Vectors:
-        return self.embed([check_query(text)])[0]
+        return first_row(self.embed([check_query(text)]))
 
 
 def create(context: Any = None, **options: Any) -> HashingEmbedder:

@@ -29,6 +29,7 @@ from tulving.adapters.embedders._pooling import (
     check_query,
     check_texts,
     empty,
+    first_row,
     l2_normalise,
     mean_pool,
 )
@@ -152,7 +153,7 @@ class LocalOnnxEmbedder:
         return out
 
     def embed_query(self, text: str) -> Vectors:
-        return self.embed([check_query(text)])[0]
+        return first_row(self.embed([check_query(text)]))
 
     def _run(self, session: Any, encodings: Sequence[Any]) -> Vectors:
         width = max(len(e.ids) for e in encodings)

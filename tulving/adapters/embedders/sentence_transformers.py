@@ -37,6 +37,7 @@ from tulving.adapters.embedders._pooling import (
     check_query,
     check_texts,
     empty,
+    first_row,
     l2_normalise,
 )
 from tulving.domain.errors import ConfigError, EmbedderError
@@ -231,7 +232,7 @@ class SentenceTransformersEmbedder:
         return self._encode([self._document_prompt + t for t in items])
 
     def embed_query(self, text: str) -> Vectors:
-        return self._encode([self._query_prompt + check_query(text)])[0]
+        return first_row(self._encode([self._query_prompt + check_query(text)]))
 
     def _encode(self, items: list[str]) -> Vectors:
         self.load()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -67,7 +67,7 @@ def check_query(vector: object, k: object, dimension: int) -> tuple[Matrix, int]
     return np.ascontiguousarray(query / norm, dtype=np.float32), k
 
 
-def check_allow(allow: Collection[str] | None) -> set[str] | None:
+def check_allow(allow: Iterable[str] | None) -> set[str] | None:
     if allow is None:
         return None
     if isinstance(allow, str):
