@@ -35,11 +35,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _locomo_data import Conversation, load  # noqa: E402
+from _locomo_data import Conversation, load
 
-from tulving import Memory  # noqa: E402
-from tulving.adapters.tokenizers.tiktoken import create_cl100k  # noqa: E402
-from tulving.application.search import SearchOptions, Searcher, build_filter  # noqa: E402
+from tulving import Memory
+from tulving.adapters.tokenizers.tiktoken import create_cl100k
+from tulving.application.search import Searcher, SearchOptions, build_filter
 
 RECALL_AT = (1, 5, 10, 20)
 BUDGETS = (500, 1000, 2000)

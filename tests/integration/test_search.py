@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tulving import Memory
-from tulving.application.search import SearchOptions, Searcher, build_filter
+from tulving.application.search import Searcher, SearchOptions, build_filter
 from tulving.application.warnings_once import TulvingWarning, reset_warnings
 from tulving.domain.errors import TulvingError, ValidationError
 

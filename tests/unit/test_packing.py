@@ -110,25 +110,25 @@ def test_full_line_format_has_type_key_date_and_content() -> None:
         "d1", "Use OAuth device flow.", type=MemoryType.DECISION, key="auth/strategy", age_days=0
     )
     assert render_full_line(decision, NOW) == (
-        "- [DECISION] key=auth/strategy · 2026-03-01 · Use OAuth device flow."
+        "- [decision · key=auth/strategy · 2026-03-01] Use OAuth device flow."
     )
     packed = pack(ranked_of([decision]), budget=500, tokenizer=CL100K, now=NOW)
-    assert "- [DECISION] key=auth/strategy · 2026-03-01 · Use OAuth device flow." in packed.content
+    assert "- [decision · key=auth/strategy · 2026-03-01] Use OAuth device flow." in packed.content
     plain = entry("f1", "No key here.", age_days=0)
-    assert render_full_line(plain) == "- [FACT] · 2026-03-01 · No key here."
+    assert render_full_line(plain) == "- [fact · 2026-03-01] No key here."
 
 
 def test_stale_marker_is_computed_at_render_time() -> None:
     old = entry("o", "Old observation about caching.", type=MemoryType.FACT, age_days=200)
     decision = entry("d", "Old decision.", type=MemoryType.DECISION, age_days=200)
     pinned = entry("p", "Pinned fact.", age_days=200, pinned=True)
-    assert "(stale)" in render_full_line(old, NOW)
-    assert "(stale)" not in render_full_line(old, NOW - timedelta(days=150))
-    assert "(stale)" not in render_full_line(old)  # no clock, no marker
-    assert "(stale)" not in render_full_line(decision, NOW)  # decisions never decay
-    assert "(stale)" not in render_full_line(pinned, NOW)
+    assert "stale]" in render_full_line(old, NOW)
+    assert "stale]" not in render_full_line(old, NOW - timedelta(days=150))
+    assert "stale]" not in render_full_line(old)  # no clock, no marker
+    assert "stale]" not in render_full_line(decision, NOW)  # decisions never decay
+    assert "stale]" not in render_full_line(pinned, NOW)
     assert old.tags == ()  # the marker never becomes a tag
-    assert "(stale)" in pack(ranked_of([old]), budget=200, tokenizer=CL100K, now=NOW).content
+    assert "stale]" in pack(ranked_of([old]), budget=200, tokenizer=CL100K, now=NOW).content
 
 
 def long_topics(count: int) -> list[MemoryEntry]:
@@ -159,7 +159,7 @@ def test_progressive_disclosure_full_then_index_then_what_was_left_out(tokenizer
     index_line = render_index_line(entries[first_index], NOW)
     assert index_line in lines
     assert index_line.endswith("…")
-    assert len(index_line.split(" · ")[-1].split()) == 9  # 8 words and the ellipsis
+    assert len(index_line.split("] ", 1)[-1].split()) == 9  # 8 words and the ellipsis
 
 
 def test_budget_is_used_well() -> None:

@@ -96,7 +96,7 @@ class SearchOptions:
     entity_boost: float = 0.3
     temporal_boost: float = 0.3
     context_share: float = 0.3
-    rerank_depth: int = 100
+    rerank_depth: int = 50
 
     @property
     def refines(self) -> bool:

@@ -37,6 +37,7 @@ from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import ValidationError
 from tulving.domain.ranking import Ranked
 from tulving.domain.similarity import DEFAULT_THRESHOLD, NearDuplicateIndex
+from tulving.domain.types import MemoryType
 
 TRUNCATION_MARKER = " …[truncated]"
 INDEX_HEADING = "### Index"
@@ -99,10 +100,36 @@ def _is_stale(entry: MemoryEntry, now: datetime | None, stale_after: timedelta) 
     return now - entry.last_accessed_at >= stale_after
 
 
+#: Raw experience needs no label; the other types say what kind of knowledge a line is.
+_UNLABELLED = frozenset({MemoryType.EPISODE, MemoryType.OBSERVATION})
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+
+
+def _states_its_date(entry: MemoryEntry) -> bool:
+    """Whether the text already opens with its event date (imported logs and transcripts
+    usually do): repeating it would spend budget on nothing."""
+    head = entry.content[:48].casefold()
+    when = entry.valid_from
+    if str(when.year) not in head:
+        return False
+    month = _MONTHS[when.month - 1]
+    return month[:3] in head or f"-{when.month:02d}-" in head or f"/{when.month:02d}/" in head
+
+
 def _prefix(entry: MemoryEntry, stale: bool) -> str:
-    key = f" key={entry.key}" if entry.key else ""
-    marker = " · (stale)" if stale else ""
-    return f"- [{entry.type.value}]{key} · {entry.valid_from.date().isoformat()}{marker} · "
+    """``- [decision · key=auth/strategy · 2026-03-01 · stale] `` with only what informs:
+    every token of a label is a token the budget cannot spend on memories."""
+    parts = []
+    if entry.type not in _UNLABELLED:
+        parts.append(entry.type.value.lower())
+    if entry.key:
+        parts.append(f"key={entry.key}")
+    if not _states_its_date(entry):
+        parts.append(entry.valid_from.date().isoformat())
+    if stale:
+        parts.append("stale")
+    return f"- [{' · '.join(parts)}] " if parts else "- "
 
 
 def render_full_line(
