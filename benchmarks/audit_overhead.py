@@ -20,9 +20,11 @@ from pathlib import Path
 
 from tulving import Memory
 
-WORDS = ("deploy release auth token cache index shard replica backup schedule migrate "
-         "rollback latency budget agent memory vector lexical curate policy tenant audit "
-         "retention erasure signature review trust source webhook").split()
+WORDS = (
+    "deploy release auth token cache index shard replica backup schedule migrate "
+    "rollback latency budget agent memory vector lexical curate policy tenant audit "
+    "retention erasure signature review trust source webhook"
+).split()
 
 
 def corpus(n: int, seed: int = 7) -> list[str]:
@@ -77,14 +79,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         memories: dict[bool, Memory] = {}
         for audit in (False, True):
-            m = Memory(Path(tmp) / f"audit_{audit}.db", agent_id="bench", embedder="hashing",
-                       vectors="exact", policy={"audit_reads": audit})
+            m = Memory(
+                Path(tmp) / f"audit_{audit}.db",
+                agent_id="bench",
+                embedder="hashing",
+                vectors="exact",
+                policy={"audit_reads": audit},
+            )
             m.store_many({"content": t, "type": "FACT"} for t in texts)
             memories[audit] = m
         # interleave the two configurations in rounds so machine noise hits both alike
         laps: dict[tuple[str, bool], list[float]] = {}
         for mode in ("lexical", "hybrid"):
-            for audit, m in memories.items():
+            for m in memories.values():
                 timed_searches(m, queries[:50], mode)  # warm up
             for start in range(0, len(queries), 100):
                 chunk = queries[start : start + 100]
@@ -100,6 +107,7 @@ def main() -> None:
             off = summary(f"search {mode} audit off", laps[(mode, False)], None)
             summary(f"search {mode} audit on", laps[(mode, True)], off)
             print(f"{'':<28} (audit off is x{off / raw_mean:.1f} the raw engine)")
+
 
 if __name__ == "__main__":
     main()

@@ -142,6 +142,13 @@ def bench_sentence_transformers(corpus: list[str], queries: list[str], repeats: 
 
     from tulving.adapters.embedders.sentence_transformers import SentenceTransformersEmbedder
 
+    try:  # the weight-loading progress bar would interleave with the figures
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover
+        pass
+
     print("sentence-transformers (all-MiniLM-L6-v2, torch, CPU)")
     load = cold_load(
         "from tulving.adapters.embedders.sentence_transformers import create\n"

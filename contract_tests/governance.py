@@ -58,12 +58,16 @@ class GovernanceContract:
 
     def _seed(self, storage: Storage, clock: Clockwork) -> dict[str, list[str]]:
         made: dict[str, list[str]] = {"alice": [], "bob": [], "carol": []}
-        for i, (who, ident) in enumerate(
-            [("alice", ALICE), ("bob", BOB), ("carol", CAROL)] * 3
-        ):
+        for i, (who, ident) in enumerate([("alice", ALICE), ("bob", BOB), ("carol", CAROL)] * 3):
             scope = (Scope.AGENT, Scope.SHARED, Scope.PERSONAL)[i // 3]
-            e = make_entry(clock, f"tenancy walrus {who} {i}", identity=ident, scope=scope,
-                           key=f"k/{i // 3}", tags=(f"tag-{who}",))
+            e = make_entry(
+                clock,
+                f"tenancy walrus {who} {i}",
+                identity=ident,
+                scope=scope,
+                key=f"k/{i // 3}",
+                tags=(f"tag-{who}",),
+            )
             storage.write(e, _vec(i))
             made[who].append(e.id)
         return made
@@ -93,7 +97,9 @@ class GovernanceContract:
             assert {e.id for e in storage.query(flt)} == truth
             assert storage.count(flt) == len(truth)
             assert storage.ids_matching(flt) == truth
-            assert {h.id for h in storage.lexical_search(query_terms("tenancy walrus"), flt, 100)} == truth
+            assert {
+                h.id for h in storage.lexical_search(query_terms("tenancy walrus"), flt, 100)
+            } == truth
             assert {i for i, _ in storage.iter_vectors(flt)} == truth
             assert set(storage.tag_counts(flt)) == {
                 f"tag-{'alice' if ident is ALICE else 'bob' if ident is BOB else 'carol'}"
@@ -121,10 +127,16 @@ class GovernanceContract:
     def test_audit_rows_are_per_tenant_and_content_free_in_storage(
         self, storage: Storage, back_channel: BackChannel, clock: Clockwork
     ) -> None:
-        storage.append_audit([
-            AuditDraft(ALICE.tenant, clock.tick(), "agent-a", "store", None, "h1", {"ids": ["x"]}),
-            AuditDraft(BOB.tenant, clock.tick(), "agent-b", "store", None, "h2", {"ids": ["y"]}),
-        ])
+        storage.append_audit(
+            [
+                AuditDraft(
+                    ALICE.tenant, clock.tick(), "agent-a", "store", None, "h1", {"ids": ["x"]}
+                ),
+                AuditDraft(
+                    BOB.tenant, clock.tick(), "agent-b", "store", None, "h2", {"ids": ["y"]}
+                ),
+            ]
+        )
         alice = storage.audit_records(ALICE.tenant)
         assert [r.details for r in alice] == [{"ids": ["x"]}]
         assert back_channel.holds_text("h2")  # the raw store does hold bob's record

@@ -32,13 +32,38 @@ from tulving.domain.errors import (
 )
 from tulving.domain.query import SearchResult
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
+from tulving.domain.write_policy import WritePolicy
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ArchiveReason", "ConfigError", "CuratedContext", "CuratedEntry", "ContentError", "IntegrityError", "KeyFormatError",
-    "LLMError", "LockError", "Memory", "MemoryEntry", "MemoryStoreError", "MemoryType",
-    "NotFoundError", "PolicyViolation", "ReviewStatus", "Scope", "ScopeError", "SearchResult",
-    "SecurityError", "SourceType", "StorageError", "TulvingError", "TulvingWarning",
-    "UnknownTypeError", "ValidationError", "VectorIndexError", "__version__",
+    "ArchiveReason",
+    "ConfigError",
+    "ContentError",
+    "CuratedContext",
+    "CuratedEntry",
+    "IntegrityError",
+    "KeyFormatError",
+    "LLMError",
+    "LockError",
+    "Memory",
+    "MemoryEntry",
+    "MemoryStoreError",
+    "MemoryType",
+    "NotFoundError",
+    "PolicyViolation",
+    "ReviewStatus",
+    "Scope",
+    "ScopeError",
+    "SearchResult",
+    "SecurityError",
+    "SourceType",
+    "StorageError",
+    "TulvingError",
+    "TulvingWarning",
+    "UnknownTypeError",
+    "ValidationError",
+    "VectorIndexError",
+    "WritePolicy",
+    "__version__",
 ]

@@ -36,8 +36,9 @@ class SQLiteBackChannel:
                 return True
         conn = self._connect()
         try:
-            tables = [r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")]
+            tables = [
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            ]
             for table in tables:
                 for row in conn.execute(f'SELECT * FROM "{table}"'):
                     if any(text in str(v) for v in tuple(row)):
@@ -54,8 +55,10 @@ class InMemoryBackChannel:
         self.storage = storage
 
     def entry_rows(self) -> Sequence[Mapping[str, Any]]:
-        return [{"id": e.id, "partition": e.partition, "content": e.content}
-                for e in self.storage._entries.values()]
+        return [
+            {"id": e.id, "partition": e.partition, "content": e.content}
+            for e in self.storage._entries.values()
+        ]
 
     def holds_text(self, text: str) -> bool:
         return text in repr(vars(self.storage))
@@ -75,9 +78,7 @@ class PostgresBackChannel:
             return list(conn.execute(sql, params).fetchall())
 
     def entry_rows(self) -> Sequence[Mapping[str, Any]]:
-        rows = self._rows(
-            f'SELECT id, partition, content FROM "{self.schema}".entries'
-        )
+        rows = self._rows(f'SELECT id, partition, content FROM "{self.schema}".entries')
         return [{"id": r[0], "partition": r[1], "content": r[2]} for r in rows]
 
     def holds_text(self, text: str) -> bool:

@@ -157,7 +157,7 @@ async def test_tokens_gate_every_request(http_server: Any) -> None:
     listed = cli("--path", path, "mcp", "token", "list", "--json")
     names = [t["name"] for t in json.loads(listed.stdout)["tokens"]]
     assert names == ["planner"]
-    assert tokens["planner"].split("_")[-1] not in Path(path + ".tokens.json").read_text()
+    assert tokens["planner"].split("_", 2)[2] not in Path(path + ".tokens.json").read_text()
 
     # SIGTERM: prompt, clean exit, the store's lock released
     began = time.perf_counter()

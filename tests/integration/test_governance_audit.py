@@ -38,7 +38,8 @@ def test_every_operation_is_recorded_without_content(make_memory: Callable[..., 
     search = records[3]
     assert search.entry_id is None and set(search.details["ids"]) >= {ids["a"]}
     assert search.input_hash == input_hash(
-        {"query": "fox dog", "top_k": 5, "mode": "hybrid", "as_of": None})
+        {"query": "fox dog", "top_k": 5, "mode": "hybrid", "as_of": None}
+    )
     assert records[4].details["superseded"] == ids["a"]
     blob = json.dumps([dict(r.details) for r in records])
     assert "fox" not in blob and "dog" not in blob  # no content in the log
@@ -75,7 +76,9 @@ def _tamper(db: Path, sql: str, *params: object) -> None:
 
 
 @pytest.mark.parametrize("attack", ["modify", "remove", "reorder", "forge_details"])
-def test_tampering_is_detected(make_memory: Callable[..., Memory], tmp_path: Path, attack: str) -> None:
+def test_tampering_is_detected(
+    make_memory: Callable[..., Memory], tmp_path: Path, attack: str
+) -> None:
     m, _ = _populated(make_memory)
     assert m.verify_audit()["ok"]
     m.close()
@@ -86,20 +89,26 @@ def test_tampering_is_detected(make_memory: Callable[..., Memory], tmp_path: Pat
         _tamper(db, "DELETE FROM audit_log WHERE seq = 3")
     elif attack == "reorder":
         conn = sqlite3.connect(db)
-        rows = conn.execute("SELECT seq, at, actor, action, entry_id, input_hash, details,"
-                            " prev_hash, hash FROM audit_log WHERE seq IN (2, 3)").fetchall()
+        rows = conn.execute(
+            "SELECT seq, at, actor, action, entry_id, input_hash, details,"
+            " prev_hash, hash FROM audit_log WHERE seq IN (2, 3)"
+        ).fetchall()
         with conn:
             for (seq, *_), (_, *rest) in zip(rows, reversed(rows), strict=True):
-                conn.execute("UPDATE audit_log SET at=?, actor=?, action=?, entry_id=?,"
-                             " input_hash=?, details=?, prev_hash=?, hash=? WHERE seq=?",
-                             (*rest, seq))
+                conn.execute(
+                    "UPDATE audit_log SET at=?, actor=?, action=?, entry_id=?,"
+                    " input_hash=?, details=?, prev_hash=?, hash=? WHERE seq=?",
+                    (*rest, seq),
+                )
         conn.close()
     else:  # rewrite details and recompute this record's own hash: the successor breaks
         conn = sqlite3.connect(db)
         with conn:
             conn.execute("UPDATE audit_log SET details = '{\"ids\": []}' WHERE seq = 4")
-            conn.execute("UPDATE audit_log SET hash = ? WHERE seq = 4",
-                         (hashlib.sha256(b"forged").hexdigest(),))
+            conn.execute(
+                "UPDATE audit_log SET hash = ? WHERE seq = 4",
+                (hashlib.sha256(b"forged").hexdigest(),),
+            )
         conn.close()
     again = make_memory()
     report = again.verify_audit()

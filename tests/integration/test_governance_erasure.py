@@ -16,8 +16,13 @@ TOKENS = (b"xylophon", b"quixot", b"zanzibar", b"Xylophon", b"Quixot", b"Zanziba
 
 
 def _open(tmp_path: Path, **who: str | None) -> Memory:
-    return Memory(tmp_path / "e.db", embedder="hashing", vectors="hnsw",
-                  clock=ManualClock(datetime(2026, 6, 1, tzinfo=UTC)), **who)  # type: ignore[arg-type]
+    return Memory(
+        tmp_path / "e.db",
+        embedder="hashing",
+        vectors="hnsw",
+        clock=ManualClock(datetime(2026, 6, 1, tzinfo=UTC)),
+        **who,
+    )  # type: ignore[arg-type]
 
 
 def _store_bytes(tmp_path: Path) -> dict[str, bytes]:
@@ -42,13 +47,15 @@ def test_erase_user_scrubs_every_file(tmp_path: Path) -> None:
     alice.search("xylophonist diagnosis")
     alice.close()
     colleague = _open(tmp_path, agent_id="a2", user_id="alice", workspace_id="ws")
-    colleague.store("summary of the case", type="SUMMARY", source_entry_ids=[shared.id],
-                    scope="shared")
+    colleague.store(
+        "summary of the case", type="SUMMARY", source_entry_ids=[shared.id], scope="shared"
+    )
     colleague.close()
     bob = _open(tmp_path, agent_id="b1", user_id="bob", workspace_id="ws")
     bob_entry = bob.store("bob keeps his notes about gardening", type="FACT", key="garden")
-    derived = bob.store("bob's digest mentions nothing personal", type="SUMMARY",
-                        source_entry_ids=[first.id])
+    derived = bob.store(
+        "bob's digest mentions nothing personal", type="SUMMARY", source_entry_ids=[first.id]
+    )
     bob.close()
     assert _holders(tmp_path), "the text must be on disk before erasure (test sanity)"
 

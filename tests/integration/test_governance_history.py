@@ -17,8 +17,14 @@ T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 @pytest.fixture(params=["sqlite", "memory"])
 def memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
     storage = str(request.param)
-    m = Memory(tmp_path / "h.db" if storage == "sqlite" else None, agent_id="a",
-               storage=storage, embedder="hashing", vectors="exact", clock=ManualClock(T0))
+    m = Memory(
+        tmp_path / "h.db" if storage == "sqlite" else None,
+        agent_id="a",
+        storage=storage,
+        embedder="hashing",
+        vectors="exact",
+        clock=ManualClock(T0),
+    )
     yield m
     m.close()
 
@@ -46,8 +52,12 @@ def test_as_of_get_and_search(memory: Memory) -> None:
     with pytest.raises(NotFoundError):
         memory.get(v1.id, as_of=t2)  # superseded by then
     for mode in ("hybrid", "lexical", "semantic"):
-        assert [r.entry.id for r in memory.search("database postgres", mode=mode, as_of=t1)] == [v1.id]
-        assert [r.entry.id for r in memory.search("database postgres", mode=mode, as_of=t2)] == [v2.id]
+        assert [r.entry.id for r in memory.search("database postgres", mode=mode, as_of=t1)] == [
+            v1.id
+        ]
+        assert [r.entry.id for r in memory.search("database postgres", mode=mode, as_of=t2)] == [
+            v2.id
+        ]
         assert memory.search("database postgres", mode=mode, as_of=t3) == []
     assert memory.search("database postgres") == []
     with pytest.raises(ValidationError):
@@ -55,8 +65,14 @@ def test_as_of_get_and_search(memory: Memory) -> None:
 
 
 def test_correction_replaces_and_never_resurfaces(memory: Memory) -> None:
-    original = memory.store("Alice lives in Lyon", type="FACT", key="alice/city",
-                            tags=["people"], importance=0.8, source_type="conversation")
+    original = memory.store(
+        "Alice lives in Lyon",
+        type="FACT",
+        key="alice/city",
+        tags=["people"],
+        importance=0.8,
+        source_type="conversation",
+    )
     before = clock(memory).advance(minutes=5)
     fixed = memory.correct("alice/city", "Alice lives in Paris", confidence=0.9)
     assert fixed.key == "alice/city" and fixed.source_type is SourceType.CORRECTION
@@ -76,7 +92,9 @@ def test_correction_replaces_and_never_resurfaces(memory: Memory) -> None:
         assert "Lyon" not in str(memory.curate("where does Alice live", token_budget=500))
     # only time travel to before the correction shows the original
     assert memory.get("alice/city", as_of=before).id == original.id
-    assert [r.entry.id for r in memory.search("Alice Lyon", mode="lexical", as_of=before)] == [original.id]
+    assert [r.entry.id for r in memory.search("Alice Lyon", mode="lexical", as_of=before)] == [
+        original.id
+    ]
     # a correction cannot change the key or claim another source
     with pytest.raises(ValidationError):
         memory.correct("alice/city", "x", key="other")
@@ -107,7 +125,10 @@ def test_rollback_to_entry_and_time(memory: Memory) -> None:
     assert set(report["rolled_back"]) == {v2.id, extra.id, v3.id}
     assert report["restored"] == [base.id]
     assert memory.get("config").id == base.id
-    assert {r.entry.id for r in memory.search("config fact written", top_k=20)} == {base.id, keep.id}
+    assert {r.entry.id for r in memory.search("config fact written", top_k=20)} == {
+        base.id,
+        keep.id,
+    }
     for gone in (v2, v3, extra):
         with pytest.raises(NotFoundError):
             memory.get(gone.id)
@@ -142,8 +163,13 @@ def test_retention_by_scope(memory: Memory) -> None:
     assert memory.get(pinned.id).id == pinned.id  # pinned entries are exempt
     assert memory.get(shared_old.id).id == shared_old.id  # other scope untouched
     assert memory.apply_retention({"*": {"ttl_days": 30}}) == {"*": {"expired": 1, "evicted": 0}}
-    for bad in ({}, {"agent": {"ttl_days": -1}}, {"nope": {"ttl_days": 1}},
-                {"agent": {"max_entries": 1.5}}, {"agent": {"forever": True}}):
+    for bad in (
+        {},
+        {"agent": {"ttl_days": -1}},
+        {"nope": {"ttl_days": 1}},
+        {"agent": {"max_entries": 1.5}},
+        {"agent": {"forever": True}},
+    ):
         with pytest.raises(ValidationError):
             memory.apply_retention(bad)  # type: ignore[arg-type]
 

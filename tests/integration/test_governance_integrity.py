@@ -31,17 +31,25 @@ def test_signed_entries_survive_their_normal_life(
     fixed = m.correct("k", "corrected content")
     assert fixed.signature
     report = m.verify()
-    assert report == {"ok": True, "checked": 3, "signed": 3, "unsigned": 0,
-                      "signatures_checked": True, "tampered": []}
+    assert report == {
+        "ok": True,
+        "checked": 3,
+        "signed": 3,
+        "unsigned": 0,
+        "signatures_checked": True,
+        "tampered": [],
+    }
 
 
 @pytest.mark.parametrize(
     ("column", "value"),
-    [("content", "tampered content"), ("metadata", '{"a": 2}'), ("trust", 1.0),
-     ("key", "other")],
+    [("content", "tampered content"), ("metadata", '{"a": 2}'), ("trust", 1.0), ("key", "other")],
 )
 def test_tampering_behind_the_library_is_reported(
-    make_memory: Callable[..., Memory], tmp_path: Path, signing_env: None, column: str,
+    make_memory: Callable[..., Memory],
+    tmp_path: Path,
+    signing_env: None,
+    column: str,
     value: object,
 ) -> None:
     m = make_memory()

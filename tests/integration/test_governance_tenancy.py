@@ -23,10 +23,16 @@ def seeded(make_memory: Callable[..., Memory]) -> dict[str, Any]:
     m = make_memory("shared.db", **ALICE)
     ids = {
         "agent": m.store("alpha agent-only note", type="FACT", key="note/agent").id,
-        "personal": m.store("alpha personal preference", type="PREFERENCE", scope="personal",
-                            key="note/personal").id,
-        "shared": m.store("alpha shared decision", type="DECISION", scope="shared",
-                          key="note/shared", tags=["team"]).id,
+        "personal": m.store(
+            "alpha personal preference", type="PREFERENCE", scope="personal", key="note/personal"
+        ).id,
+        "shared": m.store(
+            "alpha shared decision",
+            type="DECISION",
+            scope="shared",
+            key="note/shared",
+            tags=["team"],
+        ).id,
         "workspace": m.store("alpha workspace fact", type="FACT", scope="workspace").id,
     }
     m.close()
@@ -73,7 +79,9 @@ def test_other_tenant_sees_nothing_anywhere(
     for mode in ("hybrid", "lexical", "semantic", "key"):
         query = "note/" if mode == "key" else "alpha"
         assert {r.entry.id for r in bob.search(query, top_k=50, mode=mode)} <= {mine.id}
-    assert {r.entry.id for r in bob.search("alpha", top_k=50, as_of=datetime(2030, 1, 1, tzinfo=UTC))} == {mine.id}
+    assert {
+        r.entry.id for r in bob.search("alpha", top_k=50, as_of=datetime(2030, 1, 1, tzinfo=UTC))
+    } == {mine.id}
     assert bob.list_keys() == ["note/agent"]
     with pytest.raises(NotFoundError):
         bob.history("note/shared")

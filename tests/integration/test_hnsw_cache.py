@@ -256,3 +256,16 @@ def test_options_reach_hnswlib_and_bad_ones_are_config_errors(db: Path) -> None:
     registry.add("vectors", "hnsw", "tulving.adapters.vectors.hnsw:create")
     with pytest.raises(ConfigError):
         registry.create("vectors", "hnsw", AdapterContext(location=str(db)), not_an_option=1)
+
+
+def test_persist_after_a_discard_replaces_the_bad_files(
+    db: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    persisted(db)
+    cache(db).write_bytes(b"garbage")
+    index = reopen(db)
+    index.persist()  # nothing was added, yet the bad cache must not survive
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert reopen(db).count() == 0
+    assert "discarding" not in caplog.text

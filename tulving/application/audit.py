@@ -29,8 +29,7 @@ from tulving.ports.storage import Storage
 
 def input_hash(value: Any) -> str:
     """sha256 of a canonical JSON rendering of an operation's inputs."""
-    body = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str,
-                      ensure_ascii=False)
+    body = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -60,17 +59,29 @@ class AuditTrail:
         return self._identity.tenant
 
     def draft(
-        self, action: str, inputs: Any, *, entry_id: str | None = None,
+        self,
+        action: str,
+        inputs: Any,
+        *,
+        entry_id: str | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> AuditDraft:
         return AuditDraft(
-            tenant=self.tenant, at=self._clock.now(), actor=self._identity.agent_id,
-            action=action, entry_id=entry_id, input_hash=input_hash(inputs),
+            tenant=self.tenant,
+            at=self._clock.now(),
+            actor=self._identity.agent_id,
+            action=action,
+            entry_id=entry_id,
+            input_hash=input_hash(inputs),
             details=dict(details or {}),
         )
 
     def record(
-        self, action: str, inputs: Any, *, entry_id: str | None = None,
+        self,
+        action: str,
+        inputs: Any,
+        *,
+        entry_id: str | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> None:
         """Append one record now (call it inside the operation's transaction)."""
@@ -92,8 +103,10 @@ class AuditTrail:
             if not self._pending:
                 self._first_at = time.monotonic()
             self._pending.append(draft)
-            due = (len(self._pending) >= self._max_pending
-                   or time.monotonic() - self._first_at >= self._max_age_s)
+            due = (
+                len(self._pending) >= self._max_pending
+                or time.monotonic() - self._first_at >= self._max_age_s
+            )
         if due:
             self.flush()
 
@@ -122,12 +135,21 @@ class AuditTrail:
         """Write this tenant's records as NDJSON (details redacted); returns the count."""
         records = self.records()
         lines = [
-            json.dumps({
-                "seq": r.seq, "at": r.at.isoformat(), "actor": r.actor, "action": r.action,
-                "entry_id": r.entry_id, "input_hash": r.input_hash,
-                "details": json.loads(redact(json.dumps(dict(r.details), default=str))),
-                "prev_hash": r.prev_hash, "hash": r.hash,
-            }, sort_keys=True, ensure_ascii=False)
+            json.dumps(
+                {
+                    "seq": r.seq,
+                    "at": r.at.isoformat(),
+                    "actor": r.actor,
+                    "action": r.action,
+                    "entry_id": r.entry_id,
+                    "input_hash": r.input_hash,
+                    "details": json.loads(redact(json.dumps(dict(r.details), default=str))),
+                    "prev_hash": r.prev_hash,
+                    "hash": r.hash,
+                },
+                sort_keys=True,
+                ensure_ascii=False,
+            )
             for r in records
         ]
         text = "".join(line + "\n" for line in lines)

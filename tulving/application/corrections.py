@@ -27,12 +27,25 @@ from tulving.ports.storage import Archival, WriteOutcome
 Write = Callable[[list[dict[str, Any]], str], list[WriteOutcome]]
 
 #: Fields a correction inherits from the original unless the caller overrides them.
-_INHERITED = ("type", "tags", "importance", "pinned", "metadata", "scope", "entity",
-              "attribute", "valid_from", "valid_until")
+_INHERITED = (
+    "type",
+    "tags",
+    "importance",
+    "pinned",
+    "metadata",
+    "scope",
+    "entity",
+    "attribute",
+    "valid_from",
+    "valid_until",
+)
 
 
 def correct(
-    ctx: MemoryContext, original: MemoryEntry, new_content: str, fields: Mapping[str, Any],
+    ctx: MemoryContext,
+    original: MemoryEntry,
+    new_content: str,
+    fields: Mapping[str, Any],
     write: Write,
 ) -> tuple[MemoryEntry, MemoryEntry]:
     """Write the correction of ``original``; returns (correction, archived original)."""
@@ -54,7 +67,9 @@ def correct(
         item["value"] = original.value
     item.update(fields)
     item.update(
-        content=new_content, key=original.key, source_type=SourceType.CORRECTION.value,
+        content=new_content,
+        key=original.key,
+        source_type=SourceType.CORRECTION.value,
         related_to=sorted({*fields.get("related_to", ()), original.id}),
     )
     storage = ctx.storage
@@ -95,7 +110,8 @@ def get_as_of(ctx: MemoryContext, key_or_id: str, as_of: datetime) -> MemoryEntr
                 return entry
             raise NotFoundError(f"entry {key_or_id} was not current at {at.isoformat()}")
     candidates = [
-        e for e in ctx.storage.query(EntryFilter(partitions=visible, key_prefix=key_or_id, as_of=at))
+        e
+        for e in ctx.storage.query(EntryFilter(partitions=visible, key_prefix=key_or_id, as_of=at))
         if e.key == key_or_id
     ]
     for partition in visible:
@@ -109,8 +125,10 @@ def correction_notice(entry: MemoryEntry) -> str | None:
     """The message a read of a corrected original gets (it must never surface as current)."""
     if entry.archive_reason is ArchiveReason.CORRECTED:
         by = entry.superseded_by or "a later entry"
-        return (f"entry {entry.id} was corrected by {by}; read the correction, or "
-                "history()/as_of for the original")
+        return (
+            f"entry {entry.id} was corrected by {by}; read the correction, or "
+            "history()/as_of for the original"
+        )
     return None
 
 

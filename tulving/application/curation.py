@@ -24,11 +24,12 @@ from tulving.application.search import Searcher, check_query
 from tulving.domain.curated import CuratedContext, CuratedEntry
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, ValidationError
+from tulving.domain.injection import is_curatable
 from tulving.domain.packing import Packed, pack
 from tulving.domain.query import EntryFilter
 from tulving.domain.ranking import Candidate, RankingWeights, rank
 from tulving.domain.redaction import redact
-from tulving.domain.types import MemoryType, ReviewStatus
+from tulving.domain.types import MemoryType
 
 MODES = ("query", "orient")
 MAX_BUDGET = 1_000_000
@@ -56,9 +57,7 @@ def check_budget(token_budget: object) -> int:
     return token_budget
 
 
-def curatable(entry: MemoryEntry) -> bool:
-    """Held-for-review (untrusted) and rejected content never reaches a prompt."""
-    return entry.review_status not in (ReviewStatus.PENDING, ReviewStatus.REJECTED)
+curatable = is_curatable  # held-for-review, rejected and archived never reach a prompt
 
 
 def _redacted(entry: MemoryEntry) -> MemoryEntry:
@@ -119,7 +118,6 @@ class Curator:
     # orient mode ----------------------------------------------------------------------
     def _orient(self, budget: int, flt: EntryFilter, weights: RankingWeights) -> CuratedContext:
         now = self.ctx.clock.now()
-        storage = self.ctx.storage
         parts: list[str] = []
         shown: list[CuratedEntry] = []
         seen: set[str] = set()
@@ -159,7 +157,6 @@ class Curator:
             parts.pop()
             content = _SEPARATOR.join(parts)
             used = tokenizer.count(content)
-        self.ctx.hooks and None
         return CuratedContext(content, used, budget, tuple(shown), omitted, consulted,
                               "orient", None)
 

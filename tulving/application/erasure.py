@@ -30,8 +30,11 @@ from tulving.domain.query import STORE_WIDE, EntryFilter
 def _subject(
     ctx: MemoryContext, user_id: str | None, workspace_id: str | None, agent_id: str | None
 ) -> tuple[str, str]:
-    given = [(k, v) for k, v in (("user_id", user_id), ("workspace_id", workspace_id),
-                                  ("agent_id", agent_id)) if v is not None]
+    given = [
+        (k, v)
+        for k, v in (("user_id", user_id), ("workspace_id", workspace_id), ("agent_id", agent_id))
+        if v is not None
+    ]
     if len(given) != 1:
         raise ValidationError("erase() takes exactly one of user_id, workspace_id, agent_id")
     kind, name = given[0]
@@ -57,8 +60,12 @@ def _matches(entry: MemoryEntry, kind: str, name: str, tenant: str) -> bool:
 
 
 def erase(
-    ctx: MemoryContext, audit: AuditTrail, *, user_id: str | None = None,
-    workspace_id: str | None = None, agent_id: str | None = None,
+    ctx: MemoryContext,
+    audit: AuditTrail,
+    *,
+    user_id: str | None = None,
+    workspace_id: str | None = None,
+    agent_id: str | None = None,
 ) -> dict[str, Any]:
     kind, name = _subject(ctx, user_id, workspace_id, agent_id)
     storage = ctx.storage
@@ -76,9 +83,14 @@ def erase(
     with storage.transaction():
         deleted = storage.delete(sorted(doomed))
         audit.record(
-            "erase", {"subject": subject_hash},
-            details={"subject_kind": kind, "subject_sha256": subject_hash,
-                     "entries": direct, "derived": len(doomed) - direct},
+            "erase",
+            {"subject": subject_hash},
+            details={
+                "subject_kind": kind,
+                "subject_sha256": subject_hash,
+                "entries": direct,
+                "derived": len(doomed) - direct,
+            },
         )
     if ctx.vectors is not None:
         ctx.vectors.remove(doomed)

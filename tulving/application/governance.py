@@ -56,7 +56,10 @@ def trust_band(trust: float) -> str:
 
 class Governance:
     def __init__(
-        self, ctx: MemoryContext, policy: WritePolicy, audit: AuditTrail,
+        self,
+        ctx: MemoryContext,
+        policy: WritePolicy,
+        audit: AuditTrail,
         signing_key: bytes | None,
     ) -> None:
         self.ctx = ctx
@@ -80,8 +83,12 @@ class Governance:
         storage = self.ctx.storage
         with storage.transaction():
             storage.replace(changed)
-            self.audit.record("review", {"id": entry.id, "approve": approve},
-                              entry_id=entry.id, details={"status": status.value})
+            self.audit.record(
+                "review",
+                {"id": entry.id, "approve": approve},
+                entry_id=entry.id,
+                details={"status": status.value},
+            )
         return changed
 
     def pending_review(self) -> list[MemoryEntry]:

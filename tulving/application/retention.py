@@ -28,8 +28,12 @@ from tulving.domain.types import ArchiveReason, Scope
 from tulving.ports.storage import Archival
 
 #: Archive reasons whose entries the audit trail and history chains rely on.
-PROTECTED_REASONS = (ArchiveReason.ROLLED_BACK, ArchiveReason.CORRECTED,
-                     ArchiveReason.INVALIDATED, ArchiveReason.SUPERSEDED)
+PROTECTED_REASONS = (
+    ArchiveReason.ROLLED_BACK,
+    ArchiveReason.CORRECTED,
+    ArchiveReason.INVALIDATED,
+    ArchiveReason.SUPERSEDED,
+)
 
 
 def _all_visible(ctx: MemoryContext) -> list[MemoryEntry]:
@@ -49,32 +53,48 @@ def rollback_to(
     me = ctx.identity.agent_id
     everything = _all_visible(ctx)
     undone = [
-        e for e in everything
-        if e.created_at > point and e.agent_id == me and e.id != anchor_id
+        e
+        for e in everything
+        if e.created_at > point
+        and e.agent_id == me
+        and e.id != anchor_id
         and e.archive_reason is not ArchiveReason.ROLLED_BACK
     ]
     undone_ids = {e.id for e in undone}
     restore = [
-        e for e in everything
-        if e.id not in undone_ids and e.superseded_by in undone_ids and e.created_at <= point
+        e
+        for e in everything
+        if e.id not in undone_ids
+        and e.superseded_by in undone_ids
+        and e.created_at <= point
         and e.archive_reason in (ArchiveReason.SUPERSEDED, ArchiveReason.CORRECTED)
     ]
     with storage.transaction():
-        storage.archive([Archival(e.id, ArchiveReason.ROLLED_BACK, now)
-                         for e in undone if e.archived_at is None])
+        storage.archive(
+            [
+                Archival(e.id, ArchiveReason.ROLLED_BACK, now)
+                for e in undone
+                if e.archived_at is None
+            ]
+        )
         for e in undone:
             if e.archived_at is not None:
-                storage.replace(attrs.evolve(e, archive_reason=ArchiveReason.ROLLED_BACK,
-                                             updated_at=now))
+                storage.replace(
+                    attrs.evolve(e, archive_reason=ArchiveReason.ROLLED_BACK, updated_at=now)
+                )
         storage.unarchive([e.id for e in restore], now)
         for e in restore:
             current = storage.get(e.id)
             assert current is not None
             storage.replace(attrs.evolve(current, superseded_by=None))
         audit.record(
-            "rollback", {"to": point, "anchor": anchor_id},
-            details={"to": point.isoformat(), "rolled_back": sorted(undone_ids),
-                     "restored": [e.id for e in restore]},
+            "rollback",
+            {"to": point, "anchor": anchor_id},
+            details={
+                "to": point.isoformat(),
+                "rolled_back": sorted(undone_ids),
+                "restored": [e.id for e in restore],
+            },
         )
     if ctx.vectors is not None:
         if undone_ids:
@@ -98,7 +118,9 @@ def _scope_rules(policy: Mapping[str, Any]) -> dict[Scope | None, tuple[float | 
         if not isinstance(rule, Mapping) or set(rule) - {"ttl_days", "max_entries"} or not rule:
             raise ValidationError(f"retention rule for {name!r} takes ttl_days and/or max_entries")
         ttl, cap = rule.get("ttl_days"), rule.get("max_entries")
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0):
+        if ttl is not None and (
+            isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0
+        ):
             raise ValidationError(f"ttl_days for {name!r} must be a positive number")
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
             raise ValidationError(f"max_entries for {name!r} must be a non-negative integer")
@@ -128,8 +150,9 @@ def apply_retention(
         if ttl is not None:
             cutoff = now - timedelta(days=ttl)
             expired = [e for e in pool if e.created_at < cutoff]
-        kept = sorted((e for e in pool if e not in expired), key=lambda e: e.created_at,
-                      reverse=True)
+        kept = sorted(
+            (e for e in pool if e not in expired), key=lambda e: e.created_at, reverse=True
+        )
         evicted = kept[cap:] if cap is not None else []
         archivals += [Archival(e.id, ArchiveReason.EXPIRED, now) for e in expired]
         archivals += [Archival(e.id, ArchiveReason.EVICTED, now) for e in evicted]
@@ -137,15 +160,21 @@ def apply_retention(
         report[label] = {"expired": len(expired), "evicted": len(evicted)}
     with ctx.storage.transaction():
         ctx.storage.archive(archivals)
-        audit.record("retention", dict(policy),
-                     details={"report": report, "ids": [a.entry_id for a in archivals]})
+        audit.record(
+            "retention",
+            dict(policy),
+            details={"report": report, "ids": [a.entry_id for a in archivals]},
+        )
     if ctx.vectors is not None and archivals:
         ctx.vectors.remove([a.entry_id for a in archivals])
     return report
 
 
 def purge(
-    ctx: MemoryContext, audit: AuditTrail, older_than: datetime | None = None, *,
+    ctx: MemoryContext,
+    audit: AuditTrail,
+    older_than: datetime | None = None,
+    *,
     force: bool = False,
 ) -> dict[str, int]:
     """Hard-delete archived entries (archived before ``older_than`` when given)."""
@@ -154,19 +183,29 @@ def purge(
     cutoff = check_time("older_than", older_than)
     everything = _all_visible(ctx)
     referenced = {ref for e in everything for ref in (*e.source_entry_ids, e.supersedes) if ref}
-    candidates = [e for e in everything if e.archived_at is not None
-                  and (cutoff is None or e.archived_at < cutoff)]
+    candidates = [
+        e
+        for e in everything
+        if e.archived_at is not None and (cutoff is None or e.archived_at < cutoff)
+    ]
     doomed: list[str] = []
     kept = 0
     for e in candidates:
-        needed = (e.archive_reason in PROTECTED_REASONS or e.superseded_by is not None
-                  or e.supersedes is not None or e.id in referenced)
+        needed = (
+            e.archive_reason in PROTECTED_REASONS
+            or e.superseded_by is not None
+            or e.supersedes is not None
+            or e.id in referenced
+        )
         if needed and not force:
             kept += 1
         else:
             doomed.append(e.id)
     with ctx.storage.transaction():
         deleted = ctx.storage.delete(doomed)
-        audit.record("purge", {"older_than": cutoff, "force": force},
-                     details={"ids": doomed, "kept_for_audit": kept, "force": force})
+        audit.record(
+            "purge",
+            {"older_than": cutoff, "force": force},
+            details={"ids": doomed, "kept_for_audit": kept, "force": force},
+        )
     return {"purged": deleted, "kept_for_audit": kept}

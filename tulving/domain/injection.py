@@ -49,7 +49,9 @@ _TOOL_DIRECTIVE = re.compile(
     r"(?P<tool>[a-z][a-z0-9]*_[a-z0-9_]+)[`'\"]?\s+(?:tool|function)\b",
     _FLAGS,
 )
-_DESTRUCTIVE_TOOL = re.compile(r"\b(?:delete|drop|wipe|erase|remove|purge|rm|destroy)_?all\b", _FLAGS)
+_DESTRUCTIVE_TOOL = re.compile(
+    r"\b(?:delete|drop|wipe|erase|remove|purge|rm|destroy)_?all\b", _FLAGS
+)
 _URL = re.compile(r"https?://[^\s<>\"')\]]+", _FLAGS)
 _MD_IMAGE_URL = re.compile(r"!\[[^\]]*\]\(\s*(https?://[^\s)]+)", _FLAGS)
 _DATA_PARAMS = frozenset({
@@ -91,7 +93,9 @@ def injection_signals(text: str) -> list[str]:
     if _TOOL_MARKUP.search(text):
         signals.append("tool_call_markup")
     directive = _TOOL_DIRECTIVE.search(text)
-    if directive is not None or (_DESTRUCTIVE_TOOL.search(text) and re.search(r"\btool\b", text, _FLAGS)):
+    if directive is not None or (
+        _DESTRUCTIVE_TOOL.search(text) and re.search(r"\btool\b", text, _FLAGS)
+    ):
         signals.append("tool_directive")
     images = {m.group(1) for m in _MD_IMAGE_URL.finditer(text)}
     for match in _URL.finditer(text):

@@ -175,10 +175,21 @@ def _rule_replacer(rule: _Rule, counter: list[int]) -> Callable[[re.Match[str]],
     return replace
 
 
+#: Literal fragments at least one of which every rule above needs: text without any of
+#: them cannot hold a secret, and skipping the dozen rule scans keeps curation fast.
+_MAYBE_SECRET = re.compile(
+    r"BEGIN|://|sk-|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|AIza|eyJ|bearer"
+    r"|authorization|pass|pwd|secret|key|token|credential",
+    re.IGNORECASE,
+)
+
+
 def redact_with_count(text: str) -> tuple[str, int]:
     """``text`` with secrets masked, and how many were masked. Idempotent."""
     if not isinstance(text, str):
         raise ValidationError(f"redact() needs a str, got {type(text).__name__}")
+    if not _MAYBE_SECRET.search(text):
+        return text, 0
     counter = [0]
     for rule in _RULES:
         text = rule.pattern.sub(_rule_replacer(rule, counter), text)

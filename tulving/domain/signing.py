@@ -45,8 +45,9 @@ def canonical_bytes(entry: MemoryEntry) -> bytes:
         "metadata": entry.metadata,
         "content_hash": entry.content_hash,
     }
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str).encode("utf-8")
+    return json.dumps(
+        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    ).encode("utf-8")
 
 
 def check_key(key: bytes) -> bytes:

@@ -132,9 +132,7 @@ def enforce(entry: MemoryEntry, policy: WritePolicy) -> MemoryEntry:
         content, removed = strip_private(content)
         if removed:
             if not content.strip():
-                raise PolicyViolation(
-                    "the content is entirely <private>: nothing is left to store"
-                )
+                raise PolicyViolation("the content is entirely <private>: nothing is left to store")
             notes["private_sections_stripped"] = removed
     if policy.max_chars is not None and len(content) > policy.max_chars:
         raise PolicyViolation(
@@ -174,6 +172,9 @@ def enforce(entry: MemoryEntry, policy: WritePolicy) -> MemoryEntry:
     if notes:
         metadata["governance"] = {**dict(metadata.get("governance") or {}), **notes}
     return attrs.evolve(
-        entry, content=content, content_hash=content_hash(content), review_status=review,
+        entry,
+        content=content,
+        content_hash=content_hash(content),
+        review_status=review,
         metadata=metadata,
     )

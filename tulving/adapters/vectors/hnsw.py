@@ -167,6 +167,7 @@ class HnswIndex:
                     exc,
                 )
                 self._reset(dimension)
+                self._dirty = True  # the next persist replaces the bad files
 
     def _load(self, dimension: int) -> None:
         assert self._path is not None and self.sidecar_path is not None
