@@ -335,11 +335,24 @@ def test_doctor_reports_adapters_and_health(t: Callable[..., CLIResult]) -> None
 
 
 def test_evict_command(t: Callable[..., CLIResult]) -> None:
-    t("store", "an old observation", "--type", "OBSERVATION")
-    result = t("evict", "--dry-run", "--json")
-    assert result.code in (0, 3), result  # 3 only while Memory.evict is not in this build
-    if result.code == 0:
-        assert t("stats", "--json").json()["active"] == 1  # a dry run archives nothing
+    t(
+        "store",
+        "an observation nobody looked at again",
+        "--type",
+        "OBSERVATION",
+        "--importance",
+        "0.01",
+    )
+    t("store", "a decision is never evicted", "--type", "DECISION", "--importance", "0.01")
+    preview = t("evict", "--threshold", "0.5", "--dry-run", "--json")
+    assert preview.code == 0, preview
+    assert preview.json()["dry_run"] is True and len(preview.json()["evicted"]) == 1
+    assert t("stats", "--json").json()["active"] == 2  # a dry run archives nothing
+    done = t("evict", "--threshold", "0.5")
+    assert done.code == 0 and "archived 1 of" in done.out
+    stats = t("stats", "--json").json()
+    assert stats["active"] == 1 and stats["by_type"]["DECISION"] == 1
+    assert t("evict", "--threshold", "0").code == 2
 
 
 def test_console_script_and_lock_exit_4(tmp_path: Path, proc_cleanup: list[Any]) -> None:

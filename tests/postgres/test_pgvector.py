@@ -68,6 +68,7 @@ def test_unfiltered_queries_use_the_hnsw_index(pg_url: str, make_pg_storage: Any
     with psycopg.connect(pg_url) as conn:
         conn.execute(f"SET search_path TO {store.schema}, public")
         conn.execute("ANALYZE embeddings")
+        conn.execute("SET enable_seqscan = off")  # small table: ask "can it use HNSW?"
         q = "[" + ",".join(str(float(x)) for x in data[0]) + "]"
         plan = "\n".join(
             r[0]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import inspect
 import os
 import time
 from typing import Any
 
-from tulving.domain.errors import ConfigError, TulvingError, ValidationError
+from tulving.domain.errors import TulvingError, ValidationError
 from tulving.interfaces import render
 from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
 from tulving.interfaces.cli.output import INTEGRITY, OK, Output, ProgressLine
@@ -22,9 +21,14 @@ def register(sub: Any, run_with_memory: Any) -> None:
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _stats))
 
-    p = sub.add_parser("evict", help="archive the least valuable memories (decayed, unused)")
+    p = sub.add_parser(
+        "evict",
+        help="archive memories whose decayed importance fell below a threshold",
+        description="Archive (never delete) memories whose importance, decayed since their "
+        "last access, is below --threshold. DECISION and pinned memories are exempt.",
+    )
+    p.add_argument("--threshold", type=float, default=0.05, help="0..1 (default 0.05)")
     p.add_argument("--dry-run", action="store_true", help="show what would be archived")
-    p.add_argument("--max-entries", type=int, help="keep at most this many active memories")
     add_json(p)
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _evict))
@@ -55,46 +59,20 @@ def _stats(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
 
 def _evict(memory: Any, args: argparse.Namespace, out: Output) -> int:
-    if not hasattr(memory, "evict"):
-        raise ConfigError("eviction is not available in this Tulving build")
-    params = inspect.signature(memory.evict).parameters
-    kwargs: dict[str, Any] = {}
-    if "dry_run" in params:
-        kwargs["dry_run"] = args.dry_run
-    elif args.dry_run:
-        raise ValidationError("this build's evict has no dry run")
-    if args.max_entries is not None:
-        if "max_entries" not in params:
-            raise ValidationError("this build's evict takes no --max-entries")
-        kwargs["max_entries"] = args.max_entries
-    report = memory.evict(**kwargs)
-    data = _as_data(report)
-    out.result(data, _evict_text(data, args.dry_run))
+    report = memory.evict(args.threshold, dry_run=args.dry_run)
+    verb = "would archive" if report.dry_run else "archived"
+    out.result(
+        {
+            "threshold": report.threshold,
+            "examined": report.examined,
+            "evicted": list(report.evicted),
+            "dry_run": report.dry_run,
+        },
+        f"{verb} {len(report.evicted)} of {report.examined} memories "
+        f"(decayed importance below {report.threshold})"
+        + "".join(f"\n  {entry_id}" for entry_id in report.evicted),
+    )
     return OK
-
-
-def _as_data(value: Any) -> Any:
-    import attrs
-
-    if attrs.has(type(value)):
-        return attrs.asdict(value, recurse=True)
-    if isinstance(value, list):
-        return [_as_data(v) for v in value]
-    if hasattr(value, "id") and hasattr(value, "content"):
-        return render.entry_dict(value)
-    return value
-
-
-def _evict_text(data: Any, dry_run: bool) -> str:
-    if isinstance(data, dict):
-        return "\n".join(
-            f"{k}: {v}"
-            for k, v in data.items()
-            if not isinstance(v, (list, dict)) or len(str(v)) < 200
-        )
-    if isinstance(data, list):
-        return f"{'would archive' if dry_run else 'archived'} {len(data)} memories"
-    return str(data)
 
 
 def _maintenance(memory: Any, args: argparse.Namespace, out: Output) -> int:

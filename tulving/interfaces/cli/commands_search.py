@@ -74,8 +74,6 @@ def _search(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
 
 def _curate(memory: Any, args: argparse.Namespace, out: Output) -> int:
-    if not hasattr(memory, "curate"):
-        raise ValidationError("curation is not available in this Tulving build")
     mode = "orient" if args.orient else "query"
     if mode == "query" and not args.query:
         raise ValidationError("curate needs a query, or --orient for a cold-start briefing")

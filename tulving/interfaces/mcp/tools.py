@@ -187,8 +187,6 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         ] = None,
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
-            if not hasattr(memory, "curate"):
-                raise ValidationError("curation is not available in this Tulving build")
             if mode == "query" and not query:
                 raise ValidationError("memory_curate needs a query (or mode='orient')")
             curated = memory.curate(
@@ -303,29 +301,12 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
 
 
 def correct(memory: Any, id_or_key: str, content: str, reason: str | None) -> Any:
-    """``Memory.correct`` when the build has it; else a supersede through the same key."""
-    if hasattr(memory, "correct"):
-        fields: dict[str, Any] = {}
-        if reason:
-            current = memory.get(id_or_key)
-            fields["metadata"] = {**dict(current.metadata), "correction_reason": reason}
-        return memory.correct(id_or_key, content, **fields)
-    old = memory.get(id_or_key)
-    if not old.key:
-        raise ValidationError("this memory has no key; only keyed memories can be corrected here")
-    metadata = dict(old.metadata)
+    """``Memory.correct``; a reason is kept in the correction's metadata."""
+    fields: dict[str, Any] = {}
     if reason:
-        metadata["correction_reason"] = reason
-    return memory.store(
-        content,
-        type=old.type,
-        key=old.key,
-        tags=old.tags,
-        importance=old.importance,
-        pinned=old.pinned,
-        metadata=metadata,
-        source_type="correction",
-    )
+        current = memory.get(id_or_key)
+        fields["metadata"] = {**dict(current.metadata), "correction_reason": reason}
+    return memory.correct(id_or_key, content, **fields)
 
 
 def allowed_arguments(fn: Callable[..., Any]) -> frozenset[str]:
