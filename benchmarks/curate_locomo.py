@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _locomo_data import load  # noqa: E402
-from locomo import DEPTH, baselines, coverage, ingest  # noqa: E402
+from _locomo_data import load
+from locomo import DEPTH, baselines, coverage, ingest
 
-from tulving.adapters.tokenizers.tiktoken import create_cl100k  # noqa: E402
+from tulving.adapters.tokenizers.tiktoken import create_cl100k
 
 BUDGETS = (500, 1000, 2000)
 

@@ -9,7 +9,6 @@ import pytest
 
 from tulving import ValidationError
 
-
 _WORDS = ("alpha bravo cobalt delta ember falcon garnet harbor indigo jasper kelp lumen "
           "mosaic nebula onyx prism quartz raven sierra tundra umber violet willow xenon "
           "yonder zephyr").split()
