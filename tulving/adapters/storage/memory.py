@@ -12,7 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -307,6 +307,7 @@ class InMemoryStorage:
                             GENESIS)
                 seq = (self._audit[-1].seq if self._audit else 0) + 1
                 details = dict(d.details)
+                d = attrs.evolve(d, at=d.at.astimezone(UTC))  # the hash must survive a read-back
                 digest = record_hash(prev, seq, d.tenant, d.at, d.actor, d.action,
                                      d.entry_id, d.input_hash, details)
                 rec = AuditRecord(seq, d.tenant, d.at, d.actor, d.action, d.entry_id,

@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -457,6 +457,7 @@ class SQLiteStorage:
                 ).fetchone()
                 seq = (int(seq_row[0]) if seq_row else 0) + 1
                 details = dict(d.details)
+                d = attrs.evolve(d, at=d.at.astimezone(UTC))  # the hash must survive a read-back
                 digest = record_hash(
                     prev, seq, d.tenant, d.at, d.actor, d.action, d.entry_id, d.input_hash, details
                 )
