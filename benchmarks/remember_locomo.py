@@ -31,10 +31,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _locomo_data import load, parse_session_date  # noqa: E402
+from _locomo_data import load, parse_session_date
 
-from tulving import Memory  # noqa: E402
-from tulving.testing.openai_server import ChatReply, OpenAIStubServer  # noqa: E402
+from tulving import Memory
+from tulving.testing.openai_server import ChatReply, OpenAIStubServer
 
 TOP_K = 10
 BUDGET = 1_000
@@ -106,9 +106,9 @@ def run(path: str, limit: int | None, embedder: str) -> dict[str, Any]:
                 "turns": turns, "entries": entries, "seconds": round(seconds, 2),
                 "turns_per_s": round(turns / seconds, 1),
                 "entries_per_s": round(entries / seconds, 1),
-                "recall@10": round(sum(r * w for r, w in zip(recalls, weights)) / total, 4),
+                "recall@10": round(sum(r * w for r, w in zip(recalls, weights, strict=False)) / total, 4),
                 f"curate_coverage@{BUDGET}": round(
-                    sum(c * w for c, w in zip(coverages, weights)) / total, 4),
+                    sum(c * w for c, w in zip(coverages, weights, strict=False)) / total, 4),
                 "questions": total,
             }
     results["latency"] = llm_latency(raw[0], embedder)

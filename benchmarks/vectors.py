@@ -69,6 +69,8 @@ def run(n: int, n_queries: int) -> None:
     truth = [[ids[i] for i in row] for row in truth_idx]
     batches = [(start, min(start + BATCH, n)) for start in range(0, n, BATCH)]
     print(f"n = {n:,} vectors x {DIM} dims, {n_queries} queries, k = {K}")
+    print("  (uniform random 384-d data has no neighbourhood structure: any ANN at ef=64 has")
+    print("   low recall on it; compare adapter and raw hnswlib, which share the parameters)")
 
     # raw hnswlib
     raw = hnswlib.Index(space="cosine", dim=DIM)

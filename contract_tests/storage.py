@@ -273,6 +273,16 @@ class StorageContract(GovernanceContract):
         flt = EntryFilter(partitions=A_PARTS, types=(MemoryType.OBSERVATION,))
         assert [h.id for h in storage.lexical_search(["kiwi"], flt, 5)] == [b.id]
 
+    def test_lexical_filters_never_lose_recall(self, storage: Storage, clock: Clockwork) -> None:
+        """Many better matches outside the filter must not hide the few inside it."""
+        crowd = [(make_entry(clock, "kiwi kiwi kiwi orchard", identity=BOB), None)
+                 for _ in range(260)]
+        mine = [(make_entry(clock, f"one kiwi in a long note about other things {i}"), None)
+                for i in range(3)]
+        storage.write_many(crowd + mine)
+        hits = storage.lexical_search(["kiwi"], EntryFilter(partitions=A_PARTS), 10)
+        assert {h.id for h in hits} == {e.id for e, _ in mine}
+
     # vectors ----------------------------------------------------------------------------
     def test_vectors_are_kept_exactly(self, storage: Storage, clock: Clockwork) -> None:
         a, b, c = make_entry(clock, "a"), make_entry(clock, "b"), make_entry(clock, "c")

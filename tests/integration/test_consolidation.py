@@ -34,7 +34,7 @@ def _similar_pair(m, clock):
 
 def test_dry_run_returns_the_plan_and_changes_nothing(make_memory, clock):
     m = make_memory()
-    a, b, other = _similar_pair(m, clock)
+    a, b, _other = _similar_pair(m, clock)
     plan = m.consolidate()
     assert plan["dry_run"] is True
     assert [sorted(c["ids"]) for c in plan["clusters"]] == [sorted([a.id, b.id])]

@@ -97,6 +97,19 @@ def test_missing_index_file_opens_empty(db: Path) -> None:
     assert reopen(db).count() == 0
 
 
+@pytest.mark.parametrize("damage", ["missing", "truncated", "garbage"])
+def test_damaged_vectors_file_opens_empty(db: Path, damage: str) -> None:
+    persisted(db)
+    vectors = Path(str(db) + ".hnsw.vectors")
+    if damage == "missing":
+        vectors.unlink()
+    elif damage == "truncated":
+        vectors.write_bytes(vectors.read_bytes()[:100])
+    else:
+        vectors.write_bytes(os.urandom(vectors.stat().st_size))
+    assert reopen(db).count() == 0
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -168,7 +181,7 @@ def test_stale_temp_files_are_removed_on_open(db: Path) -> None:
 def test_persist_leaves_no_temp_files(db: Path) -> None:
     persisted(db)
     names = sorted(p.name for p in db.parent.iterdir())
-    assert names == ["memory.db.hnsw", "memory.db.hnsw.json"]
+    assert names == ["memory.db.hnsw", "memory.db.hnsw.json", "memory.db.hnsw.vectors"]
 
 
 def test_persist_without_changes_does_not_rewrite(db: Path) -> None:

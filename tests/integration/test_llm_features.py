@@ -86,7 +86,9 @@ def test_llm_summary_and_merge(make_memory, server, clock):
 
 
 def _assert_fallback_kept_everything(m, out):
-    assert [e.type for e in out if e.type is MemoryType.EPISODE] == [MemoryType.EPISODE] * 2
+    turns = [e for e in out if "turn" in e.metadata]
+    assert [e.content for e in turns] == TEXT.split("\n")  # every turn, verbatim
+    assert [e.type for e in turns] == [MemoryType.EPISODE, MemoryType.DECISION]
     pref = next(e for e in out if e.type is MemoryType.PREFERENCE)
     assert pref.metadata["extracted_by"] == "rules" and pref.entity == "Ann"
     assert m.stats()["llm"]["fallbacks"] >= 1

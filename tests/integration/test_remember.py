@@ -31,13 +31,17 @@ def _all(m, **kw):
     return m.ctx.storage.query(EntryFilter(partitions=m.ctx.visible_partitions(), **kw))
 
 
-def test_every_turn_is_kept_as_an_episode(make_memory):
+def test_every_turn_is_kept_verbatim(make_memory):
     m = make_memory()
     out = m.remember(TRANSCRIPT)
-    episodes = [e for e in out if e.type is MemoryType.EPISODE]
-    assert [e.content.split(":")[0] for e in episodes] == ["Caroline", "Melanie", "Caroline",
-                                                            "Melanie"]
-    assert "3. push to production" in episodes[-1].content
+    turns = [e for e in out if "turn" in e.metadata]
+    assert [e.content.split(":")[0] for e in turns] == ["Caroline", "Melanie", "Caroline",
+                                                         "Melanie"]
+    assert [e.type for e in turns] == [MemoryType.EPISODE, MemoryType.DECISION,
+                                       MemoryType.PLAN, MemoryType.PROCEDURE]
+    assert turns[1].content == ("Melanie: My favorite color is blue. We decided to use "
+                                "Postgres for the club website.")
+    assert "3. push to production" in turns[-1].content
     assert all(e.source_type is SourceType.CONVERSATION for e in out)
 
 

@@ -43,7 +43,7 @@ def test_long_turns_are_chunked_at_sentences_and_nothing_is_lost():
 
 def test_preferences_have_the_speaker_as_entity():
     found = extract_candidates(Turn("Caroline", "I really love painting sunsets!"))
-    pref = [c for c in found if c.type is MemoryType.PREFERENCE][0]
+    pref = next(c for c in found if c.type is MemoryType.PREFERENCE)
     assert pref.entity == "Caroline"
     assert pref.content == "Caroline loves painting sunsets."
     assert pref.value == "positive"

@@ -43,6 +43,8 @@ CONFLICT_THRESHOLD = 0.85
 #: Larger batches (bulk imports, long transcripts) skip the per-entry vector query.
 VECTOR_CHECK_MAX_BATCH = 32
 _NEIGHBOURS = 8
+#: Conflict flags per entry are capped: a flag asks for review, a hundred flags help no one.
+MAX_FLAGS = 8
 _SEMANTIC_TYPES = (MemoryType.FACT, MemoryType.PREFERENCE, MemoryType.DECISION)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _NEGATION = re.compile(r"\b(not|no|never|none|nobody|nothing|cannot)\b|n't\b", re.IGNORECASE)
@@ -182,9 +184,11 @@ def _same_hash(
     candidates: list[MemoryEntry] = []
     if index is not None:
         candidates.append(plan.inserts[index][0])
-    candidates += storage.query(
-        EntryFilter(partitions=(entry.partition,), content_hash=entry.content_hash), limit=5
-    )
+    # ids first: the common case (no twin) then costs one index probe, no row decoding
+    twins = storage.ids_matching(
+        EntryFilter(partitions=(entry.partition,), content_hash=entry.content_hash))
+    if twins:
+        candidates += storage.get_many(sorted(twins)[:5])
     for old in candidates:
         old = plan.updates.get(old.id, old)
         if (
@@ -235,7 +239,8 @@ def _by_vector(
             plan.updates[old.id] = _supersede(old, entry, now)
             plan.unindex.append(old.id)
             return attrs.evolve(entry, supersedes=old.id), "update"
-        if entry.type in _SEMANTIC_TYPES and diverges(old.content, entry.content):
+        if (entry.type in _SEMANTIC_TYPES and len(entry.conflict_ids) < MAX_FLAGS
+                and len(old.conflict_ids) < MAX_FLAGS and diverges(old.content, entry.content)):
             entry = _flag(entry, old.id)
             plan.updates[old.id] = _flag(old, entry.id, now)
             decision = "conflict"

@@ -1,10 +1,11 @@
 """``remember(text)``: raw conversation text in, typed memories out.
 
-Every turn is kept as an EPISODE whatever else happens, so retrieval over the raw
-conversation never depends on extraction quality. On top of that, typed memories
-(preference, fact, decision, procedure, plan) come from the LLM with a JSON schema when one
-is configured and answers, else from the deterministic rules in
-``tulving.domain.extraction_rules``. A chunk whose LLM call fails (timeout, HTTP 500,
+Every turn is kept verbatim whatever else happens (as an EPISODE; without an LLM, a turn
+the rules recognise as a decision, procedure or plan keeps its text and takes that type),
+so retrieval over the raw conversation never depends on extraction quality. On top of that,
+typed memories come from the LLM with a JSON schema when one is configured and answers,
+else from the deterministic rules in ``tulving.domain.extraction_rules`` (structured
+preferences and facts with entity/attribute/value). A chunk whose LLM call fails (timeout, HTTP 500,
 malformed JSON, budget spent) falls back to the rules for that chunk only, with one warning.
 """
 
@@ -25,6 +26,7 @@ MAX_REMEMBER_CHARS = 2_000_000
 LLM_CHUNK_CHARS = 6_000
 EXTRACTED_TYPES = ("PREFERENCE", "FACT", "DECISION", "PROCEDURE", "PLAN")
 EPISODE_IMPORTANCE = 0.4
+_TURN_TYPES = (MemoryType.DECISION, MemoryType.PROCEDURE, MemoryType.PLAN)
 
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "title": "extracted_memories",
@@ -89,12 +91,25 @@ def extract_fields(
             meta["speaker"] = turn.speaker
         fields.append({**common, "content": turn.render(), "type": MemoryType.EPISODE,
                        "importance": EPISODE_IMPORTANCE, "metadata": meta, "dedup": False})
+    start = 0
     for chunk in _chunks(turns):
         found = _llm_candidates(llm, chunk, subject)
         method = "llm"
         if found is None:
             method = "rules"
-            found = [c for turn in chunk for c in extract_candidates(turn, subject)]
+            found = []
+            for offset, turn in enumerate(chunk):
+                cands = extract_candidates(turn, subject)
+                # A turn that *is* a decision, procedure or plan is kept verbatim with that
+                # type instead of gaining a near-copy that would crowd it out of retrieval;
+                # only structured facts (entity/attribute/value) become entries of their own.
+                kinds = {c.type for c in cands}
+                promoted = next((t for t in _TURN_TYPES if t in kinds), None)
+                if promoted is not None:
+                    fields[start + offset]["type"] = promoted
+                    fields[start + offset]["importance"] = 0.6
+                found += [c for c in cands if c.entity is not None]
+        start += len(chunk)
         for cand in found:
             item: dict[str, Any] = {**common, "content": cand.content, "type": cand.type,
                                     "importance": cand.importance,

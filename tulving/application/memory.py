@@ -450,7 +450,8 @@ class Memory:
         subject: str | None = None,
     ) -> list[MemoryEntry]:
         """Turn raw text (a message or a "Speaker: text" transcript) into typed memories;
-        every turn is also kept as an EPISODE. ``wait=False`` queues the work durably and
+        every turn is also kept verbatim (an EPISODE, or typed DECISION/PLAN/PROCEDURE when
+        the no-LLM rules find it is one). ``wait=False`` queues the work durably and
         returns ``[]``; the same ``idempotency_key`` twice is a no-op (returns the first
         call's entries once they exist)."""
         from tulving.application.extraction import check_text

@@ -76,13 +76,15 @@ class ExactIndex:
             id_list, unit = check_batch(ids, vectors, self._dim())
             new = [i for i in id_list if i not in self._rows]
             self._reserve(len(self._ids) + len(new))
-            for item, row in zip(id_list, unit, strict=True):
+            positions = np.empty(len(id_list), dtype=np.int64)
+            for slot, item in enumerate(id_list):
                 position = self._rows.get(item)
                 if position is None:
                     position = len(self._ids)
                     self._ids.append(item)
                     self._rows[item] = position
-                self._matrix[position] = row
+                positions[slot] = position
+            self._matrix[positions] = unit
 
     def _reserve(self, needed: int) -> None:
         capacity = self._matrix.shape[0]

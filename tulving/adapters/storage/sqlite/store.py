@@ -335,18 +335,35 @@ class SQLiteStorage:
             )
 
     def lexical_search(self, match: Sequence[str], flt: EntryFilter, limit: int) -> list[ScoredId]:
+        """bm25 over FTS5. The best matches are taken from the full-text index alone
+        first (its fast ``ORDER BY rank`` path) and only they are joined to entries for the
+        filter; when the filter drops too many, the full join runs, so recall is never lost."""
         terms = [t.replace('"', '""') for t in match if t.strip()]
         if not terms or limit <= 0:
             return []
         expression = " OR ".join(f'"{t}"' for t in terms)
         clause, params = where(flt)
-        sql = (
-            "SELECT e.id, -bm25(entries_fts) AS score FROM entries_fts "
+        head = max(4 * limit, 200)
+        quick = (
+            "WITH top AS (SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ? "
+            "ORDER BY rank LIMIT ?) "
+            "SELECT e.id, -top.rank AS score FROM top JOIN entries e ON e.rowid = top.rowid "
+            f"WHERE {clause} ORDER BY top.rank, e.id LIMIT ?"
+        )
+        full = (
+            "SELECT e.id, -entries_fts.rank AS score FROM entries_fts "
             "JOIN entries e ON e.rowid = entries_fts.rowid "
-            f"WHERE entries_fts MATCH ? AND {clause} ORDER BY bm25(entries_fts), e.id LIMIT ?"
+            f"WHERE entries_fts MATCH ? AND {clause} ORDER BY entries_fts.rank, e.id LIMIT ?"
         )
         try:
-            rows = self._fetch(sql, [expression, *params, int(limit)])
+            with self._lock:
+                rows = self._c.execute(quick, [expression, head, *params, int(limit)]).fetchall()
+                if len(rows) < limit:
+                    matched = self._c.execute(
+                        "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts "
+                        "MATCH ? LIMIT ?)", [expression, head + 1]).fetchone()[0]
+                    if matched > head:
+                        rows = self._c.execute(full, [expression, *params, int(limit)]).fetchall()
         except sqlite3.OperationalError as exc:
             raise StorageError(f"full-text query failed: {exc}") from exc
         return [ScoredId(r[0], float(r[1])) for r in rows]
