@@ -166,7 +166,9 @@ def test_budget_is_used_well() -> None:
     packed = pack(ranked_of(long_topics(200)), budget=2000, tokenizer=CL100K, now=NOW)
     assert 1900 <= packed.token_count <= 2000
     modes = {item.disclosure for item in packed.included}
-    assert modes == {Disclosure.FULL, Disclosure.INDEX}
+    # Full text first: index lines only take what full memories leave over.
+    assert Disclosure.FULL in modes
+    assert sum(1 for i in packed.included if i.disclosure is Disclosure.FULL) >= 10
 
 
 def test_everything_in_full_when_it_fits_exactly() -> None:

@@ -22,7 +22,21 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z0-9])")
 #: Longest episode kept in one piece; longer turns are split at sentence boundaries.
 MAX_EPISODE_CHARS = 2_000
 _STEP = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022]|step \d+[:.)]?)\s+(\S.*)$", re.IGNORECASE)
-_SEQUENCE_WORDS = re.compile(r"\b(first|then|next|after that|finally|lastly)\b", re.IGNORECASE)
+_SEQUENCE_WORDS = re.compile(r"\b(first|then|after that|finally|lastly|second|third)\b",
+                             re.IGNORECASE)
+#: Objects and values that point back at the conversation ("I love how you ...", "my kids
+#: are so cute") are reactions, not durable facts; first/second person would also read
+#: wrongly once rewritten in the third person.
+_DEICTIC = re.compile(
+    r"^(that|how|what|when|where|why|it|its|this|these|those|them|seeing|hearing|being|"
+    r"the way|all|their|his|her)\b|\b(i|me|my|myself|you|your|yours|we|us|our|ours)\b",
+    re.IGNORECASE,
+)
+_EVALUATIVE = re.compile(
+    r"^(so|really|very|such|too|always|just|pretty|quite|super|totally|such|a (?:great|good|"
+    r"huge|big)|amazing|awesome|great|good|key|important|hard|tough|fun|the best)\b",
+    re.IGNORECASE,
+)
 
 _OPINION = re.compile(
     r"\bI(?:'m| am)? (?:really |also |absolutely |just |still |totally )?"
@@ -42,13 +56,13 @@ _I_AM = [
     (re.compile(r"\bmy name is (.{2,60}?)(?:[.!?;,]|$)", re.I), "name"),
 ]
 _DECISION = re.compile(
-    r"\b(?:we|I|the team)\b[^.!?]{0,20}?\b(?:have |'ve )?(decided|agreed|chose|chosen|"
+    r"\b(?:we|I|the team)(?:'ve| have)?(?: just| finally| also| all)? (decided|agreed|chose|"
     r"will use|are going with|went with|settled on|opted for)\b",
     re.IGNORECASE,
 )
 _PLAN = re.compile(
-    r"\b(plan(?:ning)? to|going to|gonna|intend to|next (?:week|month|year|weekend|time)|"
-    r"tomorrow|this weekend|(?:I|we)(?:'ll| will) )",
+    r"\b(plan(?:ning)? to|going to|gonna|intend to|next (?:week|month|year|weekend)|"
+    r"tomorrow|this weekend)\b",
     re.IGNORECASE,
 )
 _NOT_PLAN = re.compile(r"\b(was|were) going to\b", re.IGNORECASE)
@@ -164,7 +178,8 @@ def extract_candidates(turn: Turn, default_subject: str = "user") -> list[Candid
     """Typed candidates from one turn (never the EPISODE itself; callers add it)."""
     subject = turn.speaker or default_subject
     out: list[Candidate] = []
-    if _is_step_list(turn.text) or len(_SEQUENCE_WORDS.findall(turn.text)) >= 2:
+    sequence = {w.lower() for w in _SEQUENCE_WORDS.findall(turn.text)}
+    if _is_step_list(turn.text) or len(sequence) >= 3:
         out.append(Candidate(MemoryType.PROCEDURE, _with_subject(subject, turn.text),
                              importance=0.6))
     for sentence in split_sentences(turn.text):
@@ -181,7 +196,8 @@ def _sentence_candidates(sentence: str, subject: str) -> list[Candidate]:
     for match in _OPINION.finditer(sentence):
         verb = match.group(1).lower()
         obj = _clean_value(match.group(2))
-        if not obj or obj.lower() in {"it", "that", "this", "to", "you"}:
+        if (not obj or _DEICTIC.search(obj) or len(obj.split()) > 10
+                or re.fullmatch(r"to(?: \w+)?|every day", obj, re.IGNORECASE)):
             continue
         third = _VERB_THIRD_PERSON.get(verb, verb + "s")
         value = "positive" if verb in _POSITIVE else "negative"
@@ -193,7 +209,10 @@ def _sentence_candidates(sentence: str, subject: str) -> list[Candidate]:
     for match in _MY_X_IS_Y.finditer(sentence):
         attribute = _clean_value(match.group(1)).lower()
         value = _clean_value(match.group(2))
-        if not value or attribute in {"god", "goodness", "bad", "pleasure"}:
+        if (not value or attribute in {"god", "goodness", "bad", "pleasure"}
+                or len(attribute.split()) > 3 or len(value.split()) > 6
+                or _DEICTIC.search(value) or _EVALUATIVE.search(value)
+                or re.search(r"\b(i|me|you|we)\b", attribute, re.IGNORECASE)):
             continue
         found.append(Candidate(
             MemoryType.FACT, f"{subject}'s {attribute} is {value}.",

@@ -45,11 +45,15 @@ DEFAULT_HEADER = "## Memory"
 DEFAULT_STALE_AFTER = timedelta(days=90)
 DEFAULT_INDEX_WORDS = 8
 #: Share of the room full entries may take when the rest cannot all be shown in full.
-DEFAULT_FULL_SHARE = 0.75
+DEFAULT_FULL_SHARE = 1.0
 _INDEX_WORD_CHARS = 24
 # In index mode, give up after this many consecutive lines that do not fit: later lines
 # are no shorter on average, and trying all of 100k candidates would cost time for nothing.
 _MAX_INDEX_MISSES = 16
+# In the full-text pass, stop trying after this many consecutive memories that do not fit.
+_MAX_FULL_MISSES = 32
+# Tokens the full-text pass leaves for index lines (at most an eighth of the room).
+_INDEX_RESERVE = 80
 
 
 class TokenCounter(Protocol):
@@ -267,10 +271,18 @@ def pack(
     counter = _MemoCounter(tokenizer)
     options = (header, now, stale_after, index_words, duplicate_threshold)
     layout = _layout_with_header(ranked, budget, counter, 1.0, *options)
-    if len(layout.items()) + len(layout.duplicate_ids) < total and full_share < 1.0:
-        # Keep the index-sharing layout only when it names more memories.
-        shared = _layout_with_header(ranked, budget, counter, full_share, *options)
-        if len(shared.items()) > len(layout.items()):
+    if len(layout.items()) + len(layout.duplicate_ids) < total:
+        # Not everything fits in full. Full text is what an agent can use, so the
+        # full-first layout wins unless it left no room for a single index line: then a
+        # small slice is set aside for the index, if that costs at most one full memory.
+        # (A caller's full_share < 1 asks for the index share explicitly.)
+        shared = _layout_with_header(
+            ranked, budget, counter, full_share, *options, reserve_index=True
+        )
+        if full_share < 1.0:
+            if len(shared.items()) > len(layout.items()):
+                layout = shared
+        elif not layout.index and shared.index and len(shared.full) >= len(layout.full) - 1:
             layout = shared
     content = layout.render(total)
     used = tokenizer.count(content)
@@ -327,6 +339,7 @@ def _layout_with_header(
     stale_after: timedelta,
     index_words: int,
     duplicate_threshold: float,
+    reserve_index: bool = False,
 ) -> _Layout:
     total = len(ranked)
     layout = _Layout(header, True)
@@ -337,20 +350,26 @@ def _layout_with_header(
     room = budget - reserved
     if room <= 0:
         return layout
-    full_room = room if full_share >= 1.0 else int(room * full_share)
+    # Full text may use the room but a small slice, so that when memories are left over
+    # the index can still name a few of them (progressive disclosure).
+    if full_share < 1.0:
+        full_room = int(room * full_share)
+    else:
+        full_room = room - (min(room // 8, _INDEX_RESERVE) if reserve_index else 0)
     duplicates = NearDuplicateIndex(duplicate_threshold)
     used = 0
-    full_mode = True
-    misses = 0
+    # Pass 1, full text: greedy in rank order; a memory that does not fit is skipped (not
+    # the end of the pass), so smaller lesser memories still use the space.
+    skipped: list[tuple[Ranked, str, str]] = []
+    full_misses = 0
     for item in ranked:
         entry = item.entry
         digest = content_hash(entry.content)
         if duplicates.find(entry.content, digest) is not None:
             layout.duplicate_ids.append(entry.id)
             continue
-        stale = _is_stale(entry, now, stale_after)
-        prefix = _prefix(entry, stale)
-        if full_mode:
+        prefix = _prefix(entry, _is_stale(entry, now, stale_after))
+        if full_misses < _MAX_FULL_MISSES and full_room - used > 0:
             line = prefix + entry.content.strip()
             cost = tokenizer.count("\n" + line)
             limit = room if not layout.full else full_room
@@ -358,9 +377,10 @@ def _layout_with_header(
                 layout.full.append(Inclusion(entry.id, item.score, Disclosure.FULL, line))
                 duplicates.add(entry.id, entry.content, digest)
                 used += cost
+                full_misses = 0
                 continue
-            full_mode = False
-            if not layout.full:
+            if not layout.full and not skipped:
+                # The best memory is bigger than the room: cut it, never drop it.
                 truncated = _truncated_line(prefix, entry.content, full_room - 1, tokenizer)
                 if truncated is not None:
                     layout.full.append(
@@ -369,6 +389,15 @@ def _layout_with_header(
                     duplicates.add(entry.id, entry.content, digest)
                     used += tokenizer.count("\n" + truncated)
                     continue
+            full_misses += 1
+        skipped.append((item, prefix, digest))
+    # Pass 2, progressive disclosure: one-line index entries for what did not fit in full.
+    misses = 0
+    for item, prefix, digest in skipped:
+        entry = item.entry
+        if duplicates.find(entry.content, digest) is not None:
+            layout.duplicate_ids.append(entry.id)
+            continue
         line = prefix + _snippet(entry.content, index_words)
         cost = tokenizer.count("\n" + line)
         if not layout.index:
