@@ -274,7 +274,7 @@ def pack(
     if len(layout.items()) + len(layout.duplicate_ids) < total:
         # Not everything fits in full. Full text is what an agent can use, so the
         # full-first layout wins unless it left no room for a single index line: then a
-        # small slice is set aside for the index, if that costs at most one full memory.
+        # small slice is set aside for the index, if that costs no full memory.
         # (A caller's full_share < 1 asks for the index share explicitly.)
         shared = _layout_with_header(
             ranked, budget, counter, full_share, *options, reserve_index=True
@@ -282,7 +282,7 @@ def pack(
         if full_share < 1.0:
             if len(shared.items()) > len(layout.items()):
                 layout = shared
-        elif not layout.index and shared.index and len(shared.full) >= len(layout.full) - 1:
+        elif not layout.index and shared.index and len(shared.full) >= len(layout.full):
             layout = shared
     content = layout.render(total)
     used = tokenizer.count(content)
