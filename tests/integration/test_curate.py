@@ -136,3 +136,25 @@ def test_near_duplicates_do_not_crowd_out_others(make_memory: Any) -> None:
     result = m.curate("payment webhook provider", token_budget=200)
     assert result.content.count("retries three times") == 1
     assert "Stripe" in result.content
+
+
+def test_explicit_session_working_memory_comes_first(make_memory: Any) -> None:
+    m = make_memory()
+    _fill(m, 60)
+    with m.session(goal="fix the flaky login test"):
+        note = m.store("Reproduced the flake: it only fails when the clock skews", type="OBSERVATION")
+        result = m.curate("billing incident", token_budget=400)
+        assert result.entries[0].entry.id == note.id
+    after = m.curate("billing incident", token_budget=400)
+    assert after.entries[0].entry.id != note.id
+
+
+def test_disputed_memories_are_marked(make_memory: Any) -> None:
+    m = make_memory()
+    a = m.store("The API rate limit is 100 requests per minute", type="FACT")
+    b = m.store("The API rate limit is 1000 requests per minute", type="FACT")
+    import attrs
+
+    m.ctx.storage.replace(attrs.evolve(m.ctx.storage.get(a.id), conflict_ids=(b.id,)))
+    result = m.curate("API rate limit", token_budget=200)
+    assert "disputed" in result.content

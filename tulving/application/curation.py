@@ -70,7 +70,7 @@ class Curator:
         self.ctx = ctx
         self.searcher = searcher
         #: Entries put first in query mode (the active session's working memory).
-        self.pinned_first: Callable[[], Sequence[MemoryEntry]] | None = None
+        self.working_memory: Callable[[], Sequence[MemoryEntry]] | None = None
 
     @property
     def tokenizer(self) -> Any:
@@ -109,6 +109,14 @@ class Curator:
             for h in hits
             if h.id in entries and curatable(entries[h.id])
         ]
+        if self.working_memory is not None:
+            # The active session's recent entries come first, whatever the query.
+            recent = [e for e in self.working_memory() if curatable(e)]
+            first = {e.id for e in recent}
+            candidates = [Candidate(_redacted(e), 1.0) for e in recent] + [
+                c for c in candidates if c.entry.id not in first
+            ]
+            entries.update({e.id: e for e in recent})
         ranked = rank(candidates, now, weights)
         packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
                       header=f"## Memory for: {_clip(query)}", now=now)

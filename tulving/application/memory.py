@@ -24,9 +24,9 @@ from tulving.application.composition import DEFAULT, default_names, normalise_lo
 from tulving.application.context import MemoryContext
 from tulving.application.contradictions import plan_writes
 from tulving.application.curation import Curator
-from tulving.application.lifecycle import EvictionReport, evict
 from tulving.application.entry_factory import build_entry, check_time
 from tulving.application.governance import Governance, load_signing_key
+from tulving.application.lifecycle import EvictionReport, evict
 from tulving.application.llm_calls import DEFAULT_MAX_CALLS, LLMGateway
 from tulving.application.search import Searcher, build_filter
 from tulving.application.vector_sync import check_model, embed_missing, reconcile_index
@@ -45,6 +45,10 @@ from tulving.plugins.registry import AdapterContext, get_manager
 from tulving.ports.storage import Archival, WriteOutcome
 
 Progress = Callable[[str, int, int], None]
+
+
+#: How many of the active session's latest entries curate() puts first.
+WORKING_MEMORY_IN_CURATE = 5
 
 
 class Memory:
@@ -145,6 +149,7 @@ class Memory:
                                      record_reads=self.policy.audit_reads)
             self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
             self._curator = Curator(ctx, self._searcher)
+            self._curator.working_memory = self._explicit_working_memory
             self._start_agent_memory()
             return self
 
@@ -552,6 +557,17 @@ class Memory:
         hits = self.search(query, top_k=max(10, 3 * top_k), types=[MemoryType.PROCEDURE])
         return rank_procedures(hits, top_k)
 
+    def _explicit_working_memory(self) -> list[MemoryEntry]:
+        """Working memory for curate: only inside a session the agent opened on purpose
+        (an implicit session is just "everything written lately", not a task at hand)."""
+        ctx = self.ctx
+        if ctx.session_id is None:
+            return []
+        record = ctx.storage.get_session(ctx.session_id)
+        if record is None or record.implicit or record.ended_at is not None:
+            return []
+        return self.working_memory(WORKING_MEMORY_IN_CURATE)
+
     def working_memory(self, limit: int = 20) -> list[MemoryEntry]:
         """The active session's most recent entries, oldest first (at most ``limit``)."""
         from tulving.application.procedures import working_memory
@@ -606,7 +622,12 @@ class Memory:
 
     def tokens(self) -> Any:
         """The bearer-token registry of this store (``TokenRegistry``), for HTTP serving."""
-        from tulving.application.tokens import FileBackend, MetaBackend, TokenRegistry, token_file_for
+        from tulving.application.tokens import (
+            FileBackend,
+            MetaBackend,
+            TokenRegistry,
+            token_file_for,
+        )
 
         path = token_file_for(self.location)
         if path is not None:

@@ -133,6 +133,8 @@ def _prefix(entry: MemoryEntry, stale: bool) -> str:
         parts.append(entry.valid_from.date().isoformat())
     if stale:
         parts.append("stale")
+    if entry.conflict_ids:
+        parts.append("disputed")  # a conflict nobody could settle: flagged, not hidden
     return f"- [{' · '.join(parts)}] " if parts else "- "
 
 

@@ -79,5 +79,16 @@ class MemoryService:
             await self._ready.wait()
             if self._memory is not None:
                 memory = self._memory
-                await anyio.to_thread.run_sync(memory.close, limiter=self._limiter)
+                await anyio.to_thread.run_sync(_end_and_close, memory, limiter=self._limiter)
                 log.info("memory closed")
+
+
+def _end_and_close(memory: Any) -> None:
+    """The server's session ends with reason ``shutdown`` (summarised), then the memory
+    closes; a failure to summarise never keeps the store from closing."""
+    try:
+        memory.shutdown_session()
+    except Exception:  # the store must still close cleanly
+        log.exception("ending the MCP session failed")
+    finally:
+        memory.close()
