@@ -99,7 +99,7 @@ def test_everything_fits_in_full_with_a_huge_budget(tokenizer: Any) -> None:
     assert all(item.disclosure is Disclosure.FULL for item in packed.included)
     assert packed.omitted == 0
     lines = packed.content.splitlines()
-    assert lines[0] == "## Memory (8 of 8 shown; 0 omitted)"
+    assert lines[0] == "## Memory (8 of 8)"
     assert INDEX_HEADING not in lines
     assert "not shown" not in packed.content
     assert packed.token_count == tokenizer.count(packed.content)
@@ -153,7 +153,7 @@ def test_progressive_disclosure_full_then_index_then_what_was_left_out(tokenizer
     ids = list(packed.included_ids)
     assert ids == sorted(ids)
     lines = packed.content.splitlines()
-    assert lines[0] == f"## Memory ({len(ids)} of 60 shown; {60 - len(ids)} omitted)"
+    assert lines[0] == f"## Memory ({len(ids)} of 60)"
     assert lines[first_index + 1] == INDEX_HEADING
     assert lines[-1].startswith(f"({60 - len(ids)} not shown")
     assert packed.omitted == 60 - len(ids)

@@ -119,7 +119,7 @@ class Curator:
             entries.update({e.id: e for e in recent})
         ranked = rank(candidates, now, weights)
         packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
-                      header=f"## Memory for: {_clip(query)}", now=now)
+                      header="## Memory", now=now)
         return self._result(packed, {r.id: r.entry for r in ranked}, budget, len(hits),
                             "query", query, {r.id: r.score for r in ranked})
 
@@ -227,7 +227,3 @@ def _only(flt: EntryFilter, *types: MemoryType) -> tuple[MemoryType, ...]:
         return types
     return tuple(t for t in types if t in flt.types) or ()
 
-
-def _clip(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -173,7 +173,7 @@ def render_index_line(
 
 
 def _header(header: str, shown: int, total: int) -> str:
-    return f"{header} ({shown} of {total} shown; {total - shown} omitted)"
+    return f"{header} ({shown} of {total})"
 
 
 def _footer(omitted: int, duplicates: int) -> str:
@@ -181,7 +181,7 @@ def _footer(omitted: int, duplicates: int) -> str:
         reason = f"{duplicates} near-duplicates, {omitted - duplicates} over budget"
     else:
         reason = "over budget"
-    return f"({omitted} not shown: {reason}; recall by key or search for more)"
+    return f"({omitted} not shown: {reason}; search for more)"
 
 
 @attrs.define
