@@ -9,7 +9,7 @@ echo "== import-linter"; .venv/bin/lint-imports
 echo "== mypy --strict"; .venv/bin/mypy
 echo "== pytest"
 set +e
-.venv/bin/pytest -q -p no:cacheprovider "$@"
+.venv/bin/pytest -q -rs -p no:cacheprovider "$@"
 code=$?
 [ "$code" -eq 5 ] && { echo "pytest collected no tests"; exit 1; }
 exit "$code"

@@ -123,7 +123,9 @@ async def test_tokens_gate_every_request(http_server: Any) -> None:
     server, path, tokens = http_server
     assert _initialize_status(server.url, None) == 401
     assert _initialize_status(server.url, "tlv_000000000000_" + "x" * 43) == 401
-    assert _initialize_status(server.url, tokens["planner"][:-1] + "A") == 401
+    last = tokens["planner"][-1]
+    tampered = tokens["planner"][:-1] + ("B" if last == "A" else "A")  # always a change
+    assert _initialize_status(server.url, tampered) == 401
     assert _initialize_status(server.url, "not-even-a-token") == 401
     assert _initialize_status(server.url, tokens["planner"]) == 200
 

@@ -127,9 +127,13 @@ class PgConnections:
 
     def _prepare_schema(self, conn: psycopg.Connection[Any]) -> None:
         if self._schema:
-            conn.execute(
-                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema))
-            )
+            # CREATE SCHEMA IF NOT EXISTS still races between processes (both see it
+            # missing, one loses on the catalog's unique index): serialise it.
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('tulving:create-schema'))")
+                conn.execute(
+                    sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self._schema))
+                )
         self._set_search_path(conn)
 
     def _set_search_path(self, conn: psycopg.Connection[Any]) -> None:
