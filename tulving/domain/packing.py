@@ -6,15 +6,17 @@ BPE tokenizers can merge across the boundaries of separately counted pieces.
 
 Layout (progressive disclosure)::
 
-    ## Memory (5 of 40 shown; 35 omitted)
-    - [DECISION] key=auth/strategy · 2026-03-01 · Use OAuth device flow for the CLI ...
-    - [FACT] 2025-11-02 · (stale) The staging database is ...
+    ## Memory (5 of 40)
+    - [decision · key=auth/strategy · 2026-03-01] Use OAuth device flow for the CLI ...
+    - [fact · 2025-11-02 · stale] The staging database is ...
+    [08 May 2023] Caroline: a raw episode that states its own date needs no label
     ### Index
-    - [PLAN] key=release/1.2 · 2026-02-20 · Cut the release branch after the audit …
-    (35 not shown: 2 near-duplicates, 33 over budget; recall by key or search for more)
+    - [plan · key=release/1.2 · 2026-02-20] Cut the release branch after the audit …
+    (35 not shown: 2 near-duplicates, 33 over budget; search for more)
 
-Full text for the best until the next full entry does not fit, then one-line index entries
-while they fit, then the line stating what was left out. An oversize best memory is
+Full text greedily in rank order (a memory that does not fit is skipped, smaller lesser ones
+still go in), then one-line index entries for the skipped ones in what is left, then the
+line stating what was left out. An oversize best memory is
 truncated with `` …[truncated]`` rather than dropped. Near-duplicates of something already
 shown are skipped. When even the header does not fit beside the best memory, the block is
 that memory's line alone (possibly empty).
@@ -135,7 +137,10 @@ def _prefix(entry: MemoryEntry, stale: bool) -> str:
         parts.append("stale")
     if entry.conflict_ids:
         parts.append("disputed")  # a conflict nobody could settle: flagged, not hidden
-    return f"- [{' · '.join(parts)}] " if parts else "- "
+    if parts:
+        return f"- [{' · '.join(parts)}] "
+    # One line per memory already separates them; a bullet would cost a token each.
+    return "- " if "\n" in entry.content.strip() else ""
 
 
 def render_full_line(
