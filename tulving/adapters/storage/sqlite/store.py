@@ -345,7 +345,7 @@ class SQLiteStorage:
         clause, params = where(flt)
         head = max(4 * limit, 200)
         quick = (
-            "WITH top AS (SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ? "
+            "WITH top AS MATERIALIZED (SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ? "
             "ORDER BY rank LIMIT ?) "
             "SELECT e.id, -top.rank AS score FROM top JOIN entries e ON e.rowid = top.rowid "
             f"WHERE {clause} ORDER BY top.rank, e.id LIMIT ?"
