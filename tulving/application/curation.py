@@ -104,8 +104,12 @@ class Curator:
         pool = min(MAX_POOL, max(MIN_POOL, budget // TOKENS_PER_CANDIDATE))
         hits = self.searcher.ranked_ids(query, "hybrid", flt, pool)
         entries = {e.id: e for e in self.ctx.storage.get_many([h.id for h in hits])}
+        # Boosted retrieval scores may exceed 1: scale by the best instead of clipping,
+        # which would tie the top candidates and hand their order to the other signals.
+        top = max((h.score for h in hits), default=1.0)
+        scale = 1.0 / top if top > 1.0 else 1.0
         candidates = [
-            Candidate(_redacted(entries[h.id]), min(1.0, h.score))
+            Candidate(_redacted(entries[h.id]), min(1.0, max(0.0, h.score * scale)))
             for h in hits
             if h.id in entries and curatable(entries[h.id])
         ]
