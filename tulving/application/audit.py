@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
+from tulving.application.batching import BatchQueue
 from tulving.domain.audit_chain import verify_chain
 from tulving.domain.identity import Identity
 from tulving.domain.records import AuditDraft, AuditRecord
@@ -48,11 +47,9 @@ class AuditTrail:
         self._clock = clock
         self._identity = identity
         self._record_reads = record_reads
-        self._pending: list[AuditDraft] = []
-        self._first_at = 0.0
-        self._lock = threading.Lock()
-        self._max_pending = max_pending
-        self._max_age_s = max_age_s
+        self._reads: BatchQueue[AuditDraft] = BatchQueue(
+            self._storage.append_audit, max_pending=max_pending, max_age_s=max_age_s
+        )
 
     @property
     def tenant(self) -> str:
@@ -89,8 +86,7 @@ class AuditTrail:
 
     def record_many(self, drafts: Sequence[AuditDraft]) -> None:
         """Append now, after any queued read records so the log stays in call order."""
-        with self._lock:
-            batch, self._pending = [*self._pending, *drafts], []
+        batch = [*self._reads.take(), *drafts]
         if batch:
             self._storage.append_audit(batch)
 
@@ -98,23 +94,10 @@ class AuditTrail:
         """Queue one record for a read call (get, search, curate) with the ids it returned."""
         if not self._record_reads:
             return
-        draft = self.draft(action, inputs, details={"ids": list(ids)})
-        with self._lock:
-            if not self._pending:
-                self._first_at = time.monotonic()
-            self._pending.append(draft)
-            due = (
-                len(self._pending) >= self._max_pending
-                or time.monotonic() - self._first_at >= self._max_age_s
-            )
-        if due:
-            self.flush()
+        self._reads.add([self.draft(action, inputs, details={"ids": list(ids)})])
 
     def flush(self) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, []
-        if pending:
-            self._storage.append_audit(pending)
+        self._reads.flush()
 
     # reading the log ----------------------------------------------------------------
     def records(self) -> list[AuditRecord]:
