@@ -7,8 +7,10 @@ briefs a cold-started agent with sections (pinned, decisions, active plans, rece
 observations and summaries, an index of keys), each given a share of the budget, unused
 share flowing on to the next section.
 
-Redaction happens *before* packing, so masks are counted in the budget; entries held for
-review (untrusted content) never reach curated text.
+Redaction happens *inside* packing (``pack(clean=redact)``), before a memory is measured,
+so masks are counted in the budget, and only for the memories packing looks at; the
+entries returned in ``CuratedContext.entries`` are redacted too. Entries held for review
+(untrusted content) never reach curated text.
 """
 
 from __future__ import annotations
@@ -26,15 +28,21 @@ from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.injection import is_curatable
 from tulving.domain.packing import Packed, pack
-from tulving.domain.query import EntryFilter
+from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.ranking import Candidate, RankingWeights, rank
 from tulving.domain.redaction import redact
 from tulving.domain.types import MemoryType
 
 MODES = ("query", "orient")
 MAX_BUDGET = 1_000_000
-#: Candidate pool: enough to fill the budget (about 1 candidate per 8 tokens), bounded.
-MIN_POOL, MAX_POOL, TOKENS_PER_CANDIDATE = 60, 600, 8
+#: Candidate pool: first sized for memories of about 24 tokens, then widened when the
+#: memories found are shorter (see ``Curator._candidates``); bounded either way.
+MIN_POOL, MAX_POOL, TOKENS_PER_CANDIDATE = 60, 600, 24
+#: A pool is widened when it holds less than POOL_TRIGGER times what fits in full, to
+#: POOL_MARGIN times that.
+POOL_TRIGGER, POOL_MARGIN = 1.25, 2.0
+#: Token estimate of a line: English averages about 4 characters a token, plus a label.
+CHARS_PER_TOKEN, LINE_OVERHEAD_TOKENS = 4.0, 3.0
 
 #: Orient sections: (name, heading, share of the budget).
 ORIENT_SECTIONS: tuple[tuple[str, str, float], ...] = (
@@ -101,15 +109,13 @@ class Curator:
         self, query: str, budget: int, flt: EntryFilter, weights: RankingWeights
     ) -> CuratedContext:
         now = self.ctx.clock.now()
-        pool = min(MAX_POOL, max(MIN_POOL, budget // TOKENS_PER_CANDIDATE))
-        hits = self.searcher.ranked_ids(query, "hybrid", flt, pool)
-        entries = {e.id: e for e in self.ctx.storage.get_many([h.id for h in hits])}
+        hits, entries = self._candidates(query, budget, flt)
         # Boosted retrieval scores may exceed 1: scale by the best instead of clipping,
         # which would tie the top candidates and hand their order to the other signals.
         top = max((h.score for h in hits), default=1.0)
         scale = 1.0 / top if top > 1.0 else 1.0
         candidates = [
-            Candidate(_redacted(entries[h.id]), min(1.0, max(0.0, h.score * scale)))
+            Candidate(entries[h.id], min(1.0, max(0.0, h.score * scale)))
             for h in hits
             if h.id in entries and curatable(entries[h.id])
         ]
@@ -117,15 +123,41 @@ class Curator:
             # The active session's recent entries come first, whatever the query.
             recent = [e for e in self.working_memory() if curatable(e)]
             first = {e.id for e in recent}
-            candidates = [Candidate(_redacted(e), 1.0) for e in recent] + [
+            candidates = [Candidate(e, 1.0) for e in recent] + [
                 c for c in candidates if c.entry.id not in first
             ]
             entries.update({e.id: e for e in recent})
         ranked = rank(candidates, now, weights)
         packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
-                      header="## Memory", now=now)
+                      header="## Memory", now=now, clean=redact)
         return self._result(packed, {r.id: r.entry for r in ranked}, budget, len(hits),
                             "query", query, {r.id: r.score for r in ranked})
+
+    def _candidates(
+        self, query: str, budget: int, flt: EntryFilter
+    ) -> tuple[list[ScoredId], dict[str, MemoryEntry]]:
+        """A hybrid-retrieval pool big enough to fill ``budget``, and its entries.
+
+        The first pool assumes memories of ``TOKENS_PER_CANDIDATE`` tokens; if the ones it
+        found are shorter, so that the pool has less than ``POOL_TRIGGER`` times what fits
+        in full, it is widened once to ``POOL_MARGIN`` times that (skipped memories and
+        near-duplicates use some). Every candidate costs a read, a ranking and maybe a measure, so
+        a pool sized to the memories at hand keeps large stores fast without leaving a
+        large budget half empty.
+        """
+        pool = min(MAX_POOL, max(MIN_POOL, budget // TOKENS_PER_CANDIDATE))
+        loaded: dict[str, MemoryEntry] = {}
+        hits = self.searcher.ranked_ids(query, "hybrid", flt, pool, loaded)
+        entries = self.searcher.load([h.id for h in hits], loaded)
+        if len(hits) >= pool and entries:
+            chars = sum(len(e.content) for e in entries.values()) / len(entries)
+            tokens = chars / CHARS_PER_TOKEN + LINE_OVERHEAD_TOKENS
+            fits = budget / tokens
+            if fits * POOL_TRIGGER > pool and pool < MAX_POOL:
+                wanted = min(MAX_POOL, int(POOL_MARGIN * fits))
+                hits = self.searcher.ranked_ids(query, "hybrid", flt, wanted, entries)
+                entries = self.searcher.load([h.id for h in hits], entries)
+        return hits, entries
 
     # orient mode ----------------------------------------------------------------------
     def _orient(self, budget: int, flt: EntryFilter, weights: RankingWeights) -> CuratedContext:
@@ -147,17 +179,18 @@ class Curator:
                 carry = room - (tokenizer.count(text) + join_cost if text else 0)
                 continue
             section = [e for e in self._section(name, flt, now) if e.id not in seen]
-            section = [_redacted(e) for e in section if curatable(e)]
+            section = [e for e in section if curatable(e)]
             consulted += len(section)
             ranked = rank([Candidate(e) for e in section], now, weights)
             packed = pack(ranked, budget=max(0, room - join_cost), tokenizer=tokenizer,
-                          header=heading, now=now)
+                          header=heading, now=now, clean=redact)
             omitted += packed.omitted
             by_id = {r.id: r for r in ranked}
             for item in packed.included:
                 seen.add(item.entry_id)
-                shown.append(CuratedEntry(by_id[item.entry_id].entry, by_id[item.entry_id].score,
-                                          item.disclosure.value, name))
+                shown.append(CuratedEntry(_redacted(by_id[item.entry_id].entry),
+                                          by_id[item.entry_id].score, item.disclosure.value,
+                                          name))
             if packed.content:
                 parts.append(packed.content)
                 carry = room - packed.token_count - join_cost
@@ -219,7 +252,7 @@ class Curator:
         mode: str, query: str | None, scores: dict[str, float],
     ) -> CuratedContext:
         shown = tuple(
-            CuratedEntry(entries[i.entry_id], scores[i.entry_id], i.disclosure.value)
+            CuratedEntry(_redacted(entries[i.entry_id]), scores[i.entry_id], i.disclosure.value)
             for i in packed.included
         )
         return CuratedContext(packed.content, packed.token_count, budget, shown,

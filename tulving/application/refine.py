@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from tulving.application.context import MemoryContext
 from tulving.application.query_analysis import QueryAnalysis
+from tulving.domain.entry import MemoryEntry
 from tulving.domain.lexical import words
 from tulving.domain.query import ScoredId
 from tulving.domain.temporal import mentions_relative_time
@@ -28,10 +29,18 @@ def _word_set(text: str) -> frozenset[str]:
 
 
 def refine(
-    ctx: MemoryContext, analysis: QueryAnalysis, fused: list[ScoredId], opts: SearchOptions
+    ctx: MemoryContext,
+    analysis: QueryAnalysis,
+    fused: list[ScoredId],
+    opts: SearchOptions,
+    loaded: dict[str, MemoryEntry] | None = None,
 ) -> list[ScoredId]:
+    """Adjusted scores, best first; the entries read are added to ``loaded``."""
     head, tail = fused[: opts.rerank_depth], fused[opts.rerank_depth :]
-    entries = {e.id: e for e in ctx.storage.get_many([h.id for h in head])}
+    entries = loaded if loaded is not None else {}
+    missing = [h.id for h in head if h.id not in entries]
+    if missing:
+        entries.update((e.id, e) for e in ctx.storage.get_many(missing))
     entity_boost = opts.entity_boost if analysis.entities else 0.0
     temporal_boost = opts.temporal_boost if analysis.asks_when else 0.0
     scores: dict[str, float] = {}

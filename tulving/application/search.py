@@ -122,6 +122,11 @@ class SearchOptions:
                    entity_boost=0.0, temporal_boost=0.0, context_share=0.0)
 
 
+def _identity_only(flt: EntryFilter) -> bool:
+    """Whether ``flt`` asks for nothing but the visible active entries."""
+    return flt == EntryFilter(partitions=flt.partitions)
+
+
 class Searcher:
     def __init__(self, ctx: MemoryContext, options: SearchOptions | None = None) -> None:
         self.ctx = ctx
@@ -138,16 +143,23 @@ class Searcher:
         return self.semantic_by_vector(ctx.embedder.embed_query(query), flt, limit)
 
     def semantic_by_vector(self, vector: Any, flt: EntryFilter, limit: int) -> list[ScoredId]:
-        """Nearest visible entries to ``vector``; filters never lose recall."""
+        """Nearest visible entries to ``vector``; filters never lose recall.
+
+        The index holds every active entry of the store, so hits are checked against the
+        filter. A filter that only asks for this identity's active entries usually keeps
+        nearly every hit: the index is asked for a few more than ``limit`` first, then
+        for many more, and only then (a selective filter) with an explicit allow-list.
+        """
         ctx = self.ctx
         assert ctx.vectors is not None
         if flt.as_of is not None:
             return self._semantic_exact(vector, flt, limit)
-        fetch = max(limit * 3, 50)
-        hits = ctx.vectors.query(vector, fetch)
-        kept = self._visible(hits, flt)
-        if len(kept) >= limit or len(hits) < fetch:
-            return kept[:limit]
+        first = limit + max(4, limit // 4) if _identity_only(flt) else max(limit * 3, 50)
+        for fetch in (first, max(first * 4, 200)):
+            hits = ctx.vectors.query(vector, fetch)
+            kept = self._visible(hits, flt)
+            if len(kept) >= limit or len(hits) < fetch:
+                return kept[:limit]
         allow = ctx.storage.ids_matching(flt)
         return ctx.vectors.query(vector, limit, allow=allow)
 
@@ -181,7 +193,10 @@ class Searcher:
                  if e.id not in seen]
         return hits[:limit]
 
-    def hybrid(self, query: str, flt: EntryFilter, limit: int) -> list[ScoredId]:
+    def hybrid(
+        self, query: str, flt: EntryFilter, limit: int,
+        loaded: dict[str, MemoryEntry] | None = None,
+    ) -> list[ScoredId]:
         opts = self.options
         pool = max(limit * 2, opts.pool)
         lexical = self.lexical(query, flt, pool)
@@ -192,11 +207,15 @@ class Searcher:
         else:
             fused = rrf([lexical, semantic], weights, k=opts.rrf_k)
         if opts.refines and fused:
-            fused = refine(self.ctx, analyse(query), fused, opts)
+            fused = refine(self.ctx, analyse(query), fused, opts, loaded)
         return fused[:limit]
 
     # the public operation --------------------------------------------------------------
-    def ranked_ids(self, query: str, mode: str, flt: EntryFilter, limit: int) -> list[ScoredId]:
+    def ranked_ids(
+        self, query: str, mode: str, flt: EntryFilter, limit: int,
+        loaded: dict[str, MemoryEntry] | None = None,
+    ) -> list[ScoredId]:
+        """Best ids for ``query``; entries read along the way are left in ``loaded``."""
         if mode not in MODES:
             raise ValidationError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
         if mode == "key":
@@ -208,17 +227,28 @@ class Searcher:
             return normalise(self.lexical(query, flt, limit))
         if mode == "semantic":
             return self.semantic(query, flt, limit)
-        return self.hybrid(query, flt, limit)
+        return self.hybrid(query, flt, limit, loaded)
+
+    def load(
+        self, ids: Sequence[str], loaded: dict[str, MemoryEntry] | None = None
+    ) -> dict[str, MemoryEntry]:
+        """Entries by id, reading from storage only those not already in ``loaded``."""
+        found = dict(loaded or {})
+        missing = [i for i in ids if i not in found]
+        if missing:
+            found.update((e.id, e) for e in self.ctx.storage.get_many(missing))
+        return found
 
     def search(
         self, query: str, top_k: int, mode: str, flt: EntryFilter, min_score: float | None
     ) -> list[SearchResult]:
         check_query(query)
         check_top_k(top_k)
-        hits = self.ranked_ids(query, mode, flt, top_k)
+        loaded: dict[str, MemoryEntry] = {}
+        hits = self.ranked_ids(query, mode, flt, top_k, loaded)
         if min_score is not None:
             hits = [h for h in hits if h.score >= min_score]
-        entries = {e.id: e for e in self.ctx.storage.get_many([h.id for h in hits])}
+        entries = self.load([h.id for h in hits], loaded)
         results: list[SearchResult] = []
         effective = mode if mode == "key" or self.ctx.embedder is not None else "lexical"
         for hit in hits:

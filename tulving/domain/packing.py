@@ -29,7 +29,7 @@ dropped until it fits.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -38,7 +38,7 @@ import attrs
 from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import ValidationError
 from tulving.domain.ranking import Ranked
-from tulving.domain.similarity import DEFAULT_THRESHOLD, NearDuplicateIndex
+from tulving.domain.similarity import DEFAULT_THRESHOLD, NearDuplicateIndex, word_set
 from tulving.domain.types import MemoryType
 
 TRUNCATION_MARKER = " …[truncated]"
@@ -258,8 +258,13 @@ def pack(
     index_words: int = DEFAULT_INDEX_WORDS,
     duplicate_threshold: float = DEFAULT_THRESHOLD,
     full_share: float = DEFAULT_FULL_SHARE,
+    clean: Callable[[str], str] | None = None,
 ) -> Packed:
     """Render ``ranked`` (best first) into at most ``budget`` tokens of ``tokenizer``.
+
+    ``clean`` rewrites a memory's text before it is measured and rendered (curation
+    passes redaction): it runs only for the memories packing actually looks at, which for
+    a large candidate pool is a small share of them.
 
     ``now`` enables the ``(stale)`` marker for entries not accessed for ``stale_after``.
     When not everything fits in full, full entries after the first (and a truncated first)
@@ -276,15 +281,16 @@ def pack(
         return Packed("", 0, budget, (), total, (), total)
 
     counter = _MemoCounter(tokenizer)
-    options = (header, now, stale_after, index_words, duplicate_threshold)
-    layout = _layout_with_header(ranked, budget, counter, 1.0, *options)
+    lines = _Lines(counter, now, stale_after, index_words, clean)
+    options = (header, duplicate_threshold)
+    layout = _layout_with_header(ranked, budget, lines, 1.0, *options)
     if len(layout.items()) + len(layout.duplicate_ids) < total:
         # Not everything fits in full. Full text is what an agent can use, so the
         # full-first layout wins unless it left no room for a single index line: then a
         # small slice is set aside for the index, if that costs no full memory.
         # (A caller's full_share < 1 asks for the index share explicitly.)
         shared = _layout_with_header(
-            ranked, budget, counter, full_share, *options, reserve_index=True
+            ranked, budget, lines, full_share, *options, reserve_index=True
         )
         if full_share < 1.0:
             if len(shared.items()) > len(layout.items()):
@@ -300,9 +306,7 @@ def pack(
     if ranked[0].entry.id not in {item.entry_id for item in layout.items()}:
         # The best memory must not lose its place to the header or to lesser memories:
         # show it alone, without a header, in the richest form that fits.
-        alone = _layout_best_alone(
-            ranked[0], budget, tokenizer, header, now, stale_after, index_words
-        )
+        alone = _layout_best_alone(ranked[0], budget, tokenizer, header, lines)
         alone_content = alone.render(total)
         alone_used = tokenizer.count(alone_content)
         if alone.items() and alone_used <= budget:
@@ -336,22 +340,81 @@ class _MemoCounter:
         return self.tokenizer.truncate(text, max_tokens)
 
 
+class _Lines:
+    """Each candidate's text, lines and their token costs, worked out once per ``pack``
+    and only for the candidates a layout pass actually reaches."""
+
+    def __init__(
+        self,
+        counter: _MemoCounter,
+        now: datetime | None,
+        stale_after: timedelta,
+        index_words: int,
+        clean: Callable[[str], str] | None,
+    ) -> None:
+        self.counter = counter
+        self.now, self.stale_after, self.index_words = now, stale_after, index_words
+        self._clean = clean
+        self._texts: dict[str, str] = {}
+        self._prefixes: dict[str, str] = {}
+        self._words: dict[str, frozenset[str]] = {}
+        self._digests: dict[str, str] = {}
+
+    def text(self, entry: MemoryEntry) -> str:
+        text = self._texts.get(entry.id)
+        if text is None:
+            text = entry.content if self._clean is None else self._clean(entry.content)
+            self._texts[entry.id] = text
+        return text
+
+    def prefix(self, entry: MemoryEntry) -> str:
+        prefix = self._prefixes.get(entry.id)
+        if prefix is None:
+            prefix = _prefix(entry, _is_stale(entry, self.now, self.stale_after))
+            self._prefixes[entry.id] = prefix
+        return prefix
+
+    def full(self, entry: MemoryEntry) -> tuple[str, int]:
+        line = self.prefix(entry) + self.text(entry).strip()
+        return line, self.counter.count("\n" + line)
+
+    def index(self, entry: MemoryEntry) -> tuple[str, int]:
+        line = self.prefix(entry) + _snippet(self.text(entry), self.index_words)
+        return line, self.counter.count("\n" + line)
+
+    def duplicate_of(self, entry: MemoryEntry, kept: NearDuplicateIndex) -> str | None:
+        return kept.find(self.text(entry), self.digest(entry), self.words(entry))
+
+    def keep(self, entry: MemoryEntry, kept: NearDuplicateIndex) -> None:
+        kept.add(entry.id, self.text(entry), self.digest(entry), self.words(entry))
+
+    def digest(self, entry: MemoryEntry) -> str:
+        digest = self._digests.get(entry.id)
+        if digest is None:
+            digest = self._digests[entry.id] = content_hash(self.text(entry))
+        return digest
+
+    def words(self, entry: MemoryEntry) -> frozenset[str]:
+        found = self._words.get(entry.id)
+        if found is None:
+            found = self._words[entry.id] = word_set(self.text(entry))
+        return found
+
+
 def _layout_with_header(
     ranked: Sequence[Ranked],
     budget: int,
-    tokenizer: TokenCounter,
+    lines: _Lines,
     full_share: float,
     header: str,
-    now: datetime | None,
-    stale_after: timedelta,
-    index_words: int,
     duplicate_threshold: float,
     reserve_index: bool = False,
 ) -> _Layout:
     total = len(ranked)
+    counter = lines.counter
     layout = _Layout(header, True)
     # Reserve the header and footer at their widest (every count at the largest value).
-    reserved = tokenizer.count(_header(header, total, total)) + tokenizer.count(
+    reserved = counter.count(_header(header, total, total)) + counter.count(
         "\n" + _footer(total, total)
     )
     room = budget - reserved
@@ -363,55 +426,56 @@ def _layout_with_header(
         full_room = int(room * full_share)
     else:
         full_room = room - (min(room // 8, _INDEX_RESERVE) if reserve_index else 0)
-    duplicates = NearDuplicateIndex(duplicate_threshold)
+    kept = NearDuplicateIndex(duplicate_threshold)
     used = 0
     # Pass 1, full text: greedy in rank order; a memory that does not fit is skipped (not
-    # the end of the pass), so smaller lesser memories still use the space.
-    skipped: list[tuple[Ranked, str, str]] = []
+    # the end of the pass), so smaller lesser memories still use the space. Only a memory
+    # that fits is checked against what is shown: a near-duplicate that would not fit
+    # anyway costs nothing to leave out.
+    skipped: list[Ranked] = []
     full_misses = 0
     for item in ranked:
         entry = item.entry
-        digest = content_hash(entry.content)
-        if duplicates.find(entry.content, digest) is not None:
-            layout.duplicate_ids.append(entry.id)
-            continue
-        prefix = _prefix(entry, _is_stale(entry, now, stale_after))
         if full_misses < _MAX_FULL_MISSES and full_room - used > 0:
-            line = prefix + entry.content.strip()
-            cost = tokenizer.count("\n" + line)
+            line, cost = lines.full(entry)
             limit = room if not layout.full else full_room
             if used + cost <= limit:
+                if lines.duplicate_of(entry, kept) is not None:
+                    layout.duplicate_ids.append(entry.id)
+                    continue
                 layout.full.append(Inclusion(entry.id, item.score, Disclosure.FULL, line))
-                duplicates.add(entry.id, entry.content, digest)
+                lines.keep(entry, kept)
                 used += cost
                 full_misses = 0
                 continue
             if not layout.full and not skipped:
                 # The best memory is bigger than the room: cut it, never drop it.
-                truncated = _truncated_line(prefix, entry.content, full_room - 1, tokenizer)
+                truncated = _truncated_line(
+                    lines.prefix(entry), lines.text(entry), full_room - 1, counter
+                )
                 if truncated is not None:
                     layout.full.append(
                         Inclusion(entry.id, item.score, Disclosure.TRUNCATED, truncated)
                     )
-                    duplicates.add(entry.id, entry.content, digest)
-                    used += tokenizer.count("\n" + truncated)
+                    lines.keep(entry, kept)
+                    used += counter.count("\n" + truncated)
                     continue
             full_misses += 1
-        skipped.append((item, prefix, digest))
+        skipped.append(item)
     # Pass 2, progressive disclosure: one-line index entries for what did not fit in full.
     misses = 0
-    for item, prefix, digest in skipped:
+    heading_cost = counter.count("\n" + INDEX_HEADING)
+    for item in skipped:
         entry = item.entry
-        if duplicates.find(entry.content, digest) is not None:
-            layout.duplicate_ids.append(entry.id)
-            continue
-        line = prefix + _snippet(entry.content, index_words)
-        cost = tokenizer.count("\n" + line)
+        line, cost = lines.index(entry)
         if not layout.index:
-            cost += tokenizer.count("\n" + INDEX_HEADING)
+            cost += heading_cost
         if used + cost <= room:
+            if lines.duplicate_of(entry, kept) is not None:
+                layout.duplicate_ids.append(entry.id)
+                continue
             layout.index.append(Inclusion(entry.id, item.score, Disclosure.INDEX, line))
-            duplicates.add(entry.id, entry.content, digest)
+            lines.keep(entry, kept)
             used += cost
             misses = 0
         else:
@@ -422,25 +486,19 @@ def _layout_with_header(
 
 
 def _layout_best_alone(
-    best: Ranked,
-    budget: int,
-    tokenizer: TokenCounter,
-    header: str,
-    now: datetime | None,
-    stale_after: timedelta,
-    index_words: int,
+    best: Ranked, budget: int, tokenizer: TokenCounter, header: str, lines: _Lines
 ) -> _Layout:
     """No room for a header: the best memory's line alone, in the richest form that fits."""
     entry = best.entry
     layout = _Layout(header, False)
-    stale = _is_stale(entry, now, stale_after)
-    prefix = _prefix(entry, stale)
-    full = prefix + entry.content.strip()
-    index = prefix + _snippet(entry.content, index_words)
+    prefix = lines.prefix(entry)
+    text = lines.text(entry)
+    full = prefix + text.strip()
+    index = prefix + _snippet(text, lines.index_words)
     if tokenizer.count(full) <= budget:
         layout.full.append(Inclusion(entry.id, best.score, Disclosure.FULL, full))
         return layout
-    truncated = _truncated_line(prefix, entry.content, budget, tokenizer)
+    truncated = _truncated_line(prefix, text, budget, tokenizer)
     if truncated is not None and len(truncated) > len(index):
         layout.full.append(Inclusion(entry.id, best.score, Disclosure.TRUNCATED, truncated))
     elif tokenizer.count(index) <= budget:

@@ -175,20 +175,27 @@ def _rule_replacer(rule: _Rule, counter: list[int]) -> Callable[[re.Match[str]],
     return replace
 
 
-#: Literal fragments at least one of which every rule above needs: text without any of
-#: them cannot hold a secret, and skipping the dozen rule scans keeps curation fast.
-_MAYBE_SECRET = re.compile(
-    r"BEGIN|://|sk-|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|AIza|eyJ|bearer"
-    r"|authorization|pass|pwd|secret|key|token|credential",
-    re.IGNORECASE,
-)
+#: Literal fragments (lower case) at least one of which every rule above needs: text
+#: without any of them cannot hold a secret, and skipping the dozen rule scans keeps
+#: curation fast. Substring tests on the lower-cased text are several times faster than
+#: one case-insensitive alternation (measured: about 2 µs against 24 µs a memory).
+_MAYBE_SECRET = (
+    "begin", "://", "sk-", "akia", "asia", "abia", "acca", "ghp_", "gho_", "ghu_", "ghs_",
+    "ghr_", "github_pat_", "xox", "aiza", "eyj", "bearer", "authorization", "pass", "pwd",
+    "secret", "key", "token", "credential",
+)  # fmt: skip
+
+
+def _may_hold_secret(text: str) -> bool:
+    lowered = text.lower()
+    return any(fragment in lowered for fragment in _MAYBE_SECRET)
 
 
 def redact_with_count(text: str) -> tuple[str, int]:
     """``text`` with secrets masked, and how many were masked. Idempotent."""
     if not isinstance(text, str):
         raise ValidationError(f"redact() needs a str, got {type(text).__name__}")
-    if not _MAYBE_SECRET.search(text):
+    if not _may_hold_secret(text):
         return text, 0
     counter = [0]
     for rule in _RULES:

@@ -12,7 +12,6 @@ on the order chosen.
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
 from collections.abc import Iterable
@@ -59,15 +58,19 @@ class NearDuplicateIndex:
     def _prefix(self, words: frozenset[str]) -> list[str]:
         size = len(words)
         length = size - math.ceil(self.threshold * size) + 1
-        return heapq.nsmallest(length, words, key=_order_key)
+        return sorted(words, key=_order_key)[:length]
 
-    def find(self, text: str, text_hash: str | None = None) -> str | None:
-        """Id of a kept text that ``text`` nearly duplicates, or None."""
+    def find(
+        self, text: str, text_hash: str | None = None, words: frozenset[str] | None = None
+    ) -> str | None:
+        """Id of a kept text that ``text`` nearly duplicates, or None. ``text_hash`` and
+        ``words`` (its ``word_set``) may be given when the caller already has them."""
         digest = text_hash or content_hash(text)
         same = self._hashes.get(digest)
         if same is not None:
             return same
-        words = word_set(text)
+        if words is None:
+            words = word_set(text)
         if not words:
             return None
         seen: set[str] = set()
@@ -86,9 +89,16 @@ class NearDuplicateIndex:
                     return other_id
         return None
 
-    def add(self, item_id: str, text: str, text_hash: str | None = None) -> None:
+    def add(
+        self,
+        item_id: str,
+        text: str,
+        text_hash: str | None = None,
+        words: frozenset[str] | None = None,
+    ) -> None:
         self._hashes.setdefault(text_hash or content_hash(text), item_id)
-        words = word_set(text)
+        if words is None:
+            words = word_set(text)
         if not words or item_id in self._sets:
             return
         self._sets[item_id] = words

@@ -110,6 +110,41 @@ def row_to_entry(row: Mapping[str, Any], tags: tuple[str, ...]) -> MemoryEntry:
     )
 
 
+#: Columns a read needs: everything but the derived full-text source.
+READ_COLUMNS = tuple(c for c in COLUMNS if c != "search_text")
+_AT = {name: i for i, name in enumerate(READ_COLUMNS)}
+
+
+def values_to_entry(v: Any, tags: tuple[str, ...]) -> MemoryEntry:
+    """``row_to_entry`` for rows in ``READ_COLUMNS`` order, read by position.
+
+    Lookup by name on an SQLite row scans the column names each time; on the hot path
+    (every search loads tens of entries) positions are markedly cheaper.
+    """
+    reason = v[31]
+    return MemoryEntry(
+        id=v[0], content=v[1], type=_TYPES[v[2]], agent_id=v[3], partition=v[4],
+        scope=_SCOPES[v[5]], user_id=v[6], workspace_id=v[7], key=v[8], tags=tags,
+        importance=float(v[9]), pinned=bool(v[10]), confidence=float(v[11]),
+        source_type=_SOURCES[v[12]], source_instance=v[13], model_id=v[14],
+        trust=float(v[15]), session_id=v[16], supersedes=v[17], superseded_by=v[18],
+        related_to=_tuple(v[19]), source_entry_ids=_tuple(v[20]), conflict_ids=_tuple(v[21]),
+        review_status=_REVIEWS[v[22]],
+        created_at=_req(v[23]), updated_at=_req(v[24]), valid_from=_req(v[25]),
+        valid_until=parse_ts(v[26]), expired_at=parse_ts(v[27]),
+        last_accessed_at=_req(v[28]), access_count=int(v[29]), archived_at=parse_ts(v[30]),
+        archive_reason=_REASONS[reason] if reason else None,
+        entity=v[32], attribute=v[33], value=v[34],
+        success_count=int(v[35]), failure_count=int(v[36]), metadata=_metadata(v[37]),
+        content_hash=v[38], signature=v[39],
+    )
+
+
+# The positions above are spelled out for speed; this keeps them honest.
+assert [_AT[n] for n in ("id", "review_status", "archive_reason", "metadata", "signature")] \
+    == [0, 22, 31, 37, 39], "READ_COLUMNS changed: update values_to_entry"
+
+
 def _metadata(meta: Any) -> dict[str, Any]:
     if isinstance(meta, str):
         return {} if meta == "{}" else dict(json.loads(meta))
