@@ -283,6 +283,28 @@ class StorageContract(GovernanceContract):
         hits = storage.lexical_search(["kiwi"], EntryFilter(partitions=A_PARTS), 10)
         assert {h.id for h in hits} == {e.id for e, _ in mine}
 
+    def test_adjacent_finds_neighbours_in_write_order_at_one_event_time(
+        self, storage: Storage, clock: Clockwork
+    ) -> None:
+        """Neighbours share the event time, pass the filter and are the nearest in id
+        order on each side; other times, archived entries and other tenants never count."""
+        when = clock.tick()
+        turns = [make_entry(clock, f"turn {i}", valid_from=when) for i in range(5)]
+        other_time = make_entry(clock, "a later note")
+        bob = make_entry(clock, "bob's turn", identity=BOB, valid_from=when)
+        storage.write_many([(e, None) for e in [*turns[:3], bob, *turns[3:], other_time]])
+        storage.archive([Archival(turns[3].id, ArchiveReason.EVICTED, clock.tick())])
+        flt = EntryFilter(partitions=A_PARTS)
+        got = storage.adjacent([turns[0].id, turns[2].id, turns[4].id, other_time.id,
+                                "missing-id"], flt)
+        assert got[turns[0].id] == (turns[1].id,)
+        assert got[turns[2].id] == (turns[1].id, turns[4].id)  # 3 archived, bob elsewhere
+        assert got[turns[4].id] == (turns[2].id,)
+        assert got[other_time.id] == ()
+        assert "missing-id" not in got
+        only_facts = EntryFilter(partitions=A_PARTS, types=(MemoryType.OBSERVATION,))
+        assert storage.adjacent([turns[2].id], only_facts)[turns[2].id] == ()
+
     # vectors ----------------------------------------------------------------------------
     def test_vectors_are_kept_exactly(self, storage: Storage, clock: Clockwork) -> None:
         a, b, c = make_entry(clock, "a"), make_entry(clock, "b"), make_entry(clock, "c")

@@ -176,6 +176,35 @@ def test_memories_recorded_together_lift_each_other(make_memory: Any) -> None:
         stray.content)
 
 
+def test_the_turn_written_next_to_a_hit_comes_along(make_memory: Any) -> None:
+    """The answer shares no word with the question; the turn that asked it does."""
+    m = make_memory()
+    m.store_many(_filler(120))
+    session = T0 + timedelta(days=5)
+    asked, answered, later = m.store_many([
+        {"content": "Melanie: what was the poetry reading about?", "type": "EPISODE",
+         "valid_from": session},
+        {"content": "Caroline: stories of people finding themselves, told in verse",
+         "type": "EPISODE", "valid_from": session},
+        {"content": "Caroline: the bakery opens at nine", "type": "EPISODE",
+         "valid_from": session},
+    ])
+    elsewhere = m.store("Caroline: I adopted a kitten", type="EPISODE",
+                        valid_from=T0 + timedelta(days=9))
+    flt = build_filter(m.ctx)
+    query = "what was the poetry reading about"
+    on = Searcher(m.ctx, SearchOptions(neighbour_share=0.5))
+    off = Searcher(m.ctx, SearchOptions(neighbour_share=0.0))
+    with_neighbours = [r.entry.id for r in on.search(query, 3, "hybrid", flt, None)]
+    without = [r.entry.id for r in off.search(query, 3, "hybrid", flt, None)]
+    assert with_neighbours[0] == asked.id and answered.id in with_neighbours
+    assert answered.id not in without
+    assert elsewhere.id not in with_neighbours  # another event time is not a neighbour
+    m.forget(answered.id)  # archived: never returned; the next visible turn is the neighbour
+    after = [r.entry.id for r in on.search(query, 3, "hybrid", flt, None)]
+    assert answered.id not in after and later.id in after
+
+
 def test_hybrid_search_loads_only_the_entries_it_returns(make_memory: Any) -> None:
     m = make_memory()
     m.store_many(_filler(200))

@@ -17,7 +17,7 @@ from tulving.application.context import MemoryContext
 from tulving.application.query_analysis import QueryAnalysis
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.lexical import words
-from tulving.domain.query import ScoredId
+from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.temporal import mentions_relative_time
 
 if TYPE_CHECKING:
@@ -81,4 +81,27 @@ def _event_context(
         for score, entry_id in members:
             other = second if entry_id == best_id else best
             out[entry_id] = score + share * other
+    return out
+
+
+def add_neighbours(
+    ctx: MemoryContext, flt: EntryFilter, fused: list[ScoredId], share: float, depth: int
+) -> list[ScoredId]:
+    """Bring the neighbours of the ``depth`` best hits along: an entry written just before
+    or after a hit at the same event time gains ``share`` of that hit's score.
+
+    A conversation's question and its answer, or a step and its result, are separate
+    memories; the one that names what the query asks about lifts the one that holds the
+    rest. Scores are scaled back into [0, 1] by ``1 + share``.
+    """
+    if not share or depth <= 0 or not fused:
+        return fused
+    head = fused[:depth]
+    scores = {h.id: h.score for h in fused}
+    around = ctx.storage.adjacent([h.id for h in head], flt)
+    for hit in head:
+        for other in around.get(hit.id, ()):
+            scores[other] = scores.get(other, 0.0) + share * hit.score
+    out = [ScoredId(i, s / (1.0 + share)) for i, s in scores.items()]
+    out.sort(key=lambda h: (-h.score, h.id))
     return out

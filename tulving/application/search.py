@@ -20,7 +20,7 @@ import attrs
 from tulving.application.context import MemoryContext
 from tulving.application.fusion import blend, normalise, rrf
 from tulving.application.query_analysis import analyse
-from tulving.application.refine import refine
+from tulving.application.refine import add_neighbours, refine
 from tulving.application.warnings_once import warn_once
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
@@ -86,6 +86,10 @@ class SearchOptions:
       candidates recorded at the same event time (``valid_from``): memories written
       together (one conversation session, one task) answer each other.
     - ``rerank_depth``: how many fused candidates the boosts look at.
+    - ``neighbour_share`` / ``neighbour_depth``: each of the ``neighbour_depth`` best
+      candidates lends this share of its score to the entries written just before and
+      after it at the same event time (the turn that asked, the turn that answered),
+      fetched if they were not candidates (``Storage.adjacent``).
     """
 
     pool: int = 50
@@ -97,6 +101,8 @@ class SearchOptions:
     temporal_boost: float = 0.3
     context_share: float = 0.3
     rerank_depth: int = 50
+    neighbour_share: float = 0.5
+    neighbour_depth: int = 10
 
     @property
     def refines(self) -> bool:
@@ -113,13 +119,15 @@ class SearchOptions:
             "- entity boost": attrs.evolve(default, entity_boost=0.0),
             "- temporal boost": attrs.evolve(default, temporal_boost=0.0),
             "- event-time context": attrs.evolve(default, context_share=0.0),
+            "- neighbours": attrs.evolve(default, neighbour_share=0.0),
         }
 
     @classmethod
     def plain(cls) -> SearchOptions:
         """Unweighted RRF (k=60) of the two engines, nothing else: the baseline."""
         return cls(pool=50, fusion="rrf", lexical_weight=1.0, semantic_weight=1.0, rrf_k=60,
-                   entity_boost=0.0, temporal_boost=0.0, context_share=0.0)
+                   entity_boost=0.0, temporal_boost=0.0, context_share=0.0,
+                   neighbour_share=0.0)
 
 
 def _identity_only(flt: EntryFilter) -> bool:
@@ -208,6 +216,9 @@ class Searcher:
             fused = rrf([lexical, semantic], weights, k=opts.rrf_k)
         if opts.refines and fused:
             fused = refine(self.ctx, analyse(query), fused, opts, loaded)
+        if opts.neighbour_share and fused:
+            fused = add_neighbours(self.ctx, flt, fused, opts.neighbour_share,
+                                   opts.neighbour_depth)
         return fused[:limit]
 
     # the public operation --------------------------------------------------------------

@@ -133,6 +133,17 @@ class EntryStore(Protocol):
         """
         ...
 
+    def adjacent(self, entry_ids: Sequence[str], flt: EntryFilter) -> dict[str, tuple[str, ...]]:
+        """For each id, the entries written just before and just after it (id order) that
+        share its event time (``valid_from``) and pass ``flt``: at most two ids each.
+
+        Turns of one conversation or steps of one task stored together answer each other;
+        search uses this to bring a strong hit's neighbours along. Ids not found are left
+        out of the result. Must cost a bounded amount per id however large the store (an
+        index on ``(valid_from, id)``), never a scan of everything with that time.
+        """
+        ...
+
     def tag_counts(self, flt: EntryFilter) -> dict[str, int]: ...
 
 

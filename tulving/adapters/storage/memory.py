@@ -7,6 +7,7 @@ values, so shallow copies suffice) and restore them on error.
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
 from collections import Counter
@@ -245,6 +246,24 @@ class InMemoryStorage:
                 scored.append(ScoredId(entry_id, score))
         scored.sort(key=lambda s: (-s.score, s.id))
         return scored[:limit]
+
+    def adjacent(self, entry_ids: Sequence[str], flt: EntryFilter) -> dict[str, tuple[str, ...]]:
+        with self._lock:
+            wanted = {i: self._entries[i].valid_from for i in entry_ids if i in self._entries}
+            times = set(wanted.values())
+            groups: dict[datetime, list[str]] = {}
+            for e in self._matching(flt):
+                if e.valid_from in times:
+                    groups.setdefault(e.valid_from, []).append(e.id)
+        out: dict[str, tuple[str, ...]] = {}
+        for entry_id, at in wanted.items():
+            group = sorted(groups.get(at, ()))
+            at_index = bisect.bisect_left(group, entry_id)
+            before = group[at_index - 1] if at_index > 0 else None
+            later = bisect.bisect_right(group, entry_id)
+            after = group[later] if later < len(group) else None
+            out[entry_id] = tuple(i for i in (before, after) if i is not None)
+        return out
 
     def tag_counts(self, flt: EntryFilter) -> dict[str, int]:
         counts: Counter[str] = Counter()

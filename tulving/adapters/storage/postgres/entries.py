@@ -401,6 +401,29 @@ class EntryMixin(VectorMixin):
         return [ScoredId(row["id"], float(row["score"])) for row in rows]
 
     @translate_errors
+    def adjacent(self, entry_ids: Sequence[str], flt: EntryFilter) -> dict[str, tuple[str, ...]]:
+        clause, params = where(flt)
+        probe = ("SELECT e.id FROM entries e WHERE e.valid_from = %s AND e.id {} %s "
+                 f"AND {clause} ORDER BY e.valid_from {{}}, e.id {{}} LIMIT 1")
+        before = probe.format("<", "DESC", "DESC")
+        after = probe.format(">", "ASC", "ASC")
+        out: dict[str, tuple[str, ...]] = {}
+        ids = list(dict.fromkeys(entry_ids))
+        if not ids:
+            return out
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT id, valid_from FROM entries WHERE id = ANY(%s)", [ids]).fetchall()
+            for row in rows:
+                found = []
+                for sql in (before, after):
+                    hit = conn.execute(sql, [row["valid_from"], row["id"], *params]).fetchone()
+                    if hit is not None:
+                        found.append(hit["id"])
+                out[row["id"]] = tuple(found)
+        return out
+
+    @translate_errors
     def tag_counts(self, flt: EntryFilter) -> dict[str, int]:
         clause, params = where(flt)
         with self._read() as conn:

@@ -94,6 +94,12 @@ MIGRATIONS: list[list[str]] = [
             idempotency_key TEXT UNIQUE, error TEXT)""",
         "CREATE INDEX jobs_pending ON jobs(kind, created_at, id) WHERE status = 'pending'",
     ],
+    # 2: neighbours in write order within one event time (Storage.adjacent)
+    [
+        "CREATE INDEX entries_event_order ON entries(valid_from, id)",
+        "DROP INDEX entries_valid_from",
+    ],
 ]
+
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -88,4 +88,9 @@ MIGRATIONS: list[list[str]] = [
             created_at TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL,
             idempotency_key TEXT UNIQUE, error TEXT)""",
     ],
+    # 2: neighbours in write order within one event time (Storage.adjacent)
+    [
+        "CREATE INDEX entries_event_order ON entries(valid_from, id)",
+        "DROP INDEX entries_valid_from",
+    ],
 ]

@@ -374,6 +374,31 @@ class SQLiteStorage:
             raise StorageError(f"full-text query failed: {exc}") from exc
         return [ScoredId(r[0], float(r[1])) for r in rows]
 
+    def adjacent(self, entry_ids: Sequence[str], flt: EntryFilter) -> dict[str, tuple[str, ...]]:
+        clause, params = where(flt)
+        # INDEXED BY: the (valid_from, id) index bounds each probe to one event time; a
+        # planner preferring the partition index would walk the partition instead.
+        probe = ("SELECT e.id FROM entries e INDEXED BY entries_event_order "
+                 f"WHERE e.valid_from = ? AND e.id {{}} ? AND {clause} "
+                 "ORDER BY e.valid_from {}, e.id {} LIMIT 1")
+        before = probe.format("<", "DESC", "DESC")
+        after = probe.format(">", "ASC", "ASC")
+        out: dict[str, tuple[str, ...]] = {}
+        with self._lock:
+            for chunk in _chunks(list(dict.fromkeys(entry_ids)), 900):
+                rows = self._c.execute(
+                    f"SELECT id, valid_from FROM entries WHERE id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                for entry_id, at in rows:
+                    found = []
+                    for sql in (before, after):
+                        row = self._c.execute(sql, [at, entry_id, *params]).fetchone()
+                        if row is not None:
+                            found.append(row[0])
+                    out[entry_id] = tuple(found)
+        return out
+
     def tag_counts(self, flt: EntryFilter) -> dict[str, int]:
         clause, params = where(flt)
         rows = self._fetch(
