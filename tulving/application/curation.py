@@ -37,7 +37,7 @@ MODES = ("query", "orient")
 MAX_BUDGET = 1_000_000
 #: Candidate pool: first sized for memories of about 24 tokens, then widened when the
 #: memories found are shorter (see ``Curator._candidates``); bounded either way.
-MIN_POOL, MAX_POOL, TOKENS_PER_CANDIDATE = 60, 600, 24
+MIN_POOL, MAX_POOL, TOKENS_PER_CANDIDATE, MIN_TOKENS_PER_CANDIDATE = 60, 600, 24, 16
 #: A pool is widened when it holds less than POOL_TRIGGER times what fits in full, to
 #: POOL_MARGIN times that.
 POOL_TRIGGER, POOL_MARGIN = 1.25, 2.0
@@ -136,28 +136,29 @@ class Curator:
     def _candidates(
         self, query: str, budget: int, flt: EntryFilter
     ) -> tuple[list[ScoredId], dict[str, MemoryEntry]]:
-        """A hybrid-retrieval pool big enough to fill ``budget``, and its entries.
+        """A ranked pool big enough to fill ``budget``, and the entries of the part used.
 
-        The first pool assumes memories of ``TOKENS_PER_CANDIDATE`` tokens; if the ones it
-        found are shorter, so that the pool has less than ``POOL_TRIGGER`` times what fits
-        in full, it is widened once to ``POOL_MARGIN`` times that (skipped memories and
-        near-duplicates use some). Every candidate costs a read, a ranking and maybe a measure, so
-        a pool sized to the memories at hand keeps large stores fast without leaving a
-        large budget half empty.
+        Retrieval runs once, for the largest pool the budget could need (one candidate per
+        ``MIN_TOKENS_PER_CANDIDATE`` tokens): the engines cost little more for a longer
+        list. Reading, ranking and measuring candidates is what costs, so only the first
+        ``budget / TOKENS_PER_CANDIDATE`` are read; when the memories read are shorter
+        than that, so that the budget holds more than the pool offers with
+        ``POOL_TRIGGER`` to spare, the pool grows (from the same ranked list) to
+        ``POOL_MARGIN`` times what fits.
         """
-        pool = min(MAX_POOL, max(MIN_POOL, budget // TOKENS_PER_CANDIDATE))
+        most = min(MAX_POOL, max(MIN_POOL, budget // MIN_TOKENS_PER_CANDIDATE))
         loaded: dict[str, MemoryEntry] = {}
-        hits = self.searcher.ranked_ids(query, "hybrid", flt, pool, loaded)
-        entries = self.searcher.load([h.id for h in hits], loaded)
-        if len(hits) >= pool and entries:
-            chars = sum(len(e.content) for e in entries.values()) / len(entries)
-            tokens = chars / CHARS_PER_TOKEN + LINE_OVERHEAD_TOKENS
+        ranked = self.searcher.ranked_ids(query, "hybrid", flt, most, loaded, pool=most)
+        size = min(most, max(MIN_POOL, budget // TOKENS_PER_CANDIDATE))
+        entries = self.searcher.load([h.id for h in ranked[:size]], loaded)
+        if len(ranked) > size and entries:
+            chars = sum(len(entries[h.id].content) for h in ranked[:size] if h.id in entries)
+            tokens = chars / max(1, size) / CHARS_PER_TOKEN + LINE_OVERHEAD_TOKENS
             fits = budget / tokens
-            if fits * POOL_TRIGGER > pool and pool < MAX_POOL:
-                wanted = min(MAX_POOL, int(POOL_MARGIN * fits))
-                hits = self.searcher.ranked_ids(query, "hybrid", flt, wanted, entries)
-                entries = self.searcher.load([h.id for h in hits], entries)
-        return hits, entries
+            if fits * POOL_TRIGGER > size:
+                size = min(most, int(POOL_MARGIN * fits))
+                entries = self.searcher.load([h.id for h in ranked[:size]], entries)
+        return ranked[:size], entries
 
     # orient mode ----------------------------------------------------------------------
     def _orient(self, budget: int, flt: EntryFilter, weights: RankingWeights) -> CuratedContext:

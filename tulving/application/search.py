@@ -203,10 +203,12 @@ class Searcher:
 
     def hybrid(
         self, query: str, flt: EntryFilter, limit: int,
-        loaded: dict[str, MemoryEntry] | None = None,
+        loaded: dict[str, MemoryEntry] | None = None, pool: int | None = None,
     ) -> list[ScoredId]:
+        """Fused and refined candidates; ``pool`` (default ``max(2 * limit, options.pool)``)
+        is how many each engine contributes."""
         opts = self.options
-        pool = max(limit * 2, opts.pool)
+        pool = pool or max(limit * 2, opts.pool)
         lexical = self.lexical(query, flt, pool)
         semantic = self.semantic(query, flt, pool)
         weights = [opts.lexical_weight, opts.semantic_weight]
@@ -224,9 +226,10 @@ class Searcher:
     # the public operation --------------------------------------------------------------
     def ranked_ids(
         self, query: str, mode: str, flt: EntryFilter, limit: int,
-        loaded: dict[str, MemoryEntry] | None = None,
+        loaded: dict[str, MemoryEntry] | None = None, pool: int | None = None,
     ) -> list[ScoredId]:
-        """Best ids for ``query``; entries read along the way are left in ``loaded``."""
+        """Best ids for ``query``; entries read along the way are left in ``loaded``;
+        ``pool`` sizes hybrid's engine lists (see :meth:`hybrid`)."""
         if mode not in MODES:
             raise ValidationError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
         if mode == "key":
@@ -238,7 +241,7 @@ class Searcher:
             return normalise(self.lexical(query, flt, limit))
         if mode == "semantic":
             return self.semantic(query, flt, limit)
-        return self.hybrid(query, flt, limit, loaded)
+        return self.hybrid(query, flt, limit, loaded, pool)
 
     def load(
         self, ids: Sequence[str], loaded: dict[str, MemoryEntry] | None = None

@@ -38,12 +38,6 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return common / (len(a) + len(b) - common)
 
 
-def _order_key(word: str) -> tuple[int, str]:
-    # Longest first: long words are rare, so prefixes of different texts seldom collide
-    # (frequent words such as "the", "is", "a" are short and stay out of the prefix).
-    return (-len(word), word)
-
-
 class NearDuplicateIndex:
     """Kept texts, queried with ``find``; ``add`` after deciding to keep one."""
 
@@ -58,7 +52,11 @@ class NearDuplicateIndex:
     def _prefix(self, words: frozenset[str]) -> list[str]:
         size = len(words)
         length = size - math.ceil(self.threshold * size) + 1
-        return sorted(words, key=_order_key)[:length]
+        # The global order: longest first, then alphabetical. Long words are rare, so
+        # prefixes of different texts seldom collide (frequent words such as "the", "is"
+        # are short and stay out). Two C-level sorts (alphabetical, then stably by length)
+        # are several times faster than one sort with a Python key function.
+        return sorted(sorted(words), key=len, reverse=True)[:length]
 
     def find(
         self, text: str, text_hash: str | None = None, words: frozenset[str] | None = None

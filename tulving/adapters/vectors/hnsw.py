@@ -458,8 +458,9 @@ class HnswIndex:
     def _search(self, unit: Matrix, k: int, accept: Any) -> list[ScoredId]:
         """Graph search; ``[]`` if it cannot find exactly k (the caller falls back)."""
         index = self._index
-        # Twice k for small k; for a large pool k + 100 keeps recall and halves the work.
-        ef = max(self._ef_search, k + min(k, 100), MIN_EF)
+        # Twice k for small k; a long list (a fusion pool) only needs its head to be exact,
+        # and search cost grows with ef: k + 32 keeps the head and halves the work.
+        ef = max(self._ef_search, k + min(k, 32), MIN_EF)
         ceiling = max(ef, len(self._labels))
         while True:
             index.set_ef(ef)
