@@ -86,9 +86,9 @@ class SearchOptions:
       candidates recorded at the same event time (``valid_from``): memories written
       together (one conversation session, one task) answer each other.
     - ``rerank_depth``: how many fused candidates the boosts look at.
-    - ``neighbour_share`` / ``neighbour_depth``: each of the ``neighbour_depth`` best
-      candidates lends this share of its score to the entries written just before and
-      after it at the same event time (the turn that asked, the turn that answered),
+    - ``neighbour_share`` / ``neighbour_depth``: the entries written just before and
+      after each of the ``neighbour_depth`` best candidates at the same event time (the
+      turn that asked, the turn that answered) score at least this share of its score,
       fetched if they were not candidates (``Storage.adjacent``).
     """
 
