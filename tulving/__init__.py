@@ -8,6 +8,7 @@
         memory.search("how do we release?")
 """
 
+from tulving.application.jobs import RememberJob
 from tulving.application.memory import Memory
 from tulving.application.warnings_once import TulvingWarning
 from tulving.domain.curated import CuratedContext, CuratedEntry
@@ -52,6 +53,7 @@ __all__ = [
     "MemoryType",
     "NotFoundError",
     "PolicyViolation",
+    "RememberJob",
     "ReviewStatus",
     "Scope",
     "ScopeError",

@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tulving.domain.errors import ValidationError
+import attrs
+
+from tulving import RememberJob
+from tulving.domain.errors import TulvingError, ValidationError
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import MemoryType, SourceType
 
@@ -109,12 +112,73 @@ def test_idempotency_keys_are_per_agent(make_memory):
 
 def test_wait_false_queues_durably_and_the_worker_runs_it(make_memory):
     m = make_memory()
-    assert m.remember("Ann: I hate cold coffee.", wait=False) == []
+    job = m.remember("Ann: I hate cold coffee.", wait=False)
+    assert isinstance(job, RememberJob) and job.status in ("pending", "done")
     deadline = time.monotonic() + 10
     while m.pending_jobs() and time.monotonic() < deadline:
         time.sleep(0.05)
     m.run_jobs()
+    assert job.status == "done" and job.error is None
+    entries = job.entries()
+    assert entries is not None and {e.id for e in entries} <= {e.id for e in _all(m)}
+    assert any(e.type is MemoryType.PREFERENCE for e in entries)
+    assert job.wait() == entries  # already done: the same memories, nothing run twice
     assert any(e.type is MemoryType.PREFERENCE for e in _all(m))
+
+
+def test_a_job_handle_waits_by_running_the_job_itself(make_memory):
+    m = make_memory()
+    m.startup()
+    m._jobs.wake = lambda: None  # no worker: only the handle can run it
+    job = m.remember("Ann: My favorite color is green.", wait=False, idempotency_key="k1")
+    assert job.status == "pending" and job.entries() is None
+    assert m.pending_jobs() == 1
+    entries = job.wait()
+    assert job.status == "done" and m.pending_jobs() == 0
+    assert [e.content for e in entries if e.type is MemoryType.EPISODE] == [
+        "Ann: My favorite color is green."]
+    # the same key again hands back the same job, already done
+    again = m.remember("Ann: My favorite color is green.", wait=False, idempotency_key="k1")
+    assert again.id == job.id and again.status == "done"
+
+
+def test_a_failed_job_says_why_and_wait_raises(make_memory):
+    m = make_memory()
+    m.startup()
+    m._jobs.wake = lambda: None
+    job = m.remember("Ann: a note that is fine when it is queued", wait=False)
+    m.policy = attrs.evolve(m.policy, max_chars=10)  # ...and too long when it runs
+    with pytest.raises(TulvingError):
+        job.wait()
+    assert job.status == "failed" and job.error
+    with pytest.raises(ValidationError, match="failed"):
+        job.wait()
+    assert m.pending_jobs() == 0  # finished as failed, never retried forever
+
+
+def test_extracted_facts_name_the_turn_they_came_from(make_memory):
+    m = make_memory()
+    out = m.remember(TRANSCRIPT)
+    turns = {e.id: e for e in out if e.type is not MemoryType.PREFERENCE
+             and e.entity is None}
+    facts = [e for e in out if e.entity is not None]
+    assert facts
+    for fact in facts:
+        assert len(fact.source_entry_ids) == 1 and fact.source_entry_ids[0] in turns
+        said = turns[fact.source_entry_ids[0]].content
+        assert said.startswith(f"{fact.entity}:")  # the speaker's own turn
+
+
+def test_a_fact_and_the_turn_it_came_from_take_one_search_slot(make_memory):
+    m = make_memory()
+    out = m.remember("Melanie: My favorite color is blue, like the sea at dawn.")
+    fact = next(e for e in out if e.entity is not None)
+    turn = next(e for e in out if e.id == fact.source_entry_ids[0])
+    hits = [r.entry.id for r in m.search("Melanie favorite color blue", 5)]
+    assert turn.id in hits and fact.id not in hits
+    # a fact whose turn is gone keeps its own place
+    m.forget(turn.id)
+    assert fact.id in [r.entry.id for r in m.search("Melanie favorite color blue", 5)]
 
 
 @pytest.mark.parametrize("bad", [None, "", "   ", 42, b"bytes"])

@@ -11,17 +11,20 @@ malformed JSON, budget spent) falls back to the rules for that chunk only, with 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from tulving.application.llm_calls import LLMGateway
+from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
 from tulving.domain.extraction_rules import Candidate, Turn, extract_candidates, split_turns
 from tulving.domain.types import MemoryType, SourceType
 from tulving.domain.validation import MAX_CONTENT_CHARS
 
 MAX_REMEMBER_CHARS = 2_000_000
+#: Field of an extracted item naming the turns (indices into the episodes) it came from.
+SOURCE_TURNS = "_source_turns"
 #: Transcript characters per LLM extraction call.
 LLM_CHUNK_CHARS = 6_000
 EXTRACTED_TYPES = ("PREFERENCE", "FACT", "DECISION", "PROCEDURE", "PLAN")
@@ -93,11 +96,16 @@ def extract_fields(
                        "importance": EPISODE_IMPORTANCE, "metadata": meta, "dedup": False})
     start = 0
     for chunk in _chunks(turns):
-        found = _llm_candidates(llm, chunk, subject)
+        chunk_turns = tuple(range(start, start + len(chunk)))
+        llm_found = _llm_candidates(llm, chunk, subject)
         method = "llm"
-        if found is None:
+        # (candidate, the turns it was read from): one turn for the rules, the whole chunk
+        # for the LLM, which reads turns together.
+        found: list[tuple[Candidate, tuple[int, ...]]] = []
+        if llm_found is not None:
+            found = [(cand, chunk_turns) for cand in llm_found]
+        else:
             method = "rules"
-            found = []
             for offset, turn in enumerate(chunk):
                 cands = extract_candidates(turn, subject)
                 # A turn that *is* a decision, procedure or plan is kept verbatim with that
@@ -108,16 +116,31 @@ def extract_fields(
                 if promoted is not None:
                     fields[start + offset]["type"] = promoted
                     fields[start + offset]["importance"] = 0.6
-                found += [c for c in cands if c.entity is not None]
+                found += [(c, (start + offset,)) for c in cands if c.entity is not None]
         start += len(chunk)
-        for cand in found:
+        for cand, sources in found:
             item: dict[str, Any] = {**common, "content": cand.content, "type": cand.type,
                                     "importance": cand.importance,
-                                    "metadata": {"extracted_by": method}}
+                                    "metadata": {"extracted_by": method},
+                                    SOURCE_TURNS: sources}
             if cand.entity and cand.attribute:
                 item.update(entity=cand.entity, attribute=cand.attribute, value=cand.value)
             fields.append(item)
     return fields
+
+
+def link_sources(
+    fields: list[dict[str, Any]], write: Callable[[list[dict[str, Any]]], list[MemoryEntry]]
+) -> list[MemoryEntry]:
+    """Write the turns, then what was extracted from them with ``source_entry_ids`` naming
+    the turns' entries: a fact stays traceable to what was said, and search can show the
+    turn in the fact's place when both match (see ``SearchOptions.fold_derived``)."""
+    turns = [f for f in fields if SOURCE_TURNS not in f]
+    derived = [dict(f) for f in fields if SOURCE_TURNS in f]
+    written = write(turns)
+    for item in derived:
+        item["source_entry_ids"] = [written[i].id for i in item.pop(SOURCE_TURNS)]
+    return written + (write(derived) if derived else [])
 
 
 def _chunks(turns: Sequence[Turn]) -> list[list[Turn]]:

@@ -26,6 +26,7 @@ from tulving.domain.records import JobRecord
 
 REMEMBER = "remember"
 _RESULT_META = "job-result:"
+_ERROR_META = "job-error:"
 
 #: ``prepare(job)`` does the slow part (LLM extraction) outside any transaction;
 #: ``write(job, prepared) -> entries`` runs inside the transaction this module opens.
@@ -71,6 +72,10 @@ class JobQueue:
             return None
         return self._ctx.storage.get_many(json.loads(raw))
 
+    def error(self, job: JobRecord) -> str | None:
+        """Why a job failed (its entries were never written), or None."""
+        return self._ctx.storage.get_meta(_ERROR_META + job.id)
+
     def mine(self) -> list[JobRecord]:
         ident = self._ctx.identity
         return [
@@ -93,7 +98,9 @@ class JobQueue:
                     storage.finish_job(job.id)
             except TulvingError as exc:
                 # Bad input cannot get better by retrying: record it, keep the text in the job.
-                storage.finish_job(job.id, error=f"{type(exc).__name__}: {exc}"[:2000])
+                message = f"{type(exc).__name__}: {exc}"[:2000]
+                storage.finish_job(job.id, error=message)
+                storage.set_meta(_ERROR_META + job.id, message)
                 self.failed += 1
                 raise
             return entries
@@ -134,3 +141,49 @@ class JobQueue:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+
+
+class RememberJob:
+    """What ``remember(..., wait=False)`` returns: a handle on the queued job.
+
+    The job is already persisted when the handle exists; the background worker (or the
+    next startup, or ``run_jobs()``) runs it. ``wait()`` is the way to its memories: it
+    runs the job in the calling thread unless the worker already has (never twice).
+    """
+
+    def __init__(self, queue: JobQueue, job: JobRecord) -> None:
+        self._queue = queue
+        self._job = job
+
+    @property
+    def id(self) -> str:
+        return self._job.id
+
+    @property
+    def status(self) -> str:
+        """``"done"``, ``"failed"`` (see :attr:`error`) or ``"pending"``."""
+        if self._queue.result(self._job) is not None:
+            return "done"
+        return "failed" if self._queue.error(self._job) is not None else "pending"
+
+    @property
+    def error(self) -> str | None:
+        return self._queue.error(self._job)
+
+    def entries(self) -> list[MemoryEntry] | None:
+        """The job's memories as they are now, or None while it has not run."""
+        return self._queue.result(self._job)
+
+    def wait(self) -> list[MemoryEntry]:
+        """The job's memories, running it now if nothing has; a failed job raises the
+        ``ValidationError`` it failed with (the text stays in the job record)."""
+        done = self._queue.result(self._job)
+        if done is not None:
+            return done
+        failure = self._queue.error(self._job)
+        if failure is not None:
+            raise ValidationError(f"remember job {self.id} failed: {failure}")
+        return self._queue.run(self._job)
+
+    def __repr__(self) -> str:
+        return f"RememberJob(id={self.id!r}, status={self.status!r})"

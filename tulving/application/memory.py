@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal, overload
 
 import attrs
 
@@ -26,6 +26,7 @@ from tulving.application.contradictions import plan_writes
 from tulving.application.curation import Curator
 from tulving.application.entry_factory import build_entry, check_time
 from tulving.application.governance import Governance, load_signing_key
+from tulving.application.jobs import RememberJob
 from tulving.application.lifecycle import EvictionReport, evict
 from tulving.application.llm_calls import DEFAULT_MAX_CALLS, LLMGateway
 from tulving.application.search import Searcher, build_filter
@@ -444,6 +445,18 @@ class Memory:
     def session_id(self) -> str | None:
         return self.ctx.session_id
 
+    @overload
+    def remember(
+        self, text: str, *, source_type: str = ..., idempotency_key: str | None = ...,
+        wait: Literal[True] = ..., valid_from: datetime | None = ..., subject: str | None = ...,
+    ) -> list[MemoryEntry]: ...
+
+    @overload
+    def remember(
+        self, text: str, *, source_type: str = ..., idempotency_key: str | None = ...,
+        wait: Literal[False], valid_from: datetime | None = ..., subject: str | None = ...,
+    ) -> RememberJob: ...
+
     def remember(
         self,
         text: str,
@@ -453,12 +466,14 @@ class Memory:
         wait: bool = True,
         valid_from: datetime | None = None,
         subject: str | None = None,
-    ) -> list[MemoryEntry]:
+    ) -> list[MemoryEntry] | RememberJob:
         """Turn raw text (a message or a "Speaker: text" transcript) into typed memories;
         every turn is also kept verbatim (an EPISODE, or typed DECISION/PLAN/PROCEDURE when
-        the no-LLM rules find it is one). ``wait=False`` queues the work durably and
-        returns ``[]``; the same ``idempotency_key`` twice is a no-op (returns the first
-        call's entries once they exist)."""
+        the no-LLM rules find it is one), and what is extracted from a turn names it in
+        ``source_entry_ids``. ``wait=False`` persists the job and returns a
+        :class:`RememberJob` at once (``status``, ``entries()``, ``wait()``); the same
+        ``idempotency_key`` twice is a no-op (returns the first call's entries, or its
+        job)."""
         from tulving.application.extraction import check_text
         from tulving.application.jobs import scoped_key
         from tulving.domain.types import SourceType
@@ -484,7 +499,7 @@ class Memory:
         job, new = self._jobs.submit(payload, idempotency_key)
         if not wait:
             self._jobs.wake()
-            return []
+            return RememberJob(self._jobs, job)
         done = self._jobs.result(job)
         if done is not None or (not new and job.status != "pending"):
             return done or []
@@ -501,9 +516,16 @@ class Memory:
                               subject=p.get("subject") or self.identity.user_id or "user")
 
     def _write_job(self, job: Any, fields: list[dict[str, Any]]) -> list[MemoryEntry]:
-        with self._lock:
-            outcomes = self._write(fields, "remember", session_id=job.payload.get("session_id"))
-        return list({o.entry.id: o.entry for o in outcomes}.values())
+        from tulving.application.extraction import link_sources
+
+        session_id = job.payload.get("session_id")
+
+        def write(batch: list[dict[str, Any]]) -> list[MemoryEntry]:
+            return [o.entry for o in self._write(batch, "remember", session_id=session_id)]
+
+        with self._lock, self.ctx.storage.transaction():
+            entries = link_sources(fields, write)
+        return list({e.id: e for e in entries}.values())
 
     def run_jobs(self) -> int:
         """Run this agent's queued ``remember`` jobs now; returns how many ran."""

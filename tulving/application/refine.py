@@ -59,10 +59,34 @@ def refine(
         scores[hit.id] = score
     if opts.context_share:
         scores = _event_context(scores, times, opts.context_share)
+    if opts.fold_derived:
+        tail = _fold_derived(scores, entries, tail)
     ceiling = (1.0 + entity_boost) * (1.0 + temporal_boost) * (1.0 + opts.context_share)
     out = [ScoredId(i, s / ceiling) for i, s in scores.items()]
     out.sort(key=lambda h: (-h.score, h.id))
     return out + [ScoredId(h.id, h.score / ceiling) for h in tail]
+
+
+def _fold_derived(
+    scores: dict[str, float], entries: dict[str, MemoryEntry], tail: list[ScoredId]
+) -> list[ScoredId]:
+    """A memory derived from exactly one other (a fact the rules read off a conversation
+    turn) says what its source says: when both are candidates they take one place, the
+    source's (the fuller text), at the better of their scores. A derived memory whose
+    source is not a candidate keeps its own place. Returns the tail without moved ids."""
+    in_tail = {h.id: h for h in tail}
+    for entry_id in list(scores):
+        entry = entries.get(entry_id)
+        if entry is None or len(entry.source_entry_ids) != 1:
+            continue
+        source = entry.source_entry_ids[0]
+        if source == entry_id:
+            continue
+        if source in scores:
+            scores[source] = max(scores[source], scores.pop(entry_id))
+        elif source in in_tail:
+            scores[source] = max(in_tail.pop(source).score, scores.pop(entry_id))
+    return [h for h in tail if h.id in in_tail]
 
 
 def _event_context(

@@ -90,6 +90,9 @@ class SearchOptions:
       after each of the ``neighbour_depth`` best candidates at the same event time (the
       turn that asked, the turn that answered) score at least this share of its score,
       fetched if they were not candidates (``Storage.adjacent``).
+    - ``fold_derived``: a memory derived from exactly one other (``source_entry_ids``, as
+      ``remember()`` links a fact to the turn it was read from) and that source take one
+      place, the source's, when both are candidates: one piece of evidence, one slot.
     """
 
     pool: int = 50
@@ -103,10 +106,12 @@ class SearchOptions:
     rerank_depth: int = 50
     neighbour_share: float = 0.5
     neighbour_depth: int = 10
+    fold_derived: bool = True
 
     @property
     def refines(self) -> bool:
-        return bool(self.entity_boost or self.temporal_boost or self.context_share)
+        return bool(self.entity_boost or self.temporal_boost or self.context_share
+                    or self.fold_derived)
 
     @classmethod
     def ablations(cls) -> dict[str, SearchOptions]:
@@ -127,7 +132,7 @@ class SearchOptions:
         """Unweighted RRF (k=60) of the two engines, nothing else: the baseline."""
         return cls(pool=50, fusion="rrf", lexical_weight=1.0, semantic_weight=1.0, rrf_k=60,
                    entity_boost=0.0, temporal_boost=0.0, context_share=0.0,
-                   neighbour_share=0.0)
+                   neighbour_share=0.0, fold_derived=False)
 
 
 def _identity_only(flt: EntryFilter) -> bool:
