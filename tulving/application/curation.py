@@ -35,9 +35,10 @@ from tulving.domain.types import MemoryType
 
 MODES = ("query", "orient")
 MAX_BUDGET = 1_000_000
-#: Candidate pool: first sized for memories of about 24 tokens, then widened when the
-#: memories found are shorter (see ``Curator._candidates``); bounded either way.
-MIN_POOL, MAX_POOL, TOKENS_PER_CANDIDATE, MIN_TOKENS_PER_CANDIDATE = 60, 600, 24, 16
+#: Candidate pool: first sized for memories of about 24 tokens, widened (at most to one
+#: candidate per 8 tokens) when the memories found are shorter; see
+#: ``Curator._candidates``.
+MIN_POOL, MAX_POOL, TOKENS_PER_CANDIDATE, MIN_TOKENS_PER_CANDIDATE = 60, 600, 24, 8
 #: A pool is widened when it holds less than POOL_TRIGGER times what fits in full, to
 #: POOL_MARGIN times that.
 POOL_TRIGGER, POOL_MARGIN = 1.25, 2.0
@@ -110,6 +111,10 @@ class Curator:
     ) -> CuratedContext:
         now = self.ctx.clock.now()
         hits, entries = self._candidates(query, budget, flt)
+        # Past the head that search folds, a fact read off a turn in the pool would spend
+        # budget on what the turn says anyway.
+        pooled = {h.id for h in hits}
+        hits = [h for h in hits if not _restates(entries.get(h.id), pooled)]
         # Boosted retrieval scores may exceed 1: scale by the best instead of clipping,
         # which would tie the top candidates and hand their order to the other signals.
         top = max((h.score for h in hits), default=1.0)
@@ -136,29 +141,30 @@ class Curator:
     def _candidates(
         self, query: str, budget: int, flt: EntryFilter
     ) -> tuple[list[ScoredId], dict[str, MemoryEntry]]:
-        """A ranked pool big enough to fill ``budget``, and the entries of the part used.
+        """A ranked pool big enough to fill ``budget``, and its entries.
 
-        Retrieval runs once, for the largest pool the budget could need (one candidate per
-        ``MIN_TOKENS_PER_CANDIDATE`` tokens): the engines cost little more for a longer
-        list. Reading, ranking and measuring candidates is what costs, so only the first
-        ``budget / TOKENS_PER_CANDIDATE`` are read; when the memories read are shorter
-        than that, so that the budget holds more than the pool offers with
-        ``POOL_TRIGGER`` to spare, the pool grows (from the same ranked list) to
-        ``POOL_MARGIN`` times what fits.
+        The pool first assumes memories of ``TOKENS_PER_CANDIDATE`` tokens. When the
+        memories found are shorter, so that the budget holds more than the pool offers
+        with ``POOL_TRIGGER`` to spare, retrieval runs again for ``POOL_MARGIN`` times what
+        fits (at most one candidate per ``MIN_TOKENS_PER_CANDIDATE`` tokens). Every
+        candidate costs engine work, a read, a ranking and maybe a measure, so the common
+        case pays for the pool it uses and only short memories pay for a second round
+        (measured: one larger retrieval up front was slower at 100k entries).
         """
-        most = min(MAX_POOL, max(MIN_POOL, budget // MIN_TOKENS_PER_CANDIDATE))
+        size = min(MAX_POOL, max(MIN_POOL, budget // TOKENS_PER_CANDIDATE))
+        most = min(MAX_POOL, max(size, budget // MIN_TOKENS_PER_CANDIDATE))
         loaded: dict[str, MemoryEntry] = {}
-        ranked = self.searcher.ranked_ids(query, "hybrid", flt, most, loaded, pool=most)
-        size = min(most, max(MIN_POOL, budget // TOKENS_PER_CANDIDATE))
-        entries = self.searcher.load([h.id for h in ranked[:size]], loaded)
-        if len(ranked) > size and entries:
-            chars = sum(len(entries[h.id].content) for h in ranked[:size] if h.id in entries)
-            tokens = chars / max(1, size) / CHARS_PER_TOKEN + LINE_OVERHEAD_TOKENS
-            fits = budget / tokens
+        ranked = self.searcher.ranked_ids(query, "hybrid", flt, size, loaded, pool=size)
+        entries = self.searcher.load([h.id for h in ranked], loaded)
+        if len(ranked) >= size and entries and size < most:
+            chars = sum(len(e.content) for e in entries.values()) / len(entries)
+            fits = budget / (chars / CHARS_PER_TOKEN + LINE_OVERHEAD_TOKENS)
             if fits * POOL_TRIGGER > size:
-                size = min(most, int(POOL_MARGIN * fits))
-                entries = self.searcher.load([h.id for h in ranked[:size]], entries)
-        return ranked[:size], entries
+                wider = min(most, int(POOL_MARGIN * fits))
+                ranked = self.searcher.ranked_ids(query, "hybrid", flt, wider, entries,
+                                                  pool=wider)
+                entries = self.searcher.load([h.id for h in ranked], entries)
+        return ranked, entries
 
     # orient mode ----------------------------------------------------------------------
     def _orient(self, budget: int, flt: EntryFilter, weights: RankingWeights) -> CuratedContext:
@@ -258,6 +264,12 @@ class Curator:
         )
         return CuratedContext(packed.content, packed.token_count, budget, shown,
                               packed.omitted, consulted, mode, query)
+
+
+def _restates(entry: MemoryEntry | None, pooled: set[str]) -> bool:
+    """Derived from exactly one other memory that is also a candidate."""
+    return (entry is not None and len(entry.source_entry_ids) == 1
+            and entry.source_entry_ids[0] != entry.id and entry.source_entry_ids[0] in pooled)
 
 
 def _only(flt: EntryFilter, *types: MemoryType) -> tuple[MemoryType, ...]:

@@ -17,7 +17,7 @@ from tulving.application.context import MemoryContext
 from tulving.application.query_analysis import QueryAnalysis
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.lexical import words
-from tulving.domain.query import EntryFilter, ScoredId
+from tulving.domain.query import EntryFilter, ScoredId, entry_matches
 from tulving.domain.temporal import mentions_relative_time
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ def refine(
     fused: list[ScoredId],
     opts: SearchOptions,
     loaded: dict[str, MemoryEntry] | None = None,
+    flt: EntryFilter | None = None,
 ) -> list[ScoredId]:
     """Adjusted scores, best first; the entries read are added to ``loaded``."""
     head, tail = fused[: opts.rerank_depth], fused[opts.rerank_depth :]
@@ -60,7 +61,7 @@ def refine(
     if opts.context_share:
         scores = _event_context(scores, times, opts.context_share)
     if opts.fold_derived:
-        tail = _fold_derived(scores, entries, tail)
+        _fold_derived(ctx, flt, scores, entries, tail)
     ceiling = (1.0 + entity_boost) * (1.0 + temporal_boost) * (1.0 + opts.context_share)
     out = [ScoredId(i, s / ceiling) for i, s in scores.items()]
     out.sort(key=lambda h: (-h.score, h.id))
@@ -68,25 +69,36 @@ def refine(
 
 
 def _fold_derived(
-    scores: dict[str, float], entries: dict[str, MemoryEntry], tail: list[ScoredId]
-) -> list[ScoredId]:
+    ctx: MemoryContext,
+    flt: EntryFilter | None,
+    scores: dict[str, float],
+    entries: dict[str, MemoryEntry],
+    tail: list[ScoredId],
+) -> None:
     """A memory derived from exactly one other (a fact the rules read off a conversation
-    turn) says what its source says: when both are candidates they take one place, the
-    source's (the fuller text), at the better of their scores. A derived memory whose
-    source is not a candidate keeps its own place. Returns the tail without moved ids."""
-    in_tail = {h.id: h for h in tail}
-    for entry_id in list(scores):
-        entry = entries.get(entry_id)
-        if entry is None or len(entry.source_entry_ids) != 1:
-            continue
-        source = entry.source_entry_ids[0]
-        if source == entry_id:
-            continue
-        if source in scores:
-            scores[source] = max(scores[source], scores.pop(entry_id))
-        elif source in in_tail:
-            scores[source] = max(in_tail.pop(source).score, scores.pop(entry_id))
-    return [h for h in tail if h.id in in_tail]
+    turn) says less than its source: while the source is visible it stands for both, at
+    its own rank, and the derived memory leaves the list, so one piece of evidence takes
+    one place (lifting the source to the derived memory's score measured worse on LoCoMo:
+    14 evidence turns lost for 7 gained against storing the turns alone; hiding: 9 for
+    10). A derived memory keeps its place when its source is gone or outside the filter
+    (a search for FACTs only). Changes ``scores`` in place."""
+    derived = {
+        entry_id: entries[entry_id].source_entry_ids[0]
+        for entry_id in scores
+        if entry_id in entries and len(entries[entry_id].source_entry_ids) == 1
+        and entries[entry_id].source_entry_ids[0] != entry_id
+    }
+    if not derived:
+        return
+    in_tail = {h.id for h in tail}
+    unknown = [s for s in derived.values() if s not in scores and s not in in_tail]
+    if unknown:
+        found = ctx.storage.get_many(unknown)
+        entries.update((e.id, e) for e in found
+                       if flt is None or entry_matches(e, flt))
+    for entry_id, source in derived.items():
+        if source in scores or source in in_tail or source in entries:
+            del scores[entry_id]  # the source stands for it, at its own rank
 
 
 def _event_context(

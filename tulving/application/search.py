@@ -91,8 +91,9 @@ class SearchOptions:
       turn that asked, the turn that answered) score at least this share of its score,
       fetched if they were not candidates (``Storage.adjacent``).
     - ``fold_derived``: a memory derived from exactly one other (``source_entry_ids``, as
-      ``remember()`` links a fact to the turn it was read from) and that source take one
-      place, the source's, when both are candidates: one piece of evidence, one slot.
+      ``remember()`` links a fact to the turn it was read from) leaves the list while that
+      source is visible: the source stands for both at its own rank (one piece of
+      evidence, one slot).
     """
 
     pool: int = 50
@@ -222,7 +223,7 @@ class Searcher:
         else:
             fused = rrf([lexical, semantic], weights, k=opts.rrf_k)
         if opts.refines and fused:
-            fused = refine(self.ctx, analyse(query), fused, opts, loaded)
+            fused = refine(self.ctx, analyse(query), fused, opts, loaded, flt)
         if opts.neighbour_share and fused:
             fused = add_neighbours(self.ctx, flt, fused, opts.neighbour_share,
                                    opts.neighbour_depth)
