@@ -127,13 +127,22 @@ def bench_local(corpus: list[str], queries: list[str], repeats: int) -> None:
         f"single p50 x{ours_p50 / raw_p50:.2f} (lower is better); "
         f"min cosine tulving vs raw {agree:.5f}"
     )
-    print("  threading variants (threads = batch session, query_threads = single text):")
-    for threads, query_threads in ((1, 1), (2, 2), (2, 1)):
-        variant = LocalOnnxEmbedder(threads=threads, query_threads=query_threads)
+    short = [" ".join(s.split()[:7]) for s in corpus]
+    tokens = statistics.mean(len(e.ids) for e in tokenizer.encode_batch(corpus))
+    short_tokens = statistics.mean(len(e.ids) for e in tokenizer.encode_batch(short))
+    print(f"  sentences/s by length: {tokens:.1f} tokens on average: tulving {ours_rate:.0f}, "
+          f"raw {raw_rate:.0f}; {short_tokens:.1f} tokens (first 7 words): tulving "
+          f"{throughput(ours.embed, short, repeats):.0f}, raw "
+          f"{throughput(raw_embed, short, repeats):.0f}")
+    print("  variants (threads = single-threaded batch sessions run side by side, "
+          "query_threads = the single-text session, batch = sentences per run):")
+    for threads, query_threads, batch in ((1, 1, 16), (2, 1, 64), (2, 1, 16), (2, 2, 16)):
+        variant = LocalOnnxEmbedder(threads=threads, query_threads=query_threads,
+                                    batch_size=batch)
         variant.load()
         rate = throughput(variant.embed, corpus, repeats)
         p50, p95 = latency(variant.embed_query, queries)
-        row(f"threads={threads} query_threads={query_threads}", None, rate, p50, p95)
+        row(f"threads={threads} query={query_threads} batch={batch}", None, rate, p50, p95)
 
 
 def bench_sentence_transformers(corpus: list[str], queries: list[str], repeats: int) -> None:

@@ -139,10 +139,23 @@ def test_sorting_by_length_keeps_input_order(embedder: LocalOnnxEmbedder) -> Non
 def test_one_session_when_query_threads_equal_threads() -> None:
     shared = LocalOnnxEmbedder(threads=1, query_threads=1)
     shared.load()
-    assert shared._query_session is shared._batch_session
+    assert shared._batch_sessions() == [shared._query_session]
     split = LocalOnnxEmbedder(threads=2, query_threads=1)
     texts = ["alpha beta", "gamma delta epsilon"]
     assert np.allclose(shared.embed(texts), split.embed(texts), atol=1e-5)
+
+
+def test_batches_run_on_side_by_side_sessions_and_agree_with_one() -> None:
+    """Two single-threaded sessions share a batch; the vectors do not depend on it, and a
+    process that only embeds queries never loads the batch sessions."""
+    side_by_side = LocalOnnxEmbedder(threads=2, batch_size=4)
+    side_by_side.load()
+    assert side_by_side._sessions == []  # loading is for queries only
+    texts = [f"note {i}: the deploy pipeline " + "word " * (i % 9) for i in range(37)]
+    together = side_by_side.embed(texts)
+    assert len(side_by_side._sessions) == 2
+    alone = LocalOnnxEmbedder(threads=1, query_threads=1, batch_size=64).embed(texts)
+    assert np.allclose(together, alone, atol=1e-4)
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
-
 import attrs
+import pytest
 
 from tulving import RememberJob
 from tulving.domain.errors import TulvingError, ValidationError
