@@ -380,29 +380,29 @@ class SQLiteStorage:
         return [ScoredId(r[0], float(r[1])) for r in rows]
 
     def adjacent(self, entry_ids: Sequence[str], flt: EntryFilter) -> dict[str, tuple[str, ...]]:
+        """One statement for all ids: per id and side, a probe of the (valid_from, id)
+        index bounded to the id's event time (INDEXED BY: a planner preferring the
+        partition index would walk the whole partition instead)."""
         clause, params = where(flt)
-        # INDEXED BY: the (valid_from, id) index bounds each probe to one event time; a
-        # planner preferring the partition index would walk the partition instead.
-        probe = ("SELECT e.id FROM entries e INDEXED BY entries_event_order "
-                 f"WHERE e.valid_from = ? AND e.id {{}} ? AND {clause} "
-                 "ORDER BY e.valid_from {}, e.id {} LIMIT 1")
-        before = probe.format("<", "DESC", "DESC")
-        after = probe.format(">", "ASC", "ASC")
-        out: dict[str, tuple[str, ...]] = {}
+        probe = (
+            "SELECT * FROM (SELECT ? AS src, e.id FROM entries e INDEXED BY entries_event_order"
+            " WHERE e.valid_from = (SELECT valid_from FROM entries WHERE id = ?)"
+            f" AND e.id {{}} ? AND {clause} ORDER BY e.valid_from {{}}, e.id {{}} LIMIT 1)"
+        )
+        before, after = probe.format("<", "DESC", "DESC"), probe.format(">", "ASC", "ASC")
+        out: dict[str, list[str]] = {}
+        ids = list(dict.fromkeys(entry_ids))
         with self._lock:
-            for chunk in _chunks(list(dict.fromkeys(entry_ids)), 900):
-                rows = self._c.execute(
-                    f"SELECT id, valid_from FROM entries WHERE id IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
-                for entry_id, at in rows:
-                    found = []
-                    for sql in (before, after):
-                        row = self._c.execute(sql, [at, entry_id, *params]).fetchone()
-                        if row is not None:
-                            found.append(row[0])
-                    out[entry_id] = tuple(found)
-        return out
+            for chunk in _chunks(ids, 50):
+                sql = " UNION ALL ".join(side for _ in chunk for side in (before, after))
+                args = [a for i in chunk for _ in range(2) for a in (i, i, i, *params)]
+                found = {i: [] for i in chunk} if chunk else {}
+                for src, other in self._c.execute(sql, args).fetchall():
+                    found[src].append(other)
+                known = {r[0] for r in self._c.execute(
+                    f"SELECT id FROM entries WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
+                out.update((i, v) for i, v in found.items() if i in known)
+        return {i: tuple(sorted(v)) for i, v in out.items()}
 
     def tag_counts(self, flt: EntryFilter) -> dict[str, int]:
         clause, params = where(flt)
