@@ -67,7 +67,8 @@ def run(size: int, n_queries: int, folder: Path, corpus: str) -> None:
     embed = timed(embedder.embed_query, queries)
     flt = build_filter(memory.ctx)
     curator = memory._curator
-    pool_size = len(curator._candidates(queries[0], 2000, flt)[0])
+    pool_size = int(statistics.median(len(curator._candidates(q, 2000, flt)[0])
+                                      for q in queries[:50]))  # the usual pool
     raw = raw_engines(memory, folder / f"scale{size}.db", pool_size)
     raw_pool = timed(raw, queries)
     search = timed(lambda q: memory.search(q, 10), queries)

@@ -27,7 +27,7 @@ from tulving.domain.curated import CuratedContext, CuratedEntry
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.injection import is_curatable
-from tulving.domain.packing import Packed, pack
+from tulving.domain.packing import Packed, pack, render_full_line
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.ranking import Candidate, RankingWeights, rank
 from tulving.domain.redaction import redact
@@ -42,8 +42,8 @@ MIN_POOL, MAX_POOL, TOKENS_PER_CANDIDATE, MIN_TOKENS_PER_CANDIDATE = 60, 600, 24
 #: A pool is widened when it holds less than POOL_TRIGGER times what fits in full, to
 #: POOL_MARGIN times that.
 POOL_TRIGGER, POOL_MARGIN = 1.25, 2.0
-#: Token estimate of a line: English averages about 4 characters a token, plus a label.
-CHARS_PER_TOKEN, LINE_OVERHEAD_TOKENS = 4.0, 3.0
+#: Candidates whose rendered lines are measured to estimate what fits in the budget.
+POOL_SAMPLE = 8
 
 #: Orient sections: (name, heading, share of the budget).
 ORIENT_SECTIONS: tuple[tuple[str, str, float], ...] = (
@@ -143,9 +143,9 @@ class Curator:
     ) -> tuple[list[ScoredId], dict[str, MemoryEntry]]:
         """A ranked pool big enough to fill ``budget``, and its entries.
 
-        The pool first assumes memories of ``TOKENS_PER_CANDIDATE`` tokens. When the
-        memories found are shorter, so that the budget holds more than the pool offers
-        with ``POOL_TRIGGER`` to spare, retrieval runs again for ``POOL_MARGIN`` times what
+        The pool first assumes memories of ``TOKENS_PER_CANDIDATE`` tokens. When the lines
+        of the best ``POOL_SAMPLE`` candidates, measured as rendered, are shorter, so that
+        the budget holds more than the pool offers with ``POOL_TRIGGER`` to spare, retrieval runs again for ``POOL_MARGIN`` times what
         fits (at most one candidate per ``MIN_TOKENS_PER_CANDIDATE`` tokens). Every
         candidate costs engine work, a read, a ranking and maybe a measure, so the common
         case pays for the pool it uses and only short memories pay for a second round
@@ -157,8 +157,13 @@ class Curator:
         ranked = self.searcher.ranked_ids(query, "hybrid", flt, size, loaded, pool=size)
         entries = self.searcher.load([h.id for h in ranked], loaded)
         if len(ranked) >= size and entries and size < most:
-            chars = sum(len(e.content) for e in entries.values()) / len(entries)
-            fits = budget / (chars / CHARS_PER_TOKEN + LINE_OVERHEAD_TOKENS)
+            # What a line costs, measured on a few of the best candidates as rendered.
+            sample = [entries[h.id] for h in ranked[:POOL_SAMPLE] if h.id in entries]
+            now = self.ctx.clock.now()
+            line_tokens = sum(
+                self.tokenizer.count(render_full_line(e, now)) + 1 for e in sample
+            ) / max(1, len(sample))
+            fits = budget / max(1.0, line_tokens)
             if fits * POOL_TRIGGER > size:
                 wider = min(most, int(POOL_MARGIN * fits))
                 ranked = self.searcher.ranked_ids(query, "hybrid", flt, wider, entries,
