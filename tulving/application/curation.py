@@ -114,7 +114,8 @@ class Curator:
         # Past the head that search folds, a fact read off a turn in the pool would spend
         # budget on what the turn says anyway.
         pooled = {h.id for h in hits}
-        hits = [h for h in hits if not _restates(entries.get(h.id), pooled)]
+        hits = [h for h in hits
+                if h.id not in entries or entries[h.id].derived_from not in pooled]
         # Boosted retrieval scores may exceed 1: scale by the best instead of clipping,
         # which would tie the top candidates and hand their order to the other signals.
         top = max((h.score for h in hits), default=1.0)
@@ -145,8 +146,9 @@ class Curator:
 
         The pool first assumes memories of ``TOKENS_PER_CANDIDATE`` tokens. When the lines
         of the best ``POOL_SAMPLE`` candidates, measured as rendered, are shorter, so that
-        the budget holds more than the pool offers with ``POOL_TRIGGER`` to spare, retrieval runs again for ``POOL_MARGIN`` times what
-        fits (at most one candidate per ``MIN_TOKENS_PER_CANDIDATE`` tokens). Every
+        the budget holds more than the pool offers with ``POOL_TRIGGER`` to spare,
+        retrieval runs again for ``POOL_MARGIN`` times what fits (at most one candidate
+        per ``MIN_TOKENS_PER_CANDIDATE`` tokens). Every
         candidate costs engine work, a read, a ranking and maybe a measure, so the common
         case pays for the pool it uses and only short memories pay for a second round
         (measured: one larger retrieval up front was slower at 100k entries).
@@ -269,12 +271,6 @@ class Curator:
         )
         return CuratedContext(packed.content, packed.token_count, budget, shown,
                               packed.omitted, consulted, mode, query)
-
-
-def _restates(entry: MemoryEntry | None, pooled: set[str]) -> bool:
-    """Derived from exactly one other memory that is also a candidate."""
-    return (entry is not None and len(entry.source_entry_ids) == 1
-            and entry.source_entry_ids[0] != entry.id and entry.source_entry_ids[0] in pooled)
 
 
 def _only(flt: EntryFilter, *types: MemoryType) -> tuple[MemoryType, ...]:

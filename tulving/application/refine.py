@@ -83,10 +83,9 @@ def _fold_derived(
     10). A derived memory keeps its place when its source is gone or outside the filter
     (a search for FACTs only). Changes ``scores`` in place."""
     derived = {
-        entry_id: entries[entry_id].source_entry_ids[0]
+        entry_id: source
         for entry_id in scores
-        if entry_id in entries and len(entries[entry_id].source_entry_ids) == 1
-        and entries[entry_id].source_entry_ids[0] != entry_id
+        if entry_id in entries and (source := entries[entry_id].derived_from) is not None
     }
     if not derived:
         return

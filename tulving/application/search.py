@@ -136,11 +136,6 @@ class SearchOptions:
                    neighbour_share=0.0, fold_derived=False)
 
 
-def _identity_only(flt: EntryFilter) -> bool:
-    """Whether ``flt`` asks for nothing but the visible active entries."""
-    return flt == EntryFilter(partitions=flt.partitions)
-
-
 class Searcher:
     def __init__(self, ctx: MemoryContext, options: SearchOptions | None = None) -> None:
         self.ctx = ctx
@@ -168,7 +163,7 @@ class Searcher:
         assert ctx.vectors is not None
         if flt.as_of is not None:
             return self._semantic_exact(vector, flt, limit)
-        first = limit + max(4, limit // 4) if _identity_only(flt) else max(limit * 3, 50)
+        first = limit + max(4, limit // 4) if flt.identity_only else max(limit * 3, 50)
         for fetch in (first, max(first * 4, 200)):
             hits = ctx.vectors.query(vector, fetch)
             kept = self._visible(hits, flt)

@@ -83,6 +83,14 @@ class MemoryEntry:
     def is_active(self) -> bool:
         return self.archived_at is None
 
+    @property
+    def derived_from(self) -> str | None:
+        """The one memory this one restates (a fact read off a single turn), or None:
+        while that source is visible, search and curate show it in this one's stead."""
+        if len(self.source_entry_ids) == 1 and self.source_entry_ids[0] != self.id:
+            return self.source_entry_ids[0]
+        return None
+
     def importance_at(self, now: datetime) -> float:
         """Importance decayed lazily since the last access (see ``decay``)."""
         return decayed_importance(

@@ -45,6 +45,12 @@ class EntryFilter:
     attribute: str | None = None
     content_hash: str | None = None
 
+    @property
+    def identity_only(self) -> bool:
+        """Asks for nothing but the visible active entries: nearly every hit of an index
+        over the store's active entries passes it, so readers over-fetch little."""
+        return self == EntryFilter(partitions=self.partitions)
+
 
 @attrs.frozen
 class ScoredId:

@@ -402,26 +402,26 @@ class EntryMixin(VectorMixin):
 
     @translate_errors
     def adjacent(self, entry_ids: Sequence[str], flt: EntryFilter) -> dict[str, tuple[str, ...]]:
-        clause, params = where(flt)
-        probe = ("SELECT e.id FROM entries e WHERE e.valid_from = %s AND e.id {} %s "
-                 f"AND {clause} ORDER BY e.valid_from {{}}, e.id {{}} LIMIT 1")
-        before = probe.format("<", "DESC", "DESC")
-        after = probe.format(">", "ASC", "ASC")
-        out: dict[str, tuple[str, ...]] = {}
+        """One round trip: per id, two index probes bounded to its event time (the
+        ``(valid_from, id)`` index), joined laterally so ids without neighbours stay."""
         ids = list(dict.fromkeys(entry_ids))
         if not ids:
-            return out
+            return {}
+        clause, params = where(flt)
+        side = ("(SELECT e.id FROM entries e WHERE e.valid_from = s.valid_from AND e.id {} s.id"
+                f" AND {clause} ORDER BY e.valid_from {{}}, e.id {{}} LIMIT 1)")
+        sql = (
+            "SELECT s.id AS src, n.id AS other FROM entries s LEFT JOIN LATERAL ("
+            + side.format("<", "DESC", "DESC") + " UNION ALL "
+            + side.format(">", "ASC", "ASC") + ") n ON TRUE WHERE s.id = ANY(%s)"
+        )
+        found: dict[str, list[str]] = {}
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT id, valid_from FROM entries WHERE id = ANY(%s)", [ids]).fetchall()
-            for row in rows:
-                found = []
-                for sql in (before, after):
-                    hit = conn.execute(sql, [row["valid_from"], row["id"], *params]).fetchone()
-                    if hit is not None:
-                        found.append(hit["id"])
-                out[row["id"]] = tuple(found)
-        return out
+            for row in conn.execute(sql, [*params, *params, ids]).fetchall():
+                others = found.setdefault(row["src"], [])
+                if row["other"] is not None:
+                    others.append(row["other"])
+        return {i: tuple(sorted(v)) for i, v in found.items()}
 
     @translate_errors
     def tag_counts(self, flt: EntryFilter) -> dict[str, int]:

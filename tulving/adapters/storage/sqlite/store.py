@@ -345,16 +345,15 @@ class SQLiteStorage:
 
     def lexical_search(self, match: Sequence[str], flt: EntryFilter, limit: int) -> list[ScoredId]:
         """bm25 over FTS5. The best matches are taken from the full-text index alone
-        first (``bm25()`` named explicitly: measured faster than the ``rank`` column) and only they are joined to entries for the
-        filter; when the filter drops too many, the full join runs, so recall is never lost."""
+        first (``bm25()`` named explicitly: measured faster than the ``rank`` column) and
+        only they are joined to entries for the filter; when the filter drops too many,
+        the full join runs, so recall is never lost."""
         terms = [t.replace('"', '""') for t in match if t.strip()]
         if not terms or limit <= 0:
             return []
         expression = " OR ".join(f'"{t}"' for t in terms)
         clause, params = where(flt)
-        # Only this identity's active entries asked for: nearly every top match passes.
-        plain = flt == EntryFilter(partitions=flt.partitions)
-        head = limit + max(16, limit // 2) if plain else max(4 * limit, 200)
+        head = limit + max(16, limit // 2) if flt.identity_only else max(4 * limit, 200)
         quick = (
             "WITH top AS MATERIALIZED (SELECT rowid, bm25(entries_fts) AS r FROM entries_fts "
             "WHERE entries_fts MATCH ? ORDER BY r LIMIT ?) "
@@ -390,19 +389,19 @@ class SQLiteStorage:
             f" AND e.id {{}} ? AND {clause} ORDER BY e.valid_from {{}}, e.id {{}} LIMIT 1)"
         )
         before, after = probe.format("<", "DESC", "DESC"), probe.format(">", "ASC", "ASC")
-        out: dict[str, list[str]] = {}
-        ids = list(dict.fromkeys(entry_ids))
+        out: dict[str, tuple[str, ...]] = {}
         with self._lock:
-            for chunk in _chunks(ids, 50):
+            for chunk in _chunks(list(dict.fromkeys(entry_ids)), 50):
                 sql = " UNION ALL ".join(side for _ in chunk for side in (before, after))
                 args = [a for i in chunk for _ in range(2) for a in (i, i, i, *params)]
-                found = {i: [] for i in chunk} if chunk else {}
+                found: dict[str, list[str]] = {}
                 for src, other in self._c.execute(sql, args).fetchall():
-                    found[src].append(other)
-                known = {r[0] for r in self._c.execute(
-                    f"SELECT id FROM entries WHERE id IN ({','.join('?' * len(chunk))})", chunk)}
-                out.update((i, v) for i, v in found.items() if i in known)
-        return {i: tuple(sorted(v)) for i, v in out.items()}
+                    found.setdefault(src, []).append(other)
+                marks = ",".join("?" * len(chunk))
+                for (entry_id,) in self._c.execute(
+                        f"SELECT id FROM entries WHERE id IN ({marks})", chunk):
+                    out[entry_id] = tuple(sorted(found.get(entry_id, ())))
+        return out
 
     def tag_counts(self, flt: EntryFilter) -> dict[str, int]:
         clause, params = where(flt)
