@@ -169,6 +169,7 @@ class Memory:
             if self._ctx is not None:
                 ctx, self._ctx = self._ctx, None
                 try:
+                    self._searcher.close()
                     self._access.flush()
                     self._audit.flush()
                     if ctx.vectors is not None:

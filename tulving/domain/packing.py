@@ -284,11 +284,14 @@ def pack(
     lines = _Lines(counter, now, stale_after, index_words, clean)
     options = (header, duplicate_threshold)
     layout = _layout_with_header(ranked, budget, lines, 1.0, *options)
-    if len(layout.items()) + len(layout.duplicate_ids) < total:
+    if len(layout.items()) + len(layout.duplicate_ids) < total and (
+        full_share < 1.0 or not layout.index
+    ):
         # Not everything fits in full. Full text is what an agent can use, so the
         # full-first layout wins unless it left no room for a single index line: then a
         # small slice is set aside for the index, if that costs no full memory.
-        # (A caller's full_share < 1 asks for the index share explicitly.)
+        # (A caller's full_share < 1 asks for the index share explicitly.) When the
+        # full-first layout has index lines already, nothing can replace it: no second pass.
         shared = _layout_with_header(
             ranked, budget, lines, full_share, *options, reserve_index=True
         )

@@ -39,6 +39,10 @@ class StorageCapabilities:
     multi_process_writers: bool = False
     #: The vectors live in the same engine and a native vector adapter can index them.
     native_vectors: bool = False
+    #: Reads from several threads run at the same time (not one after another behind a
+    #: lock); a read from a thread other than one with an open transaction sees the last
+    #: committed state. Hybrid search then runs its lexical query beside the vector query.
+    concurrent_reads: bool = False
 
 
 @attrs.frozen

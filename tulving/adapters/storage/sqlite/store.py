@@ -2,7 +2,10 @@
 
 One connection shared by the threads of a process behind a re-entrant lock (SQLite
 serialises writers anyway, and one connection keeps transactions simple); a second
-*process* is refused by the writer lock. Embedding BLOBs are the source of truth for
+*process* is refused by the writer lock. Reads outside the calling thread's own
+transaction run on pooled reader connections without that lock (WAL gives each the last
+committed state), so a search never queues behind a write or another search, and
+bookkeeping written in the background (access statistics) has a connection of its own. Embedding BLOBs are the source of truth for
 vectors; the vector index beside the file is a cache rebuilt from them.
 """
 
@@ -10,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -63,13 +68,20 @@ class SQLiteStorage:
     def __init__(self, path: str, *, lock: bool = True, busy_timeout_ms: int = 5000) -> None:
         self.path = path
         self.location = path
-        self.capabilities = StorageCapabilities(persistent=path != ":memory:")
+        self.capabilities = StorageCapabilities(
+            persistent=path != ":memory:", concurrent_reads=path != ":memory:")
         self._use_lock = lock and path != ":memory:"
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._depth = 0
+        self._tx_thread: int | None = None
         self._writer_lock: WriterLock | None = None
+        self._side: sqlite3.Connection | None = None
+        self._side_lock = threading.Lock()
+        self._idle_readers: queue.SimpleQueue[tuple[int, sqlite3.Connection]] = (
+            queue.SimpleQueue())
+        self._generation = 0  # readers of an earlier open() are closed, never reused
 
     # lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
@@ -116,6 +128,18 @@ class SQLiteStorage:
             self._writer_lock = None
 
     def close(self) -> None:
+        with self._side_lock:
+            if self._side is not None:
+                self._side.close()
+                self._side = None
+        # A reader still in use is closed when it is handed back (see _read).
+        self._generation += 1
+        while True:
+            try:
+                _, reader = self._idle_readers.get_nowait()
+            except queue.Empty:
+                break
+            reader.close()
         with self._lock:
             if self._conn is not None:
                 with suppress(sqlite3.Error):
@@ -157,22 +181,62 @@ class SQLiteStorage:
             conn = self._c
             if self._depth == 0:
                 conn.execute("BEGIN IMMEDIATE")
+                self._tx_thread = threading.get_ident()
             self._depth += 1
             try:
                 yield
             except BaseException:
                 self._depth -= 1
                 if self._depth == 0:
+                    self._tx_thread = None
                     conn.execute("ROLLBACK")
                 raise
             else:
                 self._depth -= 1
                 if self._depth == 0:
+                    self._tx_thread = None
                     conn.execute("COMMIT")
 
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """The connection for a read: inside this thread's own transaction (which must see
+        its own writes) or for an in-memory database, the main one under the lock;
+        otherwise an idle pooled reader, used without the lock."""
+        if self.path == ":memory:" or self._tx_thread == threading.get_ident():
+            with self._lock:
+                yield self._c
+            return
+        while True:
+            try:
+                generation, reader = self._idle_readers.get_nowait()
+            except queue.Empty:
+                generation, reader = self._generation, self._new_reader()
+                break
+            if generation == self._generation:
+                break
+            reader.close()  # left over from before a close()
+        try:
+            yield reader
+        finally:
+            if generation == self._generation:
+                self._idle_readers.put((generation, reader))
+            else:
+                reader.close()
+
+    def _new_reader(self) -> sqlite3.Connection:
+        self._c  # noqa: B018  (raises if the store is closed)
+        reader = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=30
+        )
+        reader.row_factory = sqlite3.Row
+        for pragma in (f"busy_timeout = {int(self._busy_timeout_ms)}", "query_only = ON",
+                       "mmap_size = 268435456", "cache_size = -32768"):
+            reader.execute(f"PRAGMA {pragma}")
+        return reader
+
     def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            return self._c.execute(sql, params).fetchall()
+        with self._read() as conn:
+            return conn.execute(sql, params).fetchall()
 
     # entries -----------------------------------------------------------------------
     @staticmethod
@@ -247,10 +311,10 @@ class SQLiteStorage:
         return found[0] if found else None
 
     def get_many(self, entry_ids: Sequence[str]) -> list[MemoryEntry]:
-        with self._lock:
+        with self._read() as conn:
             by_id: dict[str, MemoryEntry] = {}
             for chunk in _chunks(list(dict.fromkeys(entry_ids)), 900):
-                rows = self._c.execute(
+                rows = conn.execute(
                     _SELECT + f" WHERE e.id IN ({','.join('?' * len(chunk))})", chunk
                 ).fetchall()
                 for entry in self._entries(rows):
@@ -258,9 +322,9 @@ class SQLiteStorage:
             return [by_id[i] for i in entry_ids if i in by_id]
 
     def active_by_key(self, partitions: Sequence[str], key: str) -> MemoryEntry | None:
-        with self._lock:
+        with self._read() as conn:
             for partition in partitions:
-                rows = self._c.execute(
+                rows = conn.execute(
                     _SELECT + " WHERE e.partition = ? AND e.key = ? AND e.archived_at IS NULL",
                     (partition, key),
                 ).fetchall()
@@ -281,8 +345,8 @@ class SQLiteStorage:
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
             params += [int(limit), int(offset)]
-        with self._lock:
-            return self._entries(self._c.execute(sql, params).fetchall())
+        with self._read() as conn:
+            return self._entries(conn.execute(sql, params).fetchall())
 
     def count(self, flt: EntryFilter) -> int:
         clause, params = where(flt)
@@ -334,14 +398,44 @@ class SQLiteStorage:
         return deleted
 
     def touch(self, entry_ids: Sequence[str], at: datetime) -> None:
+        """Written through the side connection (see :meth:`_side_connection`), except
+        inside this thread's own transaction, which the side connection would wait on."""
         if not entry_ids:
             return
-        with self.transaction():
-            self._c.executemany(
-                "UPDATE entries SET access_count = access_count + 1, last_accessed_at = ?"
-                " WHERE id = ?",
-                [(ts(at), i) for i in sorted(entry_ids)],
+        # One row write per distinct id, counting every occurrence: a row write costs
+        # ~25 µs and a batch often names the same memory several times (repeated curates).
+        sql = ("UPDATE entries SET access_count = access_count + ?, last_accessed_at = ?"
+               " WHERE id = ?")
+        at_text = ts(at)
+        params = [(n, at_text, i) for i, n in sorted(Counter(entry_ids).items())]
+        if self.path == ":memory:" or self._tx_thread == threading.get_ident():
+            with self.transaction():
+                self._c.executemany(sql, params)
+            return
+        with self._side_lock:
+            conn = self._side_connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(sql, params)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _side_connection(self) -> sqlite3.Connection:
+        """A second connection to the same file for background bookkeeping. In WAL mode
+        readers on the main connection go on while it writes; sharing the main connection
+        (and its lock) made every read wait for the batch: curate p95 at 100k entries
+        measured 36 ms with the shared connection, 22 ms with none of these writes."""
+        self._c  # noqa: B018  (raises if the store is closed)
+        if self._side is None:
+            side = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30
             )
+            side.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            side.execute("PRAGMA synchronous = NORMAL")
+            self._side = side
+        return self._side
 
     def lexical_search(self, match: Sequence[str], flt: EntryFilter, limit: int) -> list[ScoredId]:
         """bm25 over FTS5. The best matches are taken from the full-text index alone
@@ -366,14 +460,14 @@ class SQLiteStorage:
             f"WHERE entries_fts MATCH ? AND {clause} ORDER BY score DESC, e.id LIMIT ?"
         )
         try:
-            with self._lock:
-                rows = self._c.execute(quick, [expression, head, *params, int(limit)]).fetchall()
+            with self._read() as conn:
+                rows = conn.execute(quick, [expression, head, *params, int(limit)]).fetchall()
                 if len(rows) < limit:
-                    matched = self._c.execute(
+                    matched = conn.execute(
                         "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts "
                         "MATCH ? LIMIT ?)", [expression, head + 1]).fetchone()[0]
                     if matched > head:
-                        rows = self._c.execute(full, [expression, *params, int(limit)]).fetchall()
+                        rows = conn.execute(full, [expression, *params, int(limit)]).fetchall()
         except sqlite3.OperationalError as exc:
             raise StorageError(f"full-text query failed: {exc}") from exc
         return [ScoredId(r[0], float(r[1])) for r in rows]
@@ -390,15 +484,15 @@ class SQLiteStorage:
         )
         before, after = probe.format("<", "DESC", "DESC"), probe.format(">", "ASC", "ASC")
         out: dict[str, tuple[str, ...]] = {}
-        with self._lock:
+        with self._read() as conn:
             for chunk in _chunks(list(dict.fromkeys(entry_ids)), 50):
                 sql = " UNION ALL ".join(side for _ in chunk for side in (before, after))
                 args = [a for i in chunk for _ in range(2) for a in (i, i, i, *params)]
                 found: dict[str, list[str]] = {}
-                for src, other in self._c.execute(sql, args).fetchall():
+                for src, other in conn.execute(sql, args).fetchall():
                     found.setdefault(src, []).append(other)
                 marks = ",".join("?" * len(chunk))
-                for (entry_id,) in self._c.execute(
+                for (entry_id,) in conn.execute(
                         f"SELECT id FROM entries WHERE id IN ({marks})", chunk):
                     out[entry_id] = tuple(sorted(found.get(entry_id, ())))
         return out
@@ -415,9 +509,9 @@ class SQLiteStorage:
     # vectors ------------------------------------------------------------------------
     def vectors_for(self, entry_ids: Sequence[str]) -> dict[str, Vectors]:
         out: dict[str, Vectors] = {}
-        with self._lock:
+        with self._read() as conn:
             for chunk in _chunks(list(entry_ids), 900):
-                rows = self._c.execute(
+                rows = conn.execute(
                     f"SELECT entry_id, vector FROM embeddings WHERE entry_id IN "
                     f"({','.join('?' * len(chunk))})",
                     chunk,
@@ -454,8 +548,8 @@ class SQLiteStorage:
             f"{_SELECT} WHERE {clause} AND NOT EXISTS "
             "(SELECT 1 FROM embeddings v WHERE v.entry_id = e.id) ORDER BY e.id LIMIT ?"
         )
-        with self._lock:
-            return self._entries(self._c.execute(sql, [*params, int(limit)]).fetchall())
+        with self._read() as conn:
+            return self._entries(conn.execute(sql, [*params, int(limit)]).fetchall())
 
     def clear_vectors(self) -> None:
         with self.transaction():
