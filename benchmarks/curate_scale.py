@@ -99,12 +99,17 @@ def raw_engines(memory: Memory, path: Path, pool: int) -> Callable[[str], object
     embedder = memory.ctx.embedder
     assert embedder is not None
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    fts = ("SELECT e.* FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
-           "WHERE entries_fts MATCH ? ORDER BY bm25(entries_fts) LIMIT ?")
+    # The best rows by bm25 from the full-text index alone, then those rows: joining
+    # entries inside the MATCH query would read every matching row before the LIMIT.
+    fts = ("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? "
+           "ORDER BY bm25(entries_fts) LIMIT ?")
 
     def run(query: str) -> object:
         expression = " OR ".join(f'"{t}"' for t in query_terms(query))
-        lexical = connection.execute(fts, (expression, pool)).fetchall()
+        rowids = [r[0] for r in connection.execute(fts, (expression, pool))]
+        lexical = connection.execute(
+            f"SELECT * FROM entries WHERE rowid IN ({','.join('?' * len(rowids))})",
+            rowids).fetchall()
         labels, _ = index.knn_query(embedder.embed_query(query), k=pool)
         ids = [ids_by_label[int(label)] for label in labels[0]]
         marks = ",".join("?" * len(ids))

@@ -173,3 +173,30 @@ def test_a_failing_vector_query_waits_for_the_lexical_worker_and_raises(
         memory.search("lake house")
     assert finished == [True]
     memory.close()
+
+
+def test_vector_hits_are_read_while_the_full_text_query_runs(tmp_path: Path) -> None:
+    memory = _memory(tmp_path)
+    searcher = memory._searcher
+    storage = memory.ctx.storage
+    lexical_done = threading.Event()
+    reads: list[tuple[bool, int]] = []
+    lexical, get_many = searcher.lexical, storage.get_many
+
+    def slow_lexical(*args, **kwargs):  # type: ignore[no-untyped-def]
+        result = lexical(*args, **kwargs)
+        threading.Event().wait(0.2)
+        lexical_done.set()
+        return result
+
+    def counting(ids):  # type: ignore[no-untyped-def]
+        reads.append((lexical_done.is_set(), len(ids)))
+        return get_many(ids)
+
+    expected = [(r.entry.id, r.score) for r in memory.search("lake house roof")]
+    searcher.lexical = slow_lexical  # type: ignore[method-assign]
+    storage.get_many = counting  # type: ignore[method-assign]
+    got = [(r.entry.id, r.score) for r in memory.search("lake house roof")]
+    assert got == expected
+    assert reads and reads[0][0] is False and reads[0][1] > 0  # read before the lexical list
+    memory.close()

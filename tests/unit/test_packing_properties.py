@@ -114,3 +114,42 @@ def test_small_budgets_never_overflow(specs: list[Any], tokenizer_name: str) -> 
     for budget in range(0, 60, 3):
         packed = pack(ranked, budget=budget, tokenizer=tokenizer, now=NOW)
         assert packed.token_count == tokenizer.count(packed.content) <= budget
+
+
+class _Counts:
+    """The same tokenizer without ``splits_at_spaces``: packing counts every line."""
+
+    def __init__(self, inner: TiktokenTokenizer) -> None:
+        self.inner = inner
+
+    def count(self, text: str) -> int:
+        return self.inner.count(text)
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return self.inner.truncate(text, max_tokens)
+
+
+spaced_text = st.one_of(
+    content,
+    st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["!\x1c!", "a\x1fb", "  ", "\n", "\n \n", "!\n", "\t"])),
+             max_size=40).map(" ".join),
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=spaced_text, name=st.sampled_from(["cl100k_base", "o200k_base"]))
+def test_every_run_between_spaces_costs_a_token(text: str, name: str) -> None:
+    tokenizer = TiktokenTokenizer(name)
+    assert tokenizer.splits_at_spaces
+    runs = [part for part in text.split(" ") if part and not part.isspace()]
+    assert tokenizer.count(text) >= len(runs)
+    assert tokenizer.count("\n" + text) >= len(runs)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(specs=st.lists(candidate, min_size=1, max_size=30), budget=st.integers(0, 3000))
+def test_skipping_lines_by_their_words_changes_nothing(specs: list[Any], budget: int) -> None:
+    tokenizer = TOKENIZERS["cl100k"]
+    ranked = rank(make_entries(specs), NOW)
+    assert pack(ranked, budget=budget, tokenizer=tokenizer, now=NOW) == pack(
+        ranked, budget=budget, tokenizer=_Counts(tokenizer), now=NOW)

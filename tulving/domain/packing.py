@@ -59,7 +59,14 @@ _INDEX_RESERVE = 80
 
 
 class TokenCounter(Protocol):
-    """What packing needs from a tokenizer (the Tokenizer port satisfies it)."""
+    """What packing needs from a tokenizer (the Tokenizer port satisfies it).
+
+    A tokenizer may also declare ``splits_at_spaces = True``: every run of characters
+    between ASCII spaces that is not all whitespace costs at least one token of its own
+    (true of BPE encodings whose pre-tokenizer lets a piece of visible characters start
+    with one space but never hold another, as cl100k_base and o200k_base).
+    Packing then knows a line cannot fit without counting it.
+    """
 
     def count(self, text: str) -> int: ...
 
@@ -358,6 +365,7 @@ class _Lines:
         self.counter = counter
         self.now, self.stale_after, self.index_words = now, stale_after, index_words
         self._clean = clean
+        self.splits_at_spaces = getattr(counter.tokenizer, "splits_at_spaces", False) is True
         self._texts: dict[str, str] = {}
         self._prefixes: dict[str, str] = {}
         self._words: dict[str, frozenset[str]] = {}
@@ -377,13 +385,22 @@ class _Lines:
             self._prefixes[entry.id] = prefix
         return prefix
 
-    def full(self, entry: MemoryEntry) -> tuple[str, int]:
-        line = self.prefix(entry) + self.text(entry).strip()
-        return line, self.counter.count("\n" + line)
+    def full_line(self, entry: MemoryEntry) -> str:
+        return self.prefix(entry) + self.text(entry).strip()
 
-    def index(self, entry: MemoryEntry) -> tuple[str, int]:
-        line = self.prefix(entry) + _snippet(self.text(entry), self.index_words)
-        return line, self.counter.count("\n" + line)
+    def index_line(self, entry: MemoryEntry) -> str:
+        return self.prefix(entry) + _snippet(self.text(entry), self.index_words)
+
+    def cost(self, line: str, room: int) -> int | None:
+        """Tokens of ``line`` on a line of its own, or None when it needs more than
+        ``room``. Most lines a pass tries after the room is nearly used do not fit; with
+        a tokenizer that splits at spaces, their words show that without counting them
+        (measured: 40 of the 100 lines a 2,000-token curate measured)."""
+        if (self.splits_at_spaces and 2 * room < len(line) + 1  # else words <= room
+                and room < sum(1 for word in line.split(" ") if word and not word.isspace())):
+            return None
+        cost = self.counter.count("\n" + line)
+        return cost if cost <= room else None
 
     def duplicate_of(self, entry: MemoryEntry, kept: NearDuplicateIndex) -> str | None:
         return kept.find(self.text(entry), self.digest(entry), self.words(entry))
@@ -440,9 +457,10 @@ def _layout_with_header(
     for item in ranked:
         entry = item.entry
         if full_misses < _MAX_FULL_MISSES and full_room - used > 0:
-            line, cost = lines.full(entry)
+            line = lines.full_line(entry)
             limit = room if not layout.full else full_room
-            if used + cost <= limit:
+            cost = lines.cost(line, limit - used)
+            if cost is not None:
                 if lines.duplicate_of(entry, kept) is not None:
                     layout.duplicate_ids.append(entry.id)
                     continue
@@ -470,10 +488,11 @@ def _layout_with_header(
     heading_cost = counter.count("\n" + INDEX_HEADING)
     for item in skipped:
         entry = item.entry
-        line, cost = lines.index(entry)
-        if not layout.index:
-            cost += heading_cost
-        if used + cost <= room:
+        line = lines.index_line(entry)
+        heading = 0 if layout.index else heading_cost
+        cost = lines.cost(line, room - used - heading)
+        if cost is not None:
+            cost += heading
             if lines.duplicate_of(entry, kept) is not None:
                 layout.duplicate_ids.append(entry.id)
                 continue

@@ -134,6 +134,12 @@ class TiktokenTokenizer:
     """Counts exactly as the model's tokenizer does. Special-token text such as
     ``<|endoftext|>`` inside a memory is counted as ordinary text and never raises."""
 
+    #: Both encodings' pre-tokenizers let a piece of visible characters start with one
+    #: space but never hold another, so a run between spaces that is not all whitespace
+    #: is at least one token (packing skips counting lines whose words alone exceed the
+    #: room; a property test checks the claim).
+    splits_at_spaces = True
+
     def __init__(self, encoding_name: str) -> None:
         if encoding_name not in _SPECS:
             raise ConfigError(
