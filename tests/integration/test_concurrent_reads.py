@@ -12,6 +12,7 @@ import pytest
 
 from tulving import Memory
 from tulving.adapters.storage.sqlite.store import SQLiteStorage
+from tulving.application import search
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import StorageError
 from tulving.domain.query import EntryFilter
@@ -115,6 +116,12 @@ def test_touch_in_the_background_does_not_hold_up_reads(store: SQLiteStorage) ->
     assert min(e.access_count for e in store.get_many(ids)) >= 1
 
 
+@pytest.fixture(autouse=True)
+def _worker_for_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These stores are tiny; the lexical worker is normally kept for large ones."""
+    monkeypatch.setattr(search, "PARALLEL_FROM", 0)
+
+
 def _memory(tmp_path: Path) -> Memory:
     memory = Memory(tmp_path / "s.db", agent_id="a", embedder="hashing", vectors="hnsw")
     memory.store_many(
@@ -199,4 +206,14 @@ def test_vector_hits_are_read_while_the_full_text_query_runs(tmp_path: Path) -> 
     got = [(r.entry.id, r.score) for r in memory.search("lake house roof")]
     assert got == expected
     assert reads and reads[0][0] is False and reads[0][1] > 0  # read before the lexical list
+    memory.close()
+
+
+def test_a_small_store_searches_without_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "PARALLEL_FROM", 5_000)
+    memory = _memory(tmp_path)
+    assert memory.search("lake house")
+    assert memory._searcher._workers is None
     memory.close()
