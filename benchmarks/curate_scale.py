@@ -37,13 +37,17 @@ def percentiles(samples: Sequence[float]) -> tuple[float, float]:
     return (1000 * statistics.median(ordered), 1000 * ordered[int(0.95 * (len(ordered) - 1))])
 
 
-def timed(fn: Callable[[str], object], queries: Sequence[str]) -> tuple[float, float]:
-    samples = []
-    for q in queries:
-        started = time.perf_counter()
-        fn(q)
-        samples.append(time.perf_counter() - started)
-    return percentiles(samples)
+def timed(paths: Sequence[Callable[[str], object]],
+          queries: Sequence[str]) -> list[tuple[float, float]]:
+    """p50/p95 of each path, interleaved query by query (the order rotating) so that a
+    slow spell of a shared machine falls on every path alike."""
+    samples: list[list[float]] = [[] for _ in paths]
+    for n, q in enumerate(queries):
+        for i in [(n + k) % len(paths) for k in range(len(paths))]:
+            started = time.perf_counter()
+            paths[i](q)
+            samples[i].append(time.perf_counter() - started)
+    return [percentiles(got) for got in samples]
 
 
 def run(size: int, n_queries: int, folder: Path, corpus: str) -> None:
@@ -64,16 +68,18 @@ def run(size: int, n_queries: int, folder: Path, corpus: str) -> None:
         memory.curate(q, token_budget=2000)
     embedder = memory.ctx.embedder
     assert embedder is not None
-    embed = timed(embedder.embed_query, queries)
     flt = build_filter(memory.ctx)
     curator = memory._curator
     pool_size = int(statistics.median(len(curator._candidates(q, 2000, flt)[0])
                                       for q in queries[:50]))  # the usual pool
     raw = raw_engines(memory, folder / f"scale{size}.db", pool_size)
-    raw_pool = timed(raw, queries)
-    search = timed(lambda q: memory.search(q, 10), queries)
-    pool = timed(lambda q: curator._candidates(q, 2000, flt), queries)
-    curate = timed(lambda q: memory.curate(q, token_budget=2000), queries)
+    embed, raw_pool, search, pool, curate = timed([
+        embedder.embed_query,
+        raw,
+        lambda q: memory.search(q, 10),
+        lambda q: curator._candidates(q, 2000, flt),
+        lambda q: memory.curate(q, token_budget=2000),
+    ], queries)
     memory.close()
     print(f"\n{size:,} entries, {corpus} corpus (ingest {size / ingest:,.0f} entries/s), "
           f"{len(queries)} queries, budget 2,000 tokens")
@@ -96,6 +102,7 @@ def raw_engines(memory: Memory, path: Path, pool: int) -> Callable[[str], object
     pool of candidates, then reading those rows (no fusion, ranking or packing)."""
     index: Any = memory.ctx.vectors._index  # type: ignore[union-attr]
     ids_by_label = dict(memory.ctx.vectors._ids_by_label)  # type: ignore[union-attr]
+    ef_search = memory.ctx.vectors._ef_search  # type: ignore[union-attr]
     embedder = memory.ctx.embedder
     assert embedder is not None
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -110,6 +117,7 @@ def raw_engines(memory: Memory, path: Path, pool: int) -> Callable[[str], object
         lexical = connection.execute(
             f"SELECT * FROM entries WHERE rowid IN ({','.join('?' * len(rowids))})",
             rowids).fetchall()
+        index.set_ef(max(ef_search, pool))  # Tulving sets ef per query; the raw one too
         labels, _ = index.knn_query(embedder.embed_query(query), k=pool)
         ids = [ids_by_label[int(label)] for label in labels[0]]
         marks = ",".join("?" * len(ids))

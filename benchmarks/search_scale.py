@@ -50,15 +50,24 @@ class PreEmbedded:
         return self.cache[text]
 
 
-def timed(fn: Callable[[str], object], queries: Sequence[str]) -> tuple[float, float]:
+def timed_together(
+    paths: Sequence[tuple[str, Callable[[str], object]]], queries: Sequence[str]
+) -> list[tuple[str, float, float]]:
+    """p50/p95 of every path, interleaved: each query runs on every path in turn (the
+    order rotating), so a slow spell of a shared machine lands on all paths alike and
+    the ratios stay comparable; timing one path after the other let such spells move
+    a ratio by a third between runs."""
     for q in queries[:20]:
-        fn(q)  # warm caches
-    samples = []
-    for q in queries:
-        started = time.perf_counter()
-        fn(q)
-        samples.append(time.perf_counter() - started)
-    return 1000 * statistics.median(samples), 1000 * float(np.percentile(samples, 95))
+        for _, fn in paths:
+            fn(q)  # warm caches
+    samples: list[list[float]] = [[] for _ in paths]
+    for n, q in enumerate(queries):
+        for i in [(n + k) % len(paths) for k in range(len(paths))]:
+            started = time.perf_counter()
+            paths[i][1](q)
+            samples[i].append(time.perf_counter() - started)
+    return [(name, 1000 * statistics.median(got), 1000 * float(np.percentile(got, 95)))
+            for (name, _), got in zip(paths, samples, strict=True)]
 
 
 def run(size: int, n_queries: int, top_k: int, folder: Path,
@@ -86,12 +95,19 @@ def run(size: int, n_queries: int, top_k: int, folder: Path,
     def raw_fts(q: str) -> object:
         return raw.execute(raw_sql, (expressions[q], top_k)).fetchall()
 
+    ef_search = ctx.vectors._ef_search  # type: ignore[union-attr]  # the configured ef
+
+    def knn(vector: Any, k: int) -> Any:
+        # Tulving sets ef per query; the raw engine gets the configured one (at least k).
+        index.set_ef(max(ef_search, k))
+        return index.knn_query(vector, k=k)
+
     def raw_knn(q: str) -> object:
-        return index.knn_query(vectors[q], k=top_k)
+        return knn(vectors[q], top_k)
 
     def raw_both(q: str) -> object:
         return (raw.execute(raw_sql, (expressions[q], pool)).fetchall(),
-                index.knn_query(vectors[q], k=pool))
+                knn(vectors[q], pool))
 
     # What a caller of the raw engines must also do to get memories, not row numbers:
     # read the top-k rows (hnswlib labels mapped to ids with a plain dict).
@@ -105,7 +121,7 @@ def run(size: int, n_queries: int, top_k: int, folder: Path,
         return raw.execute(fts_rows_sql, (expressions[q], top_k)).fetchall()
 
     def raw_knn_rows(q: str) -> object:
-        labels, _ = index.knn_query(vectors[q], k=top_k)
+        labels, _ = knn(vectors[q], top_k)
         ids = [ids_by_label[int(label)] for label in labels[0]]
         return raw.execute(rows_sql, ids).fetchall()
 
@@ -116,8 +132,7 @@ def run(size: int, n_queries: int, top_k: int, folder: Path,
         rowids = [r[0] for r in lexical[:top_k]]
         return raw.execute(rowid_sql, rowids + [-1] * (top_k - len(rowids))).fetchall()
 
-    rows = []
-    for name, fn in (
+    rows = timed_together([
         ("raw FTS5 bm25", raw_fts),
         ("raw hnswlib knn", raw_knn),
         ("raw FTS5 + knn (pool)", raw_both),
@@ -127,9 +142,7 @@ def run(size: int, n_queries: int, top_k: int, folder: Path,
         ("tulving lexical", lambda q: memory.search(q, top_k, mode="lexical")),
         ("tulving semantic", lambda q: memory.search(q, top_k, mode="semantic")),
         ("tulving hybrid", lambda q: memory.search(q, top_k, mode="hybrid")),
-    ):
-        p50, p95 = timed(fn, queries)
-        rows.append((name, p50, p95))
+    ], queries)
     raw.close()
     memory.close()
     return rows
