@@ -148,10 +148,10 @@ class Curator:
         of the best ``POOL_SAMPLE`` candidates, measured as rendered, are shorter, so that
         the budget holds more than the pool offers with ``POOL_TRIGGER`` to spare,
         retrieval runs again for ``POOL_MARGIN`` times what fits (at most one candidate
-        per ``MIN_TOKENS_PER_CANDIDATE`` tokens). Every
-        candidate costs engine work, a read, a ranking and maybe a measure, so the common
-        case pays for the pool it uses and only short memories pay for a second round
-        (measured: one larger retrieval up front was slower at 100k entries).
+        per ``MIN_TOKENS_PER_CANDIDATE`` tokens). Every candidate costs engine work, a
+        read, a ranking and maybe a measure, so the common case pays for the pool it uses
+        and only short memories pay for a second round (measured: one larger retrieval up
+        front was slower at 100k entries).
         """
         size = min(MAX_POOL, max(MIN_POOL, budget // TOKENS_PER_CANDIDATE))
         most = min(MAX_POOL, max(size, budget // MIN_TOKENS_PER_CANDIDATE))
