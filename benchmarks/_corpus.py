@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import json
 import random
+import sys
+import time
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -121,3 +124,25 @@ def narrow_queries(n: int, seed: int = 11) -> list[str]:
 
 CORPORA = {"realistic": (realistic_texts, realistic_queries),
            "narrow": (narrow_texts, narrow_queries)}
+
+
+def mirror_choice(text: str) -> object:
+    """``--fulltext-mirror-from``: 'default', 'none' or a row count."""
+    return text if text == "default" else None if text == "none" else int(text)
+
+
+def storage_options(mirror_from: object) -> dict[str, dict[str, object]] | None:
+    """Memory options that set the SQLite full-text mirror threshold (None: the default)."""
+    return None if mirror_from == "default" else {
+        "storage": {"fulltext_mirror_from": mirror_from}}
+
+
+def wait_for_mirror(memory: Any) -> None:
+    """Let the full-text mirror finish building before anything is timed, and say
+    whether full-text queries go through it or through FTS5."""
+    ready = getattr(memory.ctx.storage, "fulltext_mirror_ready", None)
+    started = time.perf_counter()
+    used = bool(ready and ready(None))
+    took = time.perf_counter() - started
+    how = f"in-memory mirror of the FTS5 index (built in {took:.1f} s)" if used else "FTS5"
+    print(f"full-text queries: {how}", file=sys.stderr)

@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpus import CORPORA
+from _corpus import CORPORA, mirror_choice, storage_options, wait_for_mirror
 
 from tulving import Memory
 from tulving.application.search import build_filter
@@ -50,12 +50,13 @@ def timed(paths: Sequence[Callable[[str], object]],
     return [percentiles(got) for got in samples]
 
 
-def run(size: int, n_queries: int, folder: Path, corpus: str) -> None:
+def run(size: int, n_queries: int, folder: Path, corpus: str,
+        mirror_from: object = "default") -> None:
     rng = random.Random(size)
     make_texts, make_queries = CORPORA[corpus]
     texts = make_texts(size)
     memory = Memory(folder / f"scale{size}.db", agent_id="bench", embedder="hashing",
-                    vectors="hnsw")
+                    vectors="hnsw", options=storage_options(mirror_from))
     started = time.perf_counter()
     batch = 2000
     for start in range(0, size, batch):
@@ -63,6 +64,7 @@ def run(size: int, n_queries: int, folder: Path, corpus: str) -> None:
             ["FACT", "OBSERVATION", "EPISODE", "DECISION", "PLAN"])}
             for text in texts[start:start + batch])
     ingest = time.perf_counter() - started
+    wait_for_mirror(memory)
     queries = make_queries(n_queries)
     for q in queries[:5]:  # warm caches
         memory.curate(q, token_budget=2000)
@@ -133,10 +135,13 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="realistic",
                         help="realistic: Zipf over ~21k words; narrow: tens of words")
+    parser.add_argument("--fulltext-mirror-from", default="default", metavar="ROWS|none",
+                        help="the SQLite adapter's fulltext_mirror_from ('none': FTS5 only)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         for size in args.sizes:
-            run(size, args.queries, Path(folder), args.corpus)
+            run(size, args.queries, Path(folder), args.corpus,
+                mirror_choice(args.fulltext_mirror_from))
     return 0
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _corpus import CORPORA
+from _corpus import CORPORA, mirror_choice, storage_options, wait_for_mirror
 
 from tulving import Memory
 from tulving.domain.lexical import query_terms
@@ -71,17 +71,19 @@ def timed_together(
 
 
 def run(size: int, n_queries: int, top_k: int, folder: Path,
-        corpus: str = "realistic") -> list[tuple[str, float, float]]:
+        corpus: str = "realistic", mirror_from: object = "default",
+        ) -> list[tuple[str, float, float]]:
     make_texts, make_queries = CORPORA[corpus]
     texts = make_texts(size)
     queries = make_queries(n_queries)
     memory = Memory(folder / f"scale-{size}.db", agent_id="bench", embedder="hashing",
-                    vectors="hnsw")
+                    vectors="hnsw", options=storage_options(mirror_from))
     started = time.perf_counter()
     for i in range(0, size, 2000):
         memory.store_many({"content": t, "type": "FACT"} for t in texts[i:i + 2000])
     memory.flush()
     print(f"{size} entries stored in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    wait_for_mirror(memory)
     ctx = memory.ctx
     ctx.embedder = PreEmbedded(ctx.embedder, queries)
     index: Any = ctx.vectors._index  # type: ignore[union-attr]  # the raw hnswlib graph
@@ -155,11 +157,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="realistic",
                         help="realistic: Zipf over ~21k words; narrow: tens of words")
+    parser.add_argument("--fulltext-mirror-from", default="default", metavar="ROWS|none",
+                        help="the SQLite adapter's fulltext_mirror_from ('none': FTS5 only)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="tulving-scale-") as tmp:
         for size in args.sizes:
             rows = dict((n, (p50, p95)) for n, p50, p95 in
-                        run(size, args.queries, args.top_k, Path(tmp), args.corpus))
+                        run(size, args.queries, args.top_k, Path(tmp), args.corpus,
+                            mirror_choice(args.fulltext_mirror_from)))
             print(f"\n{size:,} entries ({args.corpus} corpus), top_k={args.top_k}, "
                   f"{args.queries} queries "
                   "(query embedding excluded)")

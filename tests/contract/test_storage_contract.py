@@ -30,6 +30,18 @@ class TestSQLiteStorage(StorageContract):
         return SQLiteBackChannel(storage.path)
 
 
+class TestSQLiteStorageFullTextMirror(TestSQLiteStorage):
+    """The same suite with full-text search answered by the in-memory mirror of the FTS5
+    index from the first row (by default it takes over from 5,000 rows)."""
+
+    @pytest.fixture
+    def make_storage(self, tmp_path: Path) -> Callable[..., Storage]:
+        def make(name: str = "default") -> Storage:
+            return SQLiteStorage(str(tmp_path / f"{name}.db"), fulltext_mirror_from=0)
+
+        return make
+
+
 class TestInMemoryStorage(StorageContract):
     @pytest.fixture
     def make_storage(self) -> Callable[..., Storage]:
