@@ -187,8 +187,7 @@ _MAYBE_SECRET = (
 
 
 def _may_hold_secret(text: str) -> bool:
-    lowered = text.lower()
-    return any(fragment in lowered for fragment in _MAYBE_SECRET)
+    return any(map(text.lower().__contains__, _MAYBE_SECRET))
 
 
 def redact_with_count(text: str) -> tuple[str, int]:

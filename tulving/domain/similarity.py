@@ -12,6 +12,7 @@ on the order chosen.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -25,6 +26,20 @@ DEFAULT_THRESHOLD = 0.9
 #: matched by hash first), and the cost stays linear.
 MAX_COMPARISONS = 64
 _WORD = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=8192)
+def _prefix(words: frozenset[str], threshold: float) -> tuple[str, ...]:
+    """The first words of ``words`` in the global order, as many as a set needs to share
+    with another for Jaccard >= ``threshold``. Memoised: packing asks for the same texts'
+    prefixes in each layout pass and curate after curate (a frozenset keeps its hash)."""
+    size = len(words)
+    length = size - math.ceil(threshold * size) + 1
+    # The global order: longest first, then alphabetical. Long words are rare, so
+    # prefixes of different texts seldom collide (frequent words such as "the", "is"
+    # are short and stay out). Two C-level sorts (alphabetical, then stably by length)
+    # are several times faster than one sort with a Python key function.
+    return tuple(sorted(sorted(words), key=len, reverse=True)[:length])
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -49,14 +64,8 @@ class NearDuplicateIndex:
         self._sets: dict[str, frozenset[str]] = {}
         self._prefix_index: dict[str, list[str]] = {}
 
-    def _prefix(self, words: frozenset[str]) -> list[str]:
-        size = len(words)
-        length = size - math.ceil(self.threshold * size) + 1
-        # The global order: longest first, then alphabetical. Long words are rare, so
-        # prefixes of different texts seldom collide (frequent words such as "the", "is"
-        # are short and stay out). Two C-level sorts (alphabetical, then stably by length)
-        # are several times faster than one sort with a Python key function.
-        return sorted(sorted(words), key=len, reverse=True)[:length]
+    def _prefix(self, words: frozenset[str]) -> tuple[str, ...]:
+        return _prefix(words, self.threshold)
 
     def find(
         self, text: str, text_hash: str | None = None, words: frozenset[str] | None = None
