@@ -86,11 +86,14 @@ class _Index:
         self.alive = np.zeros(capacity, dtype=bool)
         self.alive[:n] = True
         self.n_slots = n
-        self.slot_of: dict[int, int] = dict(zip(rowids.tolist(), range(n), strict=True))
+        # Row ids are dense (SQLite gives max + 1): an array is 8 bytes a row, a dict ~110.
+        self.slot_of = np.full(int(rowids[-1]) + 1 if n else 16, -1, dtype=np.int64)
+        self.slot_of[rowids] = np.arange(n)
         self.rows = n
         self.tokens = int(lengths.sum())
         self.dead = 0
-        self._span = {t: (int(starts[i]), int(starts[i + 1])) for i, t in enumerate(terms)}
+        self._term_number = {t: i for i, t in enumerate(terms)}
+        self._starts = starts
         self._slots, self._freqs = slots, freqs
         self._merged: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._added: dict[str, tuple[list[int], list[float]]] = {}
@@ -99,7 +102,8 @@ class _Index:
         """Live (slot, frequency) pairs of ``term``; merges and prunes lazily."""
         got = self._merged.get(term)
         if got is None:
-            start, end = self._span.get(term, (0, 0))
+            number = self._term_number.get(term)
+            start, end = (0, 0) if number is None else self._starts[number:number + 2]
             got = (self._slots[start:end], self._freqs[start:end])
         added = self._added.pop(term, None)
         if added is not None:
@@ -114,8 +118,9 @@ class _Index:
         return got
 
     def remove(self, rowid: int) -> None:
-        slot = self.slot_of.pop(rowid, None)
-        if slot is not None:
+        slot = int(self.slot_of[rowid]) if rowid < len(self.slot_of) else -1
+        if slot >= 0:
+            self.slot_of[rowid] = -1
             self.alive[slot] = False
             self.rows -= 1
             self.tokens -= int(self.length[slot])
@@ -131,6 +136,10 @@ class _Index:
         self.n_slots += 1
         length = sum(counts.values())
         self.slot_rowid[slot], self.length[slot], self.alive[slot] = rowid, length, True
+        if rowid >= len(self.slot_of):
+            grown = np.full(max(rowid + 1, 2 * len(self.slot_of)), -1, dtype=np.int64)
+            grown[:len(self.slot_of)] = self.slot_of
+            self.slot_of = grown
         self.slot_of[rowid] = slot
         self.rows += 1
         self.tokens += length
@@ -247,7 +256,7 @@ class FullTextMirror:
     def _read_index(conn: sqlite3.Connection) -> _Index:
         """One read snapshot of the FTS5 index: rows and their lengths, every term with its
         instance count, then all instances' rows as one string (in term order, then row
-        order: parsed and split by numpy, not by a Python loop, ~1 s per 100k rows)."""
+        order: parsed and split by numpy, not by a Python loop; ~1.5 s per 100k rows)."""
         conn.execute("BEGIN")
         try:
             rowids = np.array([r for (r,) in conn.execute(
@@ -257,12 +266,14 @@ class FullTextMirror:
                 "SELECT group_concat(doc) FROM temp.store_instances").fetchone()
         finally:
             conn.execute("COMMIT")
-        docs = (np.array(joined.split(","), dtype=np.int64) if joined
+        # Text-mode fromstring parses in C: ten times faster than str.split and without
+        # a Python string per instance (2.6M of them at 100k rows).
+        docs = (np.fromstring(joined, dtype=np.int64, sep=",") if joined
                 else np.zeros(0, dtype=np.int64))
         counts = np.array([c for _, c in vocab], dtype=np.int64)
         if int(counts.sum()) != len(docs):
             raise ValueError("fts5vocab row and instance tables disagree")
-        term_of = np.repeat(np.arange(len(vocab)), counts)
+        term_of = np.repeat(np.arange(len(vocab), dtype=np.int32), counts)
         new_pair = np.ones(len(docs), dtype=bool)
         new_pair[1:] = (term_of[1:] != term_of[:-1]) | (docs[1:] != docs[:-1])
         if len(docs) > 1 and bool(np.any((term_of[1:] == term_of[:-1])
