@@ -21,6 +21,7 @@ import pytest
 from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
 from contract_tests.governance import GovernanceContract
 from tulving.domain.audit_chain import verify_chain
+from tulving.domain.entry import EntryBrief
 from tulving.domain.errors import TulvingError
 from tulving.domain.identity import Identity
 from tulving.domain.query import STORE_WIDE, EntryFilter
@@ -72,6 +73,19 @@ class StorageContract(GovernanceContract):
         outcome = storage.write(entry)
         assert outcome.superseded is None
         assert storage.get(entry.id) == entry
+
+    def test_briefs_agree_with_whole_entries(self, storage: Storage, clock: Clockwork) -> None:
+        get_briefs = getattr(storage, "get_briefs", None)
+        if get_briefs is None:
+            pytest.skip("adapter offers no get_briefs (optional): search reads whole entries")
+        turn = make_entry(clock, "Caroline: we adopted a dog last Friday")
+        fact = make_entry(clock, "Caroline adopted a dog", source_entry_ids=(turn.id,))
+        storage.write_many([(turn, None), (fact, None)])
+        ids = [fact.id, "01J00000000000000000000000", turn.id, fact.id]
+        briefs = get_briefs(ids)
+        assert briefs == [EntryBrief.of(e) for e in storage.get_many(ids)]
+        assert [b.derived_from for b in briefs] == [turn.id, None, turn.id]
+        assert get_briefs([]) == []
 
     def test_get_unknown_is_none(self, storage: Storage) -> None:
         assert storage.get("01J00000000000000000000000") is None

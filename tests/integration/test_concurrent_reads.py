@@ -188,7 +188,7 @@ def test_vector_hits_are_read_while_the_full_text_query_runs(tmp_path: Path) -> 
     storage = memory.ctx.storage
     lexical_done = threading.Event()
     reads: list[tuple[bool, int]] = []
-    lexical, get_many = searcher.lexical, storage.get_many
+    lexical, get_briefs = searcher.lexical, storage.get_briefs  # type: ignore[attr-defined]
 
     def slow_lexical(*args, **kwargs):  # type: ignore[no-untyped-def]
         result = lexical(*args, **kwargs)
@@ -198,14 +198,15 @@ def test_vector_hits_are_read_while_the_full_text_query_runs(tmp_path: Path) -> 
 
     def counting(ids):  # type: ignore[no-untyped-def]
         reads.append((lexical_done.is_set(), len(ids)))
-        return get_many(ids)
+        return get_briefs(ids)
 
     expected = [(r.entry.id, r.score) for r in memory.search("lake house roof")]
     searcher.lexical = slow_lexical  # type: ignore[method-assign]
-    storage.get_many = counting  # type: ignore[method-assign]
+    storage.get_briefs = counting  # type: ignore[attr-defined]
     got = [(r.entry.id, r.score) for r in memory.search("lake house roof")]
     assert got == expected
-    assert reads and reads[0][0] is False and reads[0][1] > 0  # read before the lexical list
+    # Search reads its rerank candidates as briefs, the first ones before the lexical list.
+    assert reads and reads[0][0] is False and reads[0][1] > 0
     memory.close()
 
 

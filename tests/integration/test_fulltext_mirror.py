@@ -235,14 +235,15 @@ def test_the_threshold_is_checked_and_can_turn_the_mirror_off(tmp_path: Path) ->
         create(None, path=str(tmp_path / "a.db"), fulltext_mirror_from=-1)
     with pytest.raises(ConfigError, match="fulltext_mirror_from"):
         create(None, path=str(tmp_path / "a.db"), fulltext_mirror_from="many")  # type: ignore[arg-type]
-    off = create(None, path=str(tmp_path / "b.db"), fulltext_mirror_from=None)
-    off.open()
-    try:
-        off.write(_entry(1, "a lake"))
-        assert not off.fulltext_mirror_ready(1)
-        assert len(off.lexical_search(["lake"], EVERYONE, 5)) == 1
-    finally:
-        off.close()
+    for n, setting in enumerate((None, False)):  # False: what a TOML file can say
+        off = create(None, path=str(tmp_path / f"b{n}.db"), fulltext_mirror_from=setting)
+        off.open()
+        try:
+            off.write(_entry(1, "a lake"))
+            assert not off.fulltext_mirror_ready(1)
+            assert len(off.lexical_search(["lake"], EVERYONE, 5)) == 1
+        finally:
+            off.close()
     high = create(None, path=str(tmp_path / "c.db"), fulltext_mirror_from=1000)
     high.open()
     try:

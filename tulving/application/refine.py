@@ -10,12 +10,13 @@ match over a strong one by much; final scores stay in [0, 1].
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from tulving.application.context import MemoryContext
 from tulving.application.query_analysis import QueryAnalysis
-from tulving.domain.entry import MemoryEntry
+from tulving.domain.entry import Brief, MemoryEntry
 from tulving.domain.lexical import words
 from tulving.domain.query import EntryFilter, ScoredId, entry_matches
 from tulving.domain.temporal import mentions_relative_time
@@ -35,13 +36,24 @@ def refine(
     opts: SearchOptions,
     loaded: dict[str, MemoryEntry] | None = None,
     flt: EntryFilter | None = None,
+    briefs: dict[str, Brief] | None = None,
 ) -> list[ScoredId]:
-    """Adjusted scores, best first; the entries read are added to ``loaded``."""
+    """Adjusted scores, best first. Candidates not in ``loaded`` are read whole into it,
+    or, when ``briefs`` is given (search, which returns only the best few), read as
+    briefs into that instead."""
     head, tail = fused[: opts.rerank_depth], fused[opts.rerank_depth :]
-    entries = loaded if loaded is not None else {}
+    entries: dict[str, Brief] = {**(loaded or {}), **(briefs or {})}
     missing = [h.id for h in head if h.id not in entries]
     if missing:
-        entries.update((e.id, e) for e in ctx.storage.get_many(missing))
+        found: Sequence[Brief]
+        if briefs is not None:
+            found = read_briefs(ctx, missing)
+            briefs.update((b.id, b) for b in found)
+        else:
+            found = whole = ctx.storage.get_many(missing)
+            if loaded is not None:
+                loaded.update((e.id, e) for e in whole)
+        entries.update((b.id, b) for b in found)
     entity_boost = opts.entity_boost if analysis.entities else 0.0
     temporal_boost = opts.temporal_boost if analysis.asks_when else 0.0
     scores: dict[str, float] = {}
@@ -61,43 +73,55 @@ def refine(
     if opts.context_share:
         scores = _event_context(scores, times, opts.context_share)
     if opts.fold_derived:
-        _fold_derived(ctx, flt, scores, entries, tail)
+        sources = _fold_derived(ctx, flt, scores, entries, tail)
+        if loaded is not None and briefs is None:
+            loaded.update((e.id, e) for e in sources)
     ceiling = (1.0 + entity_boost) * (1.0 + temporal_boost) * (1.0 + opts.context_share)
     out = [ScoredId(i, s / ceiling) for i, s in scores.items()]
     out.sort(key=lambda h: (-h.score, h.id))
     return out + [ScoredId(h.id, h.score / ceiling) for h in tail]
 
 
+def read_briefs(ctx: MemoryContext, entry_ids: Sequence[str]) -> Sequence[Brief]:
+    """Briefs through the adapter's optional ``get_briefs``, else from whole entries."""
+    get_briefs = getattr(ctx.storage, "get_briefs", None)
+    if get_briefs is None:
+        return ctx.storage.get_many(entry_ids)
+    found: Sequence[Brief] = get_briefs(entry_ids)
+    return found
+
+
 def _fold_derived(
     ctx: MemoryContext,
     flt: EntryFilter | None,
     scores: dict[str, float],
-    entries: dict[str, MemoryEntry],
+    entries: dict[str, Brief],
     tail: list[ScoredId],
-) -> None:
+) -> list[MemoryEntry]:
     """A memory derived from exactly one other (a fact the rules read off a conversation
     turn) says less than its source: while the source is visible it stands for both, at
     its own rank, and the derived memory leaves the list, so one piece of evidence takes
     one place (lifting the source to the derived memory's score measured worse on LoCoMo:
     14 evidence turns lost for 7 gained against storing the turns alone; hiding: 9 for
     10). A derived memory keeps its place when its source is gone or outside the filter
-    (a search for FACTs only). Changes ``scores`` in place."""
+    (a search for FACTs only). Changes ``scores`` in place; returns the sources it read."""
     derived = {
         entry_id: source
         for entry_id in scores
         if entry_id in entries and (source := entries[entry_id].derived_from) is not None
     }
     if not derived:
-        return
+        return []
     in_tail = {h.id for h in tail}
     unknown = [s for s in derived.values() if s not in scores and s not in in_tail]
+    found: list[MemoryEntry] = []
     if unknown:
-        found = ctx.storage.get_many(unknown)
-        entries.update((e.id, e) for e in found
-                       if flt is None or entry_matches(e, flt))
+        found = [e for e in ctx.storage.get_many(unknown) if flt is None or entry_matches(e, flt)]
+        entries.update((e.id, e) for e in found)
     for entry_id, source in derived.items():
         if source in scores or source in in_tail or source in entries:
             del scores[entry_id]  # the source stands for it, at its own rank
+    return found
 
 
 def _event_context(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -87,9 +87,7 @@ class MemoryEntry:
     def derived_from(self) -> str | None:
         """The one memory this one restates (a fact read off a single turn), or None:
         while that source is visible, search and curate show it in this one's stead."""
-        if len(self.source_entry_ids) == 1 and self.source_entry_ids[0] != self.id:
-            return self.source_entry_ids[0]
-        return None
+        return _restated(self.id, self.source_entry_ids)
 
     def importance_at(self, now: datetime) -> float:
         """Importance decayed lazily since the last access (see ``decay``)."""
@@ -100,3 +98,46 @@ class MemoryEntry:
     def known_at(self, at: datetime) -> bool:
         """Whether the store held this entry as current at transaction time ``at``."""
         return self.created_at <= at and (self.expired_at is None or self.expired_at > at)
+
+
+def _restated(entry_id: str, sources: tuple[str, ...]) -> str | None:
+    if len(sources) == 1 and sources[0] != entry_id:
+        return sources[0]
+    return None
+
+
+class Brief(Protocol):
+    """What search's second stage reads of a candidate (an entry or an :class:`EntryBrief`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def valid_from(self) -> datetime: ...
+
+    @property
+    def derived_from(self) -> str | None: ...
+
+
+@attrs.frozen
+class EntryBrief:
+    """A candidate as search's second stage sees it: its text, its event time and the
+    memory it restates. Search reranks ~50 candidates to return ~10; reading these four
+    fields instead of whole entries (40 columns, seven timestamps parsed) measured
+    about 1.5 ms off a hybrid search."""
+
+    id: str
+    content: str
+    valid_from: datetime
+    source_entry_ids: tuple[str, ...] = ()
+
+    @property
+    def derived_from(self) -> str | None:
+        return _restated(self.id, self.source_entry_ids)
+
+    @classmethod
+    def of(cls, entry: MemoryEntry) -> EntryBrief:
+        return cls(entry.id, entry.content, entry.valid_from, entry.source_entry_ids)

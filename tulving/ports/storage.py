@@ -13,6 +13,12 @@ implements :class:`Storage`, their union. Invariants (checked by
   (written, archived, deleted with them);
 - ``write_many`` is atomic: all or none of the batch is visible, also after a crash;
 - hard delete removes the entry, its tags, its FTS row and its vector.
+
+One optional method, looked up with ``getattr`` (an adapter without it is read with
+``get_many``): ``get_briefs(entry_ids) -> list[EntryBrief]``, the id, content, event time
+and source ids of the entries that exist, in the order of ``entry_ids``. Search reads its
+rerank candidates through it; an adapter that can read four columns more cheaply than a
+whole entry should offer it (the contract suite checks it agrees with ``get_many``).
 """
 
 from __future__ import annotations

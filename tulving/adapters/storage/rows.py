@@ -94,8 +94,8 @@ def row_to_entry(row: Mapping[str, Any], tags: tuple[str, ...]) -> MemoryEntry:
         source_instance=row["source_instance"], model_id=row["model_id"],
         trust=float(row["trust"]), session_id=row["session_id"],
         supersedes=row["supersedes"], superseded_by=row["superseded_by"],
-        related_to=_tuple(row["related_to"]), source_entry_ids=_tuple(row["source_entry_ids"]),
-        conflict_ids=_tuple(row["conflict_ids"]),
+        related_to=json_tuple(row["related_to"]), source_entry_ids=json_tuple(row["source_entry_ids"]),
+        conflict_ids=json_tuple(row["conflict_ids"]),
         review_status=_REVIEWS[row["review_status"]],
         created_at=_req(row["created_at"]), updated_at=_req(row["updated_at"]),
         valid_from=_req(row["valid_from"]), valid_until=parse_ts(row["valid_until"]),
@@ -128,7 +128,7 @@ def values_to_entry(v: Any, tags: tuple[str, ...]) -> MemoryEntry:
         importance=float(v[9]), pinned=bool(v[10]), confidence=float(v[11]),
         source_type=_SOURCES[v[12]], source_instance=v[13], model_id=v[14],
         trust=float(v[15]), session_id=v[16], supersedes=v[17], superseded_by=v[18],
-        related_to=_tuple(v[19]), source_entry_ids=_tuple(v[20]), conflict_ids=_tuple(v[21]),
+        related_to=json_tuple(v[19]), source_entry_ids=json_tuple(v[20]), conflict_ids=json_tuple(v[21]),
         review_status=_REVIEWS[v[22]],
         created_at=_req(v[23]), updated_at=_req(v[24]), valid_from=_req(v[25]),
         valid_until=parse_ts(v[26]), expired_at=parse_ts(v[27]),
@@ -151,7 +151,8 @@ def _metadata(meta: Any) -> dict[str, Any]:
     return dict(meta or {})
 
 
-def _tuple(value: Any) -> tuple[str, ...]:
+def json_tuple(value: Any) -> tuple[str, ...]:
+    """A JSON list column (or a driver-decoded list) as a tuple of strings."""
     if value is None or value == "[]":
         return ()
     if isinstance(value, str):

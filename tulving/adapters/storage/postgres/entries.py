@@ -29,7 +29,8 @@ from tulving.adapters.storage.postgres.codec import (
 from tulving.adapters.storage.postgres.connection import Conn, translate_errors
 from tulving.adapters.storage.postgres.filters import where
 from tulving.adapters.storage.postgres.vectors import VectorMixin
-from tulving.domain.entry import MemoryEntry
+from tulving.adapters.storage.rows import json_tuple
+from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.errors import StorageError, ValidationError
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.types import ArchiveReason
@@ -331,6 +332,19 @@ class EntryMixin(VectorMixin):
                 (list(set(entry_ids)),),
             ).fetchall()
         found = {row["id"]: entry_from_row(row) for row in rows}
+        return [found[i] for i in entry_ids if i in found]
+
+    @translate_errors
+    def get_briefs(self, entry_ids: Sequence[str]) -> list[EntryBrief]:
+        """Four columns, not forty: what search's rerank reads (see the storage port)."""
+        if not entry_ids:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT id, content, valid_from, source_entry_ids FROM entries"
+                " WHERE id = ANY(%s)", (list(set(entry_ids)),)).fetchall()
+        found = {r["id"]: EntryBrief(r["id"], r["content"], r["valid_from"],
+                                     json_tuple(r["source_entry_ids"])) for r in rows}
         return [found[i] for i in entry_ids if i in found]
 
     @translate_errors

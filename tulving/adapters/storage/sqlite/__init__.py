@@ -12,16 +12,19 @@ __all__ = ["SQLiteStorage", "create"]
 
 def create(
     context: Any, *, path: str | None = None, lock: bool = True,
-    fulltext_mirror_from: int | None = MIRROR_FROM,
+    fulltext_mirror_from: int | bool | None = MIRROR_FROM,
 ) -> SQLiteStorage:
     """``fulltext_mirror_from``: rows from which full-text search runs on the in-memory
-    mirror of the FTS5 index (same ranking, faster on large stores); None turns it off."""
+    mirror of the FTS5 index (same ranking, faster on large stores); None or False (TOML
+    has no null) turns it off."""
     location = path or getattr(context, "location", "") or ""
     if not location:
         raise ConfigError("the sqlite storage needs a file path (or ':memory:')")
+    if fulltext_mirror_from is False:
+        fulltext_mirror_from = None
     if fulltext_mirror_from is not None and (
             isinstance(fulltext_mirror_from, bool) or not isinstance(fulltext_mirror_from, int)
             or fulltext_mirror_from < 0):
-        raise ConfigError("fulltext_mirror_from must be a row count >= 0, or None to turn "
-                          f"the mirror off; got {fulltext_mirror_from!r}")
+        raise ConfigError("fulltext_mirror_from must be a row count >= 0, or None/false to "
+                          f"turn the mirror off; got {fulltext_mirror_from!r}")
     return SQLiteStorage(location, lock=lock, fulltext_mirror_from=fulltext_mirror_from)
