@@ -201,6 +201,40 @@ def test_many_rewritten_rows_rebuild_the_mirror_and_stay_exact(
     assert store._mirror is first and store._mirror.ready
 
 
+def test_a_bulk_import_rebuilds_the_mirror_and_fts5_answers_meanwhile(
+    store: SQLiteStorage, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fm, "REFRESH_MAX_ROWS", 20)
+    store.write(_entry(0, "a lake at sunrise"))
+    assert store.fulltext_mirror_ready(10)
+    store.write_many([(_entry(i, f"{WORDS[i % len(WORDS)]} lake {i}"), None)
+                      for i in range(1, 60)])
+    mirror = store._mirror
+    assert mirror is not None
+    assert mirror.search(["lake"], 5) is None and not mirror.ready  # too many to refresh
+    # The next search rebuilds it (inline for a store this small; on a thread past
+    # INLINE_BUILD_ROWS, FTS5 answering meanwhile).
+    assert len(store.lexical_search(["lake"], EVERYONE, 100)) == 60
+    _same_as_fts5(store, ["lake", "caroline", "sunrise"])
+
+
+def test_closing_during_a_build_stops_it(tmp_path: Path) -> None:
+    path = str(tmp_path / "big.db")
+    store = SQLiteStorage(path, fulltext_mirror_from=0)
+    store.open()
+    store.write_many([(_entry(i, " ".join(WORDS[(i + j) % len(WORDS)] for j in range(30))),
+                       None) for i in range(fm.INLINE_BUILD_ROWS + 500)])
+    store.lexical_search(["lake"], EVERYONE, 5)  # starts the build on a thread
+    store.close()  # interrupts and joins it; nothing is left running
+    assert not [t for t in threading.enumerate() if t.name == "tulving-fulltext-mirror"]
+    store.open()
+    try:
+        assert store.fulltext_mirror_ready(30)
+        _same_as_fts5(store, ["lake", "caroline"])
+    finally:
+        store.close()
+
+
 def test_writers_and_readers_in_threads_end_in_fts5s_state(store: SQLiteStorage) -> None:
     store.write(_entry(0, "lake"))
     assert store.fulltext_mirror_ready(10)

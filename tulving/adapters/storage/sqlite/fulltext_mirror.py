@@ -53,6 +53,8 @@ INLINE_BUILD_ROWS = 2_000
 #: this share of the live ones: they cost memory and scoring time, never correctness.
 REBUILD_DEAD_SHARE = 0.5
 REBUILD_DEAD_MIN = 1_000
+#: More rows changed since the last search than this: rebuild instead of refreshing.
+REFRESH_MAX_ROWS = 5_000
 _TOKEN_CACHE_SIZE = 50_000
 #: The tokenizer option of the index's declaration, copied to the private table.
 _TOKENIZE = re.compile(r"tokenize\s*=\s*('(?:[^']|'')*')", re.IGNORECASE)
@@ -170,6 +172,11 @@ class FullTextMirror:
     def ready(self) -> bool:
         return self._index is not None
 
+    @property
+    def failed(self) -> bool:
+        """A build or a refresh failed: FTS5 answers until the store is reopened."""
+        return self._failed
+
     def start(self, rows: int) -> None:
         """Build the mirror: now if the store is small (``rows``), else on a thread."""
         with self._lock:
@@ -194,8 +201,10 @@ class FullTextMirror:
     def close(self) -> None:
         with self._lock:
             self._closed = True
-        builder = self._builder
+            conn, builder = self._conn, self._builder
         if builder is not None and builder is not threading.current_thread():
+            if conn is not None:
+                conn.interrupt()  # a build of a large store stops now, not in a second
             builder.join()
         with self._lock:
             if self._conn is not None:
@@ -239,7 +248,8 @@ class FullTextMirror:
                 conn = self._connection()
             index = self._read_index(conn)
         except (sqlite3.Error, ValueError) as exc:  # the store keeps answering through FTS5
-            log.warning("full-text mirror not built, FTS5 answers alone: %s", exc)
+            if not self._closed:
+                log.warning("full-text mirror not built, FTS5 answers alone: %s", exc)
             with self._lock:
                 self._marks_during_build = None
                 self._builder = None
@@ -348,6 +358,11 @@ class FullTextMirror:
         with self._lock:
             index = self._index
             if index is None or self._closed:
+                return None
+            if len(self._dirty) > REFRESH_MAX_ROWS:
+                # A bulk import: a rebuild on a thread (FTS5 answers meanwhile) beats
+                # tokenizing and appending that many rows inside one search.
+                self._index, self._dirty = None, set()
                 return None
             try:
                 if self._dirty:

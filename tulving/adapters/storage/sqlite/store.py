@@ -546,6 +546,8 @@ class SQLiteStorage:
         if self._mirror_from is None or self._on_main():
             return None
         mirror = self._mirror
+        if mirror is not None and mirror.failed:
+            return None
         if mirror is None or not mirror.ready:
             rows = int(self._fetch("SELECT coalesce(max(rowid), 0) FROM entries")[0][0])
             if rows < self._mirror_from:
