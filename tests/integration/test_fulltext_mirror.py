@@ -186,19 +186,27 @@ def test_a_failed_build_leaves_fts5_answering(
     assert [h.id for h in store.lexical_search(["lake"], EVERYONE, 5)] == [_entry(1, "").id]
 
 
-def test_many_rewritten_rows_rebuild_the_mirror_and_stay_exact(
-    store: SQLiteStorage, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(fm, "REBUILD_DEAD_SHARE", 0.2)
-    monkeypatch.setattr(fm, "REBUILD_DEAD_MIN", 10)
-    entries = [_entry(i, f"{WORDS[i % len(WORDS)]} lake number {i}") for i in range(60)]
-    store.write_many([(e, None) for e in entries])
-    _same_as_fts5(store, ["lake", "caroline"])
-    first = store._mirror
-    store.delete([e.id for e in entries[:30]])
-    assert store.lexical_search(["caroline"], EVERYONE, 1)  # drops the worn-out mirror
-    _same_as_fts5(store, ["lake", "caroline", "sunrise"])
-    assert store._mirror is first and store._mirror.ready
+def test_deleted_or_rewritten_words_leave_the_mirror(store: SQLiteStorage) -> None:
+    secret = _entry(1, "the vault code is zanzibarite")
+    kept = _entry(2, "a lake at sunrise")
+    store.write_many([(secret, None), (kept, None)])
+    _same_as_fts5(store, ["lake"])
+    mirror = store._mirror
+    assert mirror is not None and mirror._index is not None
+    assert "zanzibarit" in mirror._index._term_number  # porter-stemmed, as FTS5 holds it
+    built = mirror._index
+    store.replace(attrs.evolve(kept, importance=0.9))  # same text: the mirror stays
+    assert store.lexical_search(["lake"], EVERYONE, 5)
+    assert mirror._index is built
+    store.delete([secret.id])  # erased: the mirror is rebuilt without its words
+    assert store.lexical_search(["zanzibarite"], EVERYONE, 5) == []
+    _same_as_fts5(store, ["lake", "vault"])
+    assert mirror._index is not built
+    assert "zanzibarit" not in mirror._index._term_number
+    rebuilt = mirror._index
+    store.replace(attrs.evolve(kept, content="a pond at dusk"))  # new text: rebuilt again
+    _same_as_fts5(store, ["lake", "pond"])
+    assert mirror._index is not rebuilt and "sunris" not in mirror._index._term_number
 
 
 def test_a_bulk_import_rebuilds_the_mirror_and_fts5_answers_meanwhile(

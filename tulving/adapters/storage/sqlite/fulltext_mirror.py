@@ -19,9 +19,12 @@ Why the ranking is the same, not merely similar:
   them). Only ties at the cut may differ: the mirror breaks them by row id.
 
 Why it stays correct: it is a cache of committed state. Temporary triggers on the writer
-connection note every row whose text a transaction changes; at commit the store hands the
-row ids over (:meth:`FullTextMirror.mark`) and the mirror re-reads those rows before its
-next query. A search inside the writer's own transaction, which must see uncommitted rows,
+connection note every row a transaction inserts; at commit the store hands the row ids
+over (:meth:`FullTextMirror.mark`) and the mirror reads those rows before its next query.
+A transaction that deletes a row or changes its text makes the mirror drop everything
+(:meth:`FullTextMirror.forget`) and rebuild from the index: an erased memory's words do
+not stay in memory (deletions and corrections are rare; a rebuild takes ~1.5 s per 100k
+rows on a thread, FTS5 answering meanwhile). A search inside the writer's own transaction, which must see uncommitted rows,
 goes to FTS5, as does a query the mirror cannot answer exactly (a word FTS5 splits into
 several tokens). The mirror reads the database file through its own read-only connection,
 so it never takes the store's lock.
@@ -59,17 +62,22 @@ _TOKEN_CACHE_SIZE = 50_000
 #: The tokenizer option of the index's declaration, copied to the private table.
 _TOKENIZE = re.compile(r"tokenize\s*=\s*('(?:[^']|'')*')", re.IGNORECASE)
 
-# The statements that track changed rows on the writer connection (see store.py).
+# The statements that track changed rows on the writer connection (see store.py): a row
+# inserted is marked 0; a row deleted or given another text, 1 (its old words must go).
+_MARK_REMOVED = ("INSERT INTO tulving_fts_dirty VALUES (old.rowid, 1) "
+                 "ON CONFLICT(row_id) DO UPDATE SET removed = 1")
 TRACKING = (
-    "CREATE TEMP TABLE IF NOT EXISTS tulving_fts_dirty (rowid INTEGER PRIMARY KEY)",
+    "CREATE TEMP TABLE IF NOT EXISTS tulving_fts_dirty "
+    "(row_id INTEGER PRIMARY KEY, removed INTEGER NOT NULL)",
     "CREATE TEMP TRIGGER IF NOT EXISTS tulving_fts_dirty_ai AFTER INSERT ON main.entries "
-    "BEGIN INSERT OR IGNORE INTO tulving_fts_dirty VALUES (new.rowid); END",
+    "BEGIN INSERT OR IGNORE INTO tulving_fts_dirty VALUES (new.rowid, 0); END",
     "CREATE TEMP TRIGGER IF NOT EXISTS tulving_fts_dirty_ad AFTER DELETE ON main.entries "
-    "BEGIN INSERT OR IGNORE INTO tulving_fts_dirty VALUES (old.rowid); END",
+    f"BEGIN {_MARK_REMOVED}; END",
     "CREATE TEMP TRIGGER IF NOT EXISTS tulving_fts_dirty_au AFTER UPDATE OF search_text "
-    "ON main.entries BEGIN INSERT OR IGNORE INTO tulving_fts_dirty VALUES (new.rowid); END",
+    "ON main.entries WHEN old.search_text IS NOT new.search_text "
+    f"BEGIN {_MARK_REMOVED}; END",
 )
-TAKE_DIRTY = "SELECT rowid FROM temp.tulving_fts_dirty"
+TAKE_DIRTY = "SELECT row_id, removed FROM temp.tulving_fts_dirty"
 CLEAR_DIRTY = "DELETE FROM temp.tulving_fts_dirty"
 
 
@@ -165,6 +173,7 @@ class FullTextMirror:
         self._builder: threading.Thread | None = None
         self._closed = False
         self._failed = False  # a build failed: FTS5 answers for the rest of this open
+        self._generation = 0  # bumped by forget(): a build started before is discarded
         self._tokens: dict[str, tuple[str, ...]] = {}
 
     # lifecycle -----------------------------------------------------------------------
@@ -212,6 +221,12 @@ class FullTextMirror:
                 self._conn = None
             self._index = None
 
+    def forget(self) -> None:
+        """Drop the mirror (and a build in progress): rows were deleted or rewritten."""
+        with self._lock:
+            self._generation += 1
+            self._index, self._dirty = None, set()
+
     def mark(self, rowids: Iterable[int]) -> None:
         """Rows whose text a committed transaction changed (inserted, updated, deleted)."""
         with self._lock:
@@ -246,6 +261,7 @@ class FullTextMirror:
                 if self._closed:
                     return
                 conn = self._connection()
+                generation = self._generation
             index = self._read_index(conn)
         except (sqlite3.Error, ValueError) as exc:  # the store keeps answering through FTS5
             if not self._closed:
@@ -256,7 +272,7 @@ class FullTextMirror:
                 self._failed = True
             return
         with self._lock:
-            if not self._closed:
+            if not self._closed and generation == self._generation:
                 self._index = index
                 self._dirty = self._marks_during_build or set()
             self._marks_during_build = None

@@ -210,20 +210,24 @@ class SQLiteStorage:
                 self._depth -= 1
                 if self._depth == 0:
                     self._tx_thread = None
-                    changed = self._take_changed_rows(conn)
+                    added, removed = self._take_changed_rows(conn)
                     conn.execute("COMMIT")
-                    if changed and self._mirror is not None:
-                        self._mirror.mark(changed)
+                    if self._mirror is not None:
+                        if removed:
+                            self._mirror.forget()
+                        elif added:
+                            self._mirror.mark(added)
 
-    def _take_changed_rows(self, conn: sqlite3.Connection) -> list[int]:
-        """Rows whose full text this transaction changed (for the mirror), emptied in
-        the same transaction so a rollback leaves nothing behind."""
+    def _take_changed_rows(self, conn: sqlite3.Connection) -> tuple[list[int], bool]:
+        """Rows this transaction added to the full-text index, and whether it deleted or
+        rewrote any (for the mirror); emptied in the same transaction so a rollback
+        leaves nothing behind."""
         if not self._tracking:
-            return []
-        changed = [r for (r,) in conn.execute(TAKE_DIRTY)]
+            return [], False
+        changed = conn.execute(TAKE_DIRTY).fetchall()
         if changed:
             conn.execute(CLEAR_DIRTY)
-        return changed
+        return [r for r, _ in changed], any(removed for _, removed in changed)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
