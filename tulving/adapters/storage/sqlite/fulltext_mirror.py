@@ -107,7 +107,7 @@ class _Index:
         self._starts = starts
         self._slots, self._freqs = slots, freqs
         self._merged: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._added: dict[str, tuple[list[int], list[float]]] = {}
+        self._added: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
 
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """Live (slot, frequency) pairs of ``term``; merges and prunes lazily."""
@@ -118,8 +118,8 @@ class _Index:
             got = (self._slots[start:end], self._freqs[start:end])
         added = self._added.pop(term, None)
         if added is not None:
-            got = (np.concatenate([got[0], np.asarray(added[0], dtype=np.int64)]),
-                   np.concatenate([got[1], np.asarray(added[1], dtype=np.float64)]))
+            got = (np.concatenate([got[0], *(slots for slots, _ in added)]),
+                   np.concatenate([got[1], *(freqs for _, freqs in added)]))
             self._merged[term] = got
         if self.dead:
             keep = self.alive[got[0]]
@@ -137,27 +137,33 @@ class _Index:
             self.tokens -= int(self.length[slot])
             self.dead += 1
 
-    def add(self, rowid: int, counts: dict[str, int]) -> None:
-        if self.n_slots == len(self.alive):
-            grow = len(self.alive)
+    def add(self, rowids: Sequence[int], lengths: dict[int, int],
+            postings: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> None:
+        """New rows (not in the index) with their token counts, and per term the rows
+        holding it and how often: slots are assigned and postings queued in bulk."""
+        if not rowids:
+            return
+        rows = np.asarray(rowids, dtype=np.int64)
+        n, first = len(rows), self.n_slots
+        if first + n > len(self.alive):
+            grow = max(len(self.alive), n)
             self.slot_rowid = np.concatenate([self.slot_rowid, np.zeros(grow, np.int64)])
             self.length = np.concatenate([self.length, np.zeros(grow, np.float64)])
             self.alive = np.concatenate([self.alive, np.zeros(grow, bool)])
-        slot = self.n_slots
-        self.n_slots += 1
-        length = sum(counts.values())
-        self.slot_rowid[slot], self.length[slot], self.alive[slot] = rowid, length, True
-        if rowid >= len(self.slot_of):
-            grown = np.full(max(rowid + 1, 2 * len(self.slot_of)), -1, dtype=np.int64)
+        top = int(rows.max())
+        if top >= len(self.slot_of):
+            grown = np.full(max(top + 1, 2 * len(self.slot_of)), -1, dtype=np.int64)
             grown[:len(self.slot_of)] = self.slot_of
             self.slot_of = grown
-        self.slot_of[rowid] = slot
-        self.rows += 1
-        self.tokens += length
-        for term, count in counts.items():
-            slots, freqs = self._added.setdefault(term, ([], []))
-            slots.append(slot)
-            freqs.append(float(count))
+        slots = np.arange(first, first + n)
+        sizes = np.array([lengths.get(r, 0) for r in rowids], dtype=np.float64)
+        self.slot_rowid[slots], self.length[slots], self.alive[slots] = rows, sizes, True
+        self.slot_of[rows] = slots
+        self.n_slots += n
+        self.rows += n
+        self.tokens += int(sizes.sum())
+        for term, docs, freqs in postings:
+            self._added.setdefault(term, []).append((self.slot_of[docs], freqs))
 
 
 class FullTextMirror:
@@ -253,6 +259,7 @@ class FullTextMirror:
             conn.execute(f"CREATE VIRTUAL TABLE main.words USING fts5(text{option})")
             conn.execute("CREATE VIRTUAL TABLE main.word_instances USING "
                          "fts5vocab(words, instance)")
+            conn.execute("CREATE VIRTUAL TABLE main.word_terms USING fts5vocab(words, row)")
             self._conn = conn
         return self._conn
 
@@ -293,30 +300,34 @@ class FullTextMirror:
                 "SELECT group_concat(doc) FROM temp.store_instances").fetchone()
         finally:
             conn.execute("COMMIT")
-        # Text-mode fromstring parses in C: ten times faster than str.split and without
-        # a Python string per instance (2.6M of them at 100k rows).
-        docs = (np.fromstring(joined, dtype=np.int64, sep=",") if joined
-                else np.zeros(0, dtype=np.int64))
-        counts = np.array([c for _, c in vocab], dtype=np.int64)
-        if int(counts.sum()) != len(docs):
-            raise ValueError("fts5vocab row and instance tables disagree")
-        term_of = np.repeat(np.arange(len(vocab), dtype=np.int32), counts)
-        new_pair = np.ones(len(docs), dtype=bool)
-        new_pair[1:] = (term_of[1:] != term_of[:-1]) | (docs[1:] != docs[:-1])
-        if len(docs) > 1 and bool(np.any((term_of[1:] == term_of[:-1])
-                                         & (docs[1:] < docs[:-1]))):
-            raise ValueError("fts5vocab instances are not in row order within a term")
-        firsts = np.flatnonzero(new_pair)
-        freqs = np.diff(np.append(firsts, len(docs))).astype(np.float64)
-        slot_of_doc = np.searchsorted(rowids, docs[firsts])
-        if len(rowids) == 0 and len(firsts):
-            raise ValueError("instances of rows the index does not size")
-        if len(firsts) and not np.array_equal(rowids[slot_of_doc], docs[firsts]):
+        terms, starts, docs, freqs = _postings(vocab, joined)
+        slot_of_doc = np.searchsorted(rowids, docs)
+        if len(docs) and (len(rowids) == 0 or not np.array_equal(
+                rowids[np.minimum(slot_of_doc, len(rowids) - 1)], docs)):
             raise ValueError("instances of rows the index does not size")
         lengths = np.bincount(slot_of_doc, weights=freqs, minlength=len(rowids))
-        starts = np.searchsorted(term_of[firsts], np.arange(len(vocab) + 1))
-        return _Index(rowids, lengths, [t for t, _ in vocab], starts,
-                      slot_of_doc.astype(np.int64), freqs)
+        return _Index(rowids, lengths, terms, starts, slot_of_doc.astype(np.int64), freqs)
+
+    def _postings_of(
+        self, texts: Sequence[tuple[int, str]]
+    ) -> tuple[dict[int, int], list[tuple[str, np.ndarray, np.ndarray]]]:
+        """Token count per row, and per term its rows and frequencies, by the FTS5
+        tokenizer (a private table read the way :meth:`_read_index` reads the store's)."""
+        conn = self._connection()
+        conn.execute("BEGIN")
+        try:
+            conn.executemany("INSERT INTO main.words(rowid, text) VALUES (?, ?)", texts)
+            vocab = conn.execute("SELECT term, cnt FROM main.word_terms").fetchall()
+            (joined,) = conn.execute(
+                "SELECT group_concat(doc) FROM main.word_instances").fetchone()
+        finally:
+            conn.execute("ROLLBACK")
+        terms, starts, docs, freqs = _postings(vocab, joined)
+        rows, row_of = np.unique(docs, return_inverse=True)
+        sizes = np.bincount(row_of, weights=freqs, minlength=len(rows)).astype(np.int64)
+        return (dict(zip(rows.tolist(), sizes.tolist(), strict=True)),
+                [(term, docs[starts[i]:starts[i + 1]], freqs[starts[i]:starts[i + 1]])
+                 for i, term in enumerate(terms)])
 
     def _tokenize_texts(self, texts: Sequence[tuple[int, str]]) -> dict[int, dict[str, int]]:
         """Token counts per text, by the FTS5 tokenizer itself (private table)."""
@@ -343,11 +354,10 @@ class FullTextMirror:
             texts += conn.execute(
                 f"SELECT rowid, search_text FROM store.entries WHERE rowid IN ({marks})",
                 chunk).fetchall()
-        counts = self._tokenize_texts(texts) if texts else {}
         for rowid in rowids:
             index.remove(rowid)
-            if rowid in counts:
-                index.add(rowid, counts[rowid])
+        if texts:
+            index.add([r for r, _ in texts], *self._postings_of(texts))
         if index.dead > max(REBUILD_DEAD_SHARE * index.rows, REBUILD_DEAD_MIN):
             self._index = None  # rebuilt on the next start(); FTS5 answers meanwhile
             self._builder = None
@@ -395,6 +405,33 @@ class FullTextMirror:
             if tokens is None:
                 return None
             return _score(index, tokens, limit)
+
+
+def _postings(
+    vocab: Sequence[tuple[str, int]], joined: str | None
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """An fts5vocab read as postings: ``vocab`` is every term with its instance count
+    (``row`` table), ``joined`` every instance's row, comma-joined (``instance`` table, in
+    term order, then row order). Returns the terms, where each term's postings start
+    (one more entry than terms), and per posting its row and term frequency; all split
+    by numpy, not by a Python loop over instances."""
+    # Text-mode fromstring parses in C: ten times faster than str.split and without a
+    # Python string per instance (2.6M of them at 100k rows).
+    docs = (np.fromstring(joined, dtype=np.int64, sep=",") if joined
+            else np.zeros(0, dtype=np.int64))
+    counts = np.array([c for _, c in vocab], dtype=np.int64)
+    if int(counts.sum()) != len(docs):
+        raise ValueError("fts5vocab row and instance tables disagree")
+    term_of = np.repeat(np.arange(len(vocab), dtype=np.int32), counts)
+    same_term = term_of[1:] == term_of[:-1]
+    if bool(np.any(same_term & (docs[1:] < docs[:-1]))):
+        raise ValueError("fts5vocab instances are not in row order within a term")
+    new_pair = np.ones(len(docs), dtype=bool)
+    new_pair[1:] = ~same_term | (docs[1:] != docs[:-1])
+    firsts = np.flatnonzero(new_pair)
+    freqs = np.diff(np.append(firsts, len(docs))).astype(np.float64)
+    starts = np.searchsorted(term_of[firsts], np.arange(len(vocab) + 1))
+    return [t for t, _ in vocab], starts, docs[firsts], freqs
 
 
 def _score(index: _Index, tokens: Sequence[str], limit: int) -> tuple[list[tuple[int, float]], int]:
