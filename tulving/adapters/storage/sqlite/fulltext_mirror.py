@@ -295,12 +295,10 @@ class FullTextMirror:
         try:
             rowids = np.array([r for (r,) in conn.execute(
                 "SELECT id FROM store.entries_fts_docsize ORDER BY id")], dtype=np.int64)
-            vocab = conn.execute("SELECT term, cnt FROM temp.store_terms").fetchall()
-            (joined,) = conn.execute(
-                "SELECT group_concat(doc) FROM temp.store_instances").fetchone()
+            terms, starts, docs, freqs = _postings(conn, "temp.store_terms",
+                                                   "temp.store_instances")
         finally:
             conn.execute("COMMIT")
-        terms, starts, docs, freqs = _postings(vocab, joined)
         slot_of_doc = np.searchsorted(rowids, docs)
         if len(docs) and (len(rowids) == 0 or not np.array_equal(
                 rowids[np.minimum(slot_of_doc, len(rowids) - 1)], docs)):
@@ -317,12 +315,10 @@ class FullTextMirror:
         conn.execute("BEGIN")
         try:
             conn.executemany("INSERT INTO main.words(rowid, text) VALUES (?, ?)", texts)
-            vocab = conn.execute("SELECT term, cnt FROM main.word_terms").fetchall()
-            (joined,) = conn.execute(
-                "SELECT group_concat(doc) FROM main.word_instances").fetchone()
+            terms, starts, docs, freqs = _postings(conn, "main.word_terms",
+                                                   "main.word_instances")
         finally:
             conn.execute("ROLLBACK")
-        terms, starts, docs, freqs = _postings(vocab, joined)
         rows, row_of = np.unique(docs, return_inverse=True)
         sizes = np.bincount(row_of, weights=freqs, minlength=len(rows)).astype(np.int64)
         return (dict(zip(rows.tolist(), sizes.tolist(), strict=True)),
@@ -408,13 +404,15 @@ class FullTextMirror:
 
 
 def _postings(
-    vocab: Sequence[tuple[str, int]], joined: str | None
+    conn: sqlite3.Connection, terms_table: str, instances_table: str
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """An fts5vocab read as postings: ``vocab`` is every term with its instance count
-    (``row`` table), ``joined`` every instance's row, comma-joined (``instance`` table, in
-    term order, then row order). Returns the terms, where each term's postings start
-    (one more entry than terms), and per posting its row and term frequency; all split
-    by numpy, not by a Python loop over instances."""
+    """An FTS5 index read as postings through its fts5vocab tables: every term with its
+    instance count (``row`` table), then every instance's row as one comma-joined string
+    (``instance`` table: term order, then row order). Returns the terms, where each
+    term's postings start (one more entry than terms), and per posting its row and term
+    frequency; all split by numpy, not by a Python loop over instances."""
+    vocab = conn.execute(f"SELECT term, cnt FROM {terms_table}").fetchall()
+    (joined,) = conn.execute(f"SELECT group_concat(doc) FROM {instances_table}").fetchone()
     # Text-mode fromstring parses in C: ten times faster than str.split and without a
     # Python string per instance (2.6M of them at 100k rows).
     docs = (np.fromstring(joined, dtype=np.int64, sep=",") if joined
