@@ -43,17 +43,7 @@ def refine(
     briefs into that instead."""
     head, tail = fused[: opts.rerank_depth], fused[opts.rerank_depth :]
     entries: dict[str, Brief] = {**(loaded or {}), **(briefs or {})}
-    missing = [h.id for h in head if h.id not in entries]
-    if missing:
-        found: Sequence[Brief]
-        if briefs is not None:
-            found = read_briefs(ctx, missing)
-            briefs.update((b.id, b) for b in found)
-        else:
-            found = whole = ctx.storage.get_many(missing)
-            if loaded is not None:
-                loaded.update((e.id, e) for e in whole)
-        entries.update((b.id, b) for b in found)
+    entries.update((b.id, b) for b in read_candidates(ctx, [h.id for h in head], loaded, briefs))
     entity_boost = opts.entity_boost if analysis.entities else 0.0
     temporal_boost = opts.temporal_boost if analysis.asks_when else 0.0
     scores: dict[str, float] = {}
@@ -82,13 +72,29 @@ def refine(
     return out + [ScoredId(h.id, h.score / ceiling) for h in tail]
 
 
-def read_briefs(ctx: MemoryContext, entry_ids: Sequence[str]) -> Sequence[Brief]:
-    """Briefs through the adapter's optional ``get_briefs``, else from whole entries."""
-    get_briefs = getattr(ctx.storage, "get_briefs", None)
-    if get_briefs is None:
-        return ctx.storage.get_many(entry_ids)
-    found: Sequence[Brief] = get_briefs(entry_ids)
-    return found
+def read_candidates(
+    ctx: MemoryContext,
+    entry_ids: Sequence[str],
+    loaded: dict[str, MemoryEntry] | None,
+    briefs: dict[str, Brief] | None,
+) -> Sequence[Brief]:
+    """Read the candidates among ``entry_ids`` not read yet: as briefs into ``briefs``
+    when it is given (through the adapter's optional ``get_briefs``, else from whole
+    entries), else whole into ``loaded``. Returns what it read."""
+    missing = [i for i in entry_ids
+               if not (loaded and i in loaded) and not (briefs and i in briefs)]
+    if not missing:
+        return []
+    if briefs is not None:
+        get_briefs = getattr(ctx.storage, "get_briefs", None)
+        found: Sequence[Brief] = (ctx.storage.get_many(missing) if get_briefs is None
+                                  else get_briefs(missing))
+        briefs.update((b.id, b) for b in found)
+        return found
+    whole = ctx.storage.get_many(missing)
+    if loaded is not None:
+        loaded.update((e.id, e) for e in whole)
+    return whole
 
 
 def _fold_derived(

@@ -21,7 +21,7 @@ import attrs
 from tulving.application.context import MemoryContext
 from tulving.application.fusion import blend, normalise, rrf
 from tulving.application.query_analysis import analyse
-from tulving.application.refine import add_neighbours, read_briefs, refine
+from tulving.application.refine import add_neighbours, read_candidates, refine
 from tulving.application.warnings_once import warn_once
 from tulving.domain.entry import Brief, MemoryEntry
 from tulving.domain.errors import ValidationError
@@ -218,22 +218,15 @@ class Searcher:
         lexical = self._workers.submit(self.lexical, query, flt, pool)
         try:
             semantic = self.semantic_by_vector(vector, flt, pool)
-            if self.options.refines and not lexical.done():
-                self._preload(semantic[: self.options.rerank_depth], loaded, briefs)
+            if (self.options.refines and not lexical.done()
+                    and (loaded is not None or briefs is not None)):
+                read_candidates(ctx, [h.id for h in semantic[: self.options.rerank_depth]],
+                                loaded, briefs)
         except BaseException:
             if not lexical.cancel():
                 lexical.exception()  # wait for it: nothing is left running unobserved
             raise
         return lexical.result(), semantic
-
-    def _preload(self, hits: list[ScoredId], loaded: dict[str, MemoryEntry] | None,
-                 briefs: dict[str, Brief] | None) -> None:
-        if briefs is not None:
-            head = [h.id for h in hits if h.id not in briefs]
-            briefs.update((b.id, b) for b in read_briefs(self.ctx, head))
-        elif loaded is not None:
-            head = [h.id for h in hits if h.id not in loaded]
-            loaded.update((e.id, e) for e in self.ctx.storage.get_many(head))
 
     def _visible(self, hits: list[ScoredId], flt: EntryFilter) -> list[ScoredId]:
         """Hits that pass ``flt``, checked by id in storage (no entry is loaded)."""

@@ -11,9 +11,9 @@ Concurrency rules (many processes on many machines write one store):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 from psycopg import errors
@@ -36,6 +36,8 @@ from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
 from tulving.ports.storage import Archival, WriteOutcome
+
+T = TypeVar("T")
 
 _LOCK_KEYS = """
     SELECT pg_advisory_xact_lock(h) FROM (
@@ -324,27 +326,25 @@ class EntryMixin(VectorMixin):
 
     @translate_errors
     def get_many(self, entry_ids: Sequence[str]) -> list[MemoryEntry]:
-        if not entry_ids:
-            return []
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT {SELECT_ENTRY} FROM entries e WHERE e.id = ANY(%s)",
-                (list(set(entry_ids)),),
-            ).fetchall()
-        found = {row["id"]: entry_from_row(row) for row in rows}
-        return [found[i] for i in entry_ids if i in found]
+        return self._by_ids(SELECT_ENTRY, entry_ids, entry_from_row)
 
     @translate_errors
     def get_briefs(self, entry_ids: Sequence[str]) -> list[EntryBrief]:
         """Four columns, not forty: what search's rerank reads (see the storage port)."""
+        return self._by_ids(
+            "e.id, e.content, e.valid_from, e.source_entry_ids", entry_ids,
+            lambda r: EntryBrief(r["id"], r["content"], r["valid_from"],
+                                 json_tuple(r["source_entry_ids"])))
+
+    def _by_ids(self, columns: str, entry_ids: Sequence[str],
+                decode: Callable[[Any], T]) -> list[T]:
+        """``columns`` of the entries with these ids, decoded, in the order of the ids."""
         if not entry_ids:
             return []
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT id, content, valid_from, source_entry_ids FROM entries"
-                " WHERE id = ANY(%s)", (list(set(entry_ids)),)).fetchall()
-        found = {r["id"]: EntryBrief(r["id"], r["content"], r["valid_from"],
-                                     json_tuple(r["source_entry_ids"])) for r in rows}
+            rows = conn.execute(f"SELECT {columns} FROM entries e WHERE e.id = ANY(%s)",
+                                (list(set(entry_ids)),)).fetchall()
+        found = {row["id"]: decode(row) for row in rows}
         return [found[i] for i in entry_ids if i in found]
 
     @translate_errors

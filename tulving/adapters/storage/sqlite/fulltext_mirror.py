@@ -231,11 +231,16 @@ class FullTextMirror:
     def forget(self) -> None:
         """Drop the mirror (and a build in progress): rows were deleted or rewritten."""
         with self._lock:
-            self._generation += 1
-            self._index, self._dirty = None, set()
+            self._drop()
+
+    def _drop(self) -> None:
+        """(Lock held.) No index until the next :meth:`start`; a build running now is
+        discarded when it ends. FTS5 answers meanwhile."""
+        self._generation += 1
+        self._index, self._dirty = None, set()
 
     def mark(self, rowids: Iterable[int]) -> None:
-        """Rows whose text a committed transaction changed (inserted, updated, deleted)."""
+        """Rows a committed transaction inserted."""
         with self._lock:
             self._dirty.update(rowids)
             if self._marks_during_build is not None:
@@ -325,16 +330,16 @@ class FullTextMirror:
                 [(term, docs[starts[i]:starts[i + 1]], freqs[starts[i]:starts[i + 1]])
                  for i, term in enumerate(terms)])
 
-    def _tokenize_texts(self, texts: Sequence[tuple[int, str]]) -> dict[int, dict[str, int]]:
-        """Token counts per text, by the FTS5 tokenizer itself (private table)."""
+    def _tokens_of(self, words: Sequence[str]) -> list[list[str]]:
+        """Each word's tokens, as the FTS5 tokenizer makes them (private table)."""
         conn = self._connection()
-        out: dict[int, dict[str, int]] = {key: {} for key, _ in texts}
+        out: list[list[str]] = [[] for _ in words]
         conn.execute("BEGIN")
         try:
-            conn.executemany("INSERT INTO main.words(rowid, text) VALUES (?, ?)", texts)
-            for key, term, n in conn.execute(
-                    "SELECT doc, term, count(*) FROM main.word_instances GROUP BY doc, term"):
-                out[key][term] = n
+            conn.executemany("INSERT INTO main.words(rowid, text) VALUES (?, ?)",
+                             list(enumerate(words)))
+            for i, token in conn.execute("SELECT doc, term FROM main.word_instances"):
+                out[i].append(token)
         finally:
             conn.execute("ROLLBACK")
         return out
@@ -355,17 +360,15 @@ class FullTextMirror:
         if texts:
             index.add([r for r, _ in texts], *self._postings_of(texts))
         if index.dead > max(REBUILD_DEAD_SHARE * index.rows, REBUILD_DEAD_MIN):
-            self._index = None  # rebuilt on the next start(); FTS5 answers meanwhile
-            self._builder = None
+            self._drop()
 
     def _query_tokens(self, terms: Sequence[str]) -> list[str] | None:
         unknown = [t for t in dict.fromkeys(terms) if t not in self._tokens]
         if unknown:
             if len(self._tokens) > _TOKEN_CACHE_SIZE:
                 self._tokens.clear()
-            found = self._tokenize_texts(list(enumerate(unknown)))
-            for i, term in enumerate(unknown):
-                self._tokens[term] = tuple(t for t, n in found[i].items() for _ in range(n))
+            for term, tokens in zip(unknown, self._tokens_of(unknown), strict=True):
+                self._tokens[term] = tuple(tokens)
         out: list[str] = []
         for term in terms:
             tokens = self._tokens[term]
@@ -385,7 +388,7 @@ class FullTextMirror:
             if len(self._dirty) > REFRESH_MAX_ROWS:
                 # A bulk import: a rebuild on a thread (FTS5 answers meanwhile) beats
                 # tokenizing and appending that many rows inside one search.
-                self._index, self._dirty = None, set()
+                self._drop()
                 return None
             try:
                 if self._dirty:

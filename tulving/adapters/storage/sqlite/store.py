@@ -106,6 +106,8 @@ class SQLiteStorage:
         self._mirror_from = None if path == ":memory:" else fulltext_mirror_from
         self._mirror: FullTextMirror | None = None
         self._tracking = False  # the writer connection notes rows whose text changes
+        self._commits = 0  # transactions committed on the writer connection
+        self._rows, self._rows_at_commit = 0, -1  # see _row_count
 
     # lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
@@ -161,6 +163,7 @@ class SQLiteStorage:
                 self._conn.close()
                 self._conn = None
                 self._tracking = False
+                self._rows_at_commit = -1
             if self._writer_lock is not None:
                 self._writer_lock.release()
                 self._writer_lock = None
@@ -212,6 +215,7 @@ class SQLiteStorage:
                     self._tx_thread = None
                     added, removed = self._take_changed_rows(conn)
                     conn.execute("COMMIT")
+                    self._commits += 1
                     if self._mirror is not None:
                         if removed:
                             self._mirror.forget()
@@ -522,8 +526,7 @@ class SQLiteStorage:
         """Build the full-text mirror now if the store is large enough for one and wait
         up to ``timeout`` seconds for it; True when searches use it (benchmarks and
         tests call this; a search starts the build by itself)."""
-        self._mirror_search(["tulving"], 1)
-        mirror = self._mirror
+        mirror = self._started_mirror()
         return mirror is not None and mirror.wait(timeout)
 
     @staticmethod
@@ -545,16 +548,19 @@ class SQLiteStorage:
     def _mirror_search(
         self, terms: Sequence[str], head: int
     ) -> tuple[list[tuple[int, float]], int] | None:
-        """The mirror's best ``head`` rows, or None: FTS5 answers (the mirror is off,
-        not built yet, or this thread must see its own uncommitted writes)."""
+        """The mirror's best ``head`` rows, or None: FTS5 answers."""
+        mirror = self._started_mirror()
+        return None if mirror is None else mirror.search(terms, head)
+
+    def _started_mirror(self) -> FullTextMirror | None:
+        """The mirror, its build started if it has no index; None while FTS5 must answer:
+        the mirror is off or failed, this thread must see its own uncommitted writes, or
+        the store is below ``fulltext_mirror_from`` rows."""
         if self._mirror_from is None or self._on_main():
             return None
         mirror = self._mirror
-        if mirror is not None and mirror.failed:
-            return None
-        if mirror is None or not mirror.ready:
-            rows = int(self._fetch("SELECT coalesce(max(rowid), 0) FROM entries")[0][0])
-            if rows < self._mirror_from:
+        if mirror is None:
+            if self._row_count() < self._mirror_from:
                 return None
             # The writer connection gets its change triggers between transactions; a
             # search never waits for a writer to get them (FTS5 answers this time).
@@ -570,8 +576,19 @@ class SQLiteStorage:
                 mirror = self._mirror
             finally:
                 self._lock.release()
-            mirror.start(rows)
-        return mirror.search(terms, head)
+        if mirror.failed:
+            return None
+        if not mirror.ready:
+            mirror.start(self._row_count())
+        return mirror
+
+    def _row_count(self) -> int:
+        """Rows of the store (the highest row id), read again only after a commit: a small
+        store's searches pay no query for the threshold."""
+        if self._rows_at_commit != self._commits:
+            self._rows_at_commit = self._commits
+            self._rows = int(self._fetch("SELECT coalesce(max(rowid), 0) FROM entries")[0][0])
+        return self._rows
 
     def _mirrored_hits(
         self, mirrored: tuple[list[tuple[int, float]], int], expression: str, clause: str,
