@@ -3,7 +3,7 @@ the raw engine (a plain SQLite FTS5 bm25 query) on the same data in the same run
 
     .venv/bin/python benchmarks/audit_overhead.py [--entries 5000] [--queries 2000]
 
-Read records are queued and appended in batches (see tulving.application.audit), so the
+Read records are queued and appended in batches (see tulving.application.governance.audit), so the
 figure to watch is the "audit on / audit off" ratio, which should stay near 1.0; the
 batched flush is included in the timing.
 """

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import CORPORA, mirror_choice, storage_options, wait_for_mirror
 
 from tulving import Memory
-from tulving.application.search import build_filter
+from tulving.application.retrieval.search import build_filter
 from tulving.domain.lexical import query_terms
 
 

@@ -39,7 +39,8 @@ from _locomo_data import Conversation, load
 
 from tulving import Memory
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
-from tulving.application.search import Searcher, SearchOptions, build_filter
+from tulving.application.retrieval.options import SearchOptions
+from tulving.application.retrieval.search import Searcher, build_filter
 
 RECALL_AT = (1, 5, 10, 20)
 BUDGETS = (500, 1000, 2000)

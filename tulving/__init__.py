@@ -8,9 +8,9 @@
         memory.search("how do we release?")
 """
 
-from tulving.application.jobs import RememberJob
+from tulving.application.agent_memory.jobs import RememberJob
 from tulving.application.memory import Memory
-from tulving.application.warnings_once import TulvingWarning
+from tulving.application.plumbing.warnings_once import TulvingWarning
 from tulving.domain.curated import CuratedContext, CuratedEntry
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import (

@@ -12,7 +12,7 @@ import pytest
 
 from tulving import Memory
 from tulving.adapters.storage.sqlite.store import SQLiteStorage
-from tulving.application import search
+from tulving.application.retrieval import search
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import StorageError
 from tulving.domain.query import EntryFilter

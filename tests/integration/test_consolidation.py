@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from tulving.application.consolidation import CLUSTER_THRESHOLD
+from tulving.application.agent_memory.consolidation import CLUSTER_THRESHOLD
 from tulving.domain.effectiveness import effectiveness
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import EntryFilter

@@ -6,7 +6,11 @@ from datetime import timedelta
 
 import pytest
 
-from tulving.application.contradictions import CONFLICT_THRESHOLD, UPDATE_THRESHOLD, diverges
+from tulving.application.writing.contradictions import (
+    CONFLICT_THRESHOLD,
+    UPDATE_THRESHOLD,
+    diverges,
+)
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import ArchiveReason

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tulving import Memory
-from tulving.application.audit import input_hash
+from tulving.application.governance.audit import input_hash
 
 
 def _populated(make_memory: Callable[..., Memory]) -> tuple[Memory, dict[str, str]]:

@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from tulving.application.warnings_once import TulvingWarning, reset_warnings
+from tulving.application.plumbing.warnings_once import TulvingWarning, reset_warnings
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import ArchiveReason, MemoryType
 from tulving.testing.openai_server import ChatReply, OpenAIStubServer

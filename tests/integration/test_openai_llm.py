@@ -12,7 +12,7 @@ import pytest
 
 from tulving.adapters.llm import none as none_llm
 from tulving.adapters.llm.openai import OpenAILLM, create
-from tulving.application.llm_budget import BudgetedLLM
+from tulving.application.plumbing.llm_budget import BudgetedLLM
 from tulving.domain.errors import ConfigError, LLMError, ValidationError
 from tulving.plugins import builtin
 from tulving.plugins.registry import AdapterContext, Registry

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from tulving import Memory
-from tulving.application.search import Searcher, SearchOptions, build_filter
-from tulving.application.warnings_once import TulvingWarning, reset_warnings
+from tulving.application.plumbing.warnings_once import TulvingWarning, reset_warnings
+from tulving.application.retrieval.options import SearchOptions
+from tulving.application.retrieval.search import Searcher, build_filter
 from tulving.domain.errors import TulvingError, ValidationError
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

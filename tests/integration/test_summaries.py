@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tulving.application.summaries import MAX_SUMMARY_CHARS, summarise_session
+from tulving.application.agent_memory.summaries import MAX_SUMMARY_CHARS, summarise_session
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import ArchiveReason, MemoryType
 

@@ -6,8 +6,8 @@ import threading
 import time
 import warnings
 
-from tulving.application.batching import BatchQueue
-from tulving.application.warnings_once import TulvingWarning, reset_warnings
+from tulving.application.plumbing.batching import BatchQueue
+from tulving.application.plumbing.warnings_once import TulvingWarning, reset_warnings
 
 
 def test_a_full_batch_is_written_inline_by_default() -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tulving.application.fusion import blend, normalise, rrf
-from tulving.application.query_analysis import analyse
+from tulving.domain.fusion import blend, normalise, rrf
 from tulving.domain.query import ScoredId
+from tulving.domain.query_analysis import analyse
 from tulving.domain.temporal import asks_when, mentions_relative_time
 
 

@@ -15,35 +15,37 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Literal, overload
 
-import attrs
-
-from tulving.application import corrections, erasure, retention
-from tulving.application.access import AccessTracker
-from tulving.application.audit import AuditTrail
-from tulving.application.composition import DEFAULT, default_names, normalise_location, resolve
-from tulving.application.context import MemoryContext
-from tulving.application.contradictions import plan_writes
-from tulving.application.curation import Curator
-from tulving.application.entry_factory import build_entry, check_time
-from tulving.application.governance import Governance, load_signing_key
-from tulving.application.jobs import RememberJob
-from tulving.application.lifecycle import EvictionReport, evict
-from tulving.application.llm_calls import DEFAULT_MAX_CALLS, LLMGateway
-from tulving.application.search import Searcher, build_filter
-from tulving.application.vector_sync import check_model, embed_missing, reconcile_index
-from tulving.application.warnings_once import warn_once
-from tulving.application.write_hooks import apply_before_write
+from tulving.application.agent_memory.jobs import RememberJob
+from tulving.application.curation.curator import Curator
+from tulving.application.governance import corrections, erasure, retention
+from tulving.application.governance.audit import AuditTrail
+from tulving.application.governance.integrity import Governance, load_signing_key
+from tulving.application.plumbing.composition import (
+    DEFAULT,
+    default_names,
+    normalise_location,
+    resolve,
+)
+from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.vector_sync import check_model, embed_missing, reconcile_index
+from tulving.application.plumbing.warnings_once import warn_once
+from tulving.application.retrieval import lookup
+from tulving.application.retrieval.access import AccessTracker
+from tulving.application.retrieval.search import Searcher, build_filter
+from tulving.application.upkeep.eviction import EvictionReport, evict
+from tulving.application.upkeep.statistics import store_stats
+from tulving.application.writing.writer import Writer
 from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import ConfigError, NotFoundError, ScopeError, ValidationError
+from tulving.domain.entry_factory import check_time
+from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.identity import Identity
-from tulving.domain.ids import looks_like_id
-from tulving.domain.query import EntryFilter, SearchResult
-from tulving.domain.types import ArchiveReason, MemoryType
+from tulving.domain.query import SearchResult
+from tulving.domain.types import MemoryType
 from tulving.domain.write_policy import WritePolicy, parse_policy
-from tulving.plugins.hooks import WriteContext
 from tulving.plugins.registry import AdapterContext, get_manager
-from tulving.ports.storage import Archival, WriteOutcome
+from tulving.ports.storage import WriteOutcome
 
 Progress = Callable[[str, int, int], None]
 
@@ -149,6 +151,7 @@ class Memory:
             self._audit = AuditTrail(storage, clock, self.identity,
                                      record_reads=self.policy.audit_reads)
             self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
+            self._writer = Writer(ctx, self._governance, self._audit)
             self._curator = Curator(ctx, self._searcher)
             self._curator.working_memory = self._explicit_working_memory
             self._start_agent_memory()
@@ -215,7 +218,7 @@ class Memory:
         superseded: archived with reason ``superseded`` and linked both ways. So is one
         with the same ``entity``/``attribute`` and another ``value``; an exact or
         near-exact restatement is a no-op (``dedup=False`` turns that off; rules in
-        ``tulving.application.contradictions``)."""
+        ``tulving.application.writing.contradictions``)."""
         fields = dict(content=content, type=type, key=key, tags=tags, importance=importance,
                       pinned=pinned, metadata=metadata, valid_from=valid_from, dedup=dedup,
                       **more)
@@ -232,83 +235,18 @@ class Memory:
     def _write(
         self, batch: list[dict[str, Any]], operation: str, *, session_id: Any = DEFAULT
     ) -> list[WriteOutcome]:
-        ctx = self.ctx
-        now = ctx.clock.now()
-        dedup = [_pop_dedup(fields) for fields in batch]
+        """The one write path (:mod:`tulving.application.writing.writer`), in the session
+        this write belongs to (the active one unless the caller names one)."""
+        self.startup()
         if session_id is DEFAULT:
             session_id = self._sessions.for_write()
-        hook_ctx = WriteContext(ctx.identity.agent_id, ctx.identity.tenant, operation,
-                                self.policy)
-        entries = [
-            self._governance.seal(apply_before_write(
-                ctx.hooks,
-                build_entry(ctx.identity, now, fields, session_id=session_id,
-                            model_id=ctx.identity.model_id),
-                hook_ctx,
-            ))
-            for fields in batch
-        ]
-        vectors: list[Any] = [None] * len(entries)
-        if ctx.embedder is not None and entries:
-            matrix = ctx.embedder.embed([e.content for e in entries])
-            vectors = [matrix[i] for i in range(len(entries))]
-        plan = plan_writes(ctx, entries, vectors, dedup, now)
-        with ctx.storage.transaction():  # the audit record exists iff the write happened
-            for changed in plan.updates.values():  # superseded or flagged existing entries
-                ctx.storage.replace(self._governance.seal(changed))
-            written = ctx.storage.write_many(plan.inserts)
-            outcomes = plan.outcomes(written)
-            self._audit.record_many([
-                self._audit.draft(operation, fields, entry_id=o.entry.id, details={
-                    "superseded": o.superseded.id if o.superseded else None,
-                    "review": o.entry.review_status.value,
-                    "decision": decision,
-                })
-                for fields, o, decision in zip(batch, outcomes, plan.decisions, strict=True)
-            ])
-        self._index_outcomes(written, [v for _, v in plan.inserts])
-        if plan.unindex and ctx.vectors is not None:
-            ctx.vectors.remove(plan.unindex)
+        outcomes = self._writer.write(batch, operation, session_id, self.policy)
         self._sessions.touch(session_id)
         return outcomes
 
-    def _index_outcomes(self, outcomes: Sequence[WriteOutcome], vectors: Sequence[Any]) -> None:
-        index = self.ctx.vectors
-        if index is None:
-            return
-        gone = [o.superseded.id for o in outcomes if o.superseded is not None]
-        new = [(o.entry.id, v) for o, v in zip(outcomes, vectors, strict=True) if v is not None]
-        if new:
-            import numpy as np
-
-            index.add([i for i, _ in new], np.stack([v for _, v in new]))
-        if gone:
-            index.remove(gone)
-
     # reads ----------------------------------------------------------------------------
     def _resolve(self, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
-        """The visible entry with this id or key; ScopeError if it belongs elsewhere."""
-        if not isinstance(key_or_id, str) or not key_or_id:
-            raise ValidationError("expected an entry id or key (non-empty string)")
-        ctx = self.ctx
-        visible = ctx.visible_partitions()
-        if looks_like_id(key_or_id):
-            entry = ctx.storage.get(key_or_id)
-            if entry is not None:
-                if entry.partition not in visible:
-                    raise ScopeError(f"entry {key_or_id} is not visible to this identity")
-                if entry.archived_at is None or include_archived:
-                    return entry
-                notice = corrections.correction_notice(entry)
-                if notice is not None:
-                    raise NotFoundError(notice)
-                raise NotFoundError(
-                    f"entry {key_or_id} is archived ({entry.archive_reason.value if entry.archive_reason else '?'})"
-                )
-        found = ctx.storage.active_by_key(visible, key_or_id)
-        if found is None:
-            raise NotFoundError(f"no active memory with id or key {key_or_id!r}")
-        return found
+        return lookup.resolve(self.ctx, key_or_id, include_archived=include_archived)
 
     def get(self, key_or_id: str, *, as_of: datetime | None = None) -> MemoryEntry:
         """The active entry with this id or key, raw (not redacted); with ``as_of``, the
@@ -322,40 +260,16 @@ class Memory:
         return entry
 
     def list_keys(self, prefix: str = "") -> list[str]:
-        if not isinstance(prefix, str):
-            raise ValidationError("prefix must be a string")
-        entries = self.ctx.storage.query(
-            EntryFilter(partitions=self.ctx.visible_partitions(), key_prefix=prefix)
-        )
-        return sorted({e.key for e in entries if e.key})
+        return lookup.list_keys(self.ctx, prefix)
 
     def history(self, key: str) -> list[MemoryEntry]:
         """Every version of ``key``, newest first, following the supersede chain."""
-        ctx = self.ctx
-        visible = ctx.visible_partitions()
-        versions = ctx.storage.query(
-            EntryFilter(partitions=visible, key_prefix=key, include_archived=True)
-        )
-        versions = [e for e in versions if e.key == key]
-        if not versions:
-            raise NotFoundError(f"no memory ever had key {key!r}")
-        return sorted(versions, key=lambda e: e.created_at, reverse=True)
+        return lookup.history(self.ctx, key)
 
     def forget(self, key_or_id: str, *, hard: bool = False) -> MemoryEntry:
         """Archive (reason ``forgotten``); with ``hard=True`` delete it for good."""
         entry = self._resolve(key_or_id, include_archived=hard)
-        ctx = self.ctx
-        with ctx.storage.transaction():
-            if hard:
-                ctx.storage.delete([entry.id])
-            else:
-                ctx.storage.archive(
-                    [Archival(entry.id, ArchiveReason.FORGOTTEN, ctx.clock.now())])
-            self._audit.record("forget", {"key_or_id": key_or_id, "hard": hard},
-                               entry_id=entry.id, details={"hard": hard})
-        if ctx.vectors is not None:
-            ctx.vectors.remove([entry.id])
-        return entry
+        return self._writer.forget(entry, key_or_id, hard=hard)
 
     def search(
         self,
@@ -404,17 +318,21 @@ class Memory:
         return result
 
     # agent memory: sessions, remember, consolidation, procedures -----------------------
-    # (logic in sessions.py, summaries.py, extraction.py, jobs.py, consolidation.py,
-    # profile.py, procedures.py)
+    # (logic in application/agent_memory/)
     def _start_agent_memory(self) -> None:
-        from tulving.application.jobs import JobQueue
-        from tulving.application.sessions import SessionManager
+        from tulving.application.agent_memory.remembering import Rememberer
+        from tulving.application.agent_memory.sessions import SessionManager
 
         self._sessions = SessionManager(
             self.ctx, self._llm,
             lambda fields, sid: self._write([fields], "summarize", session_id=sid)[0].entry,
         )
-        self._jobs = JobQueue(self.ctx, self._prepare_job, self._write_job)
+        self._rememberer = Rememberer(
+            self.ctx, self._llm, self._sessions,
+            lambda batch, op, sid: [o.entry for o in self._write(batch, op, session_id=sid)],
+            self._lock,
+        )
+        self._jobs = self._rememberer.jobs
         self._sessions.recover()
         if self._jobs.mine():
             self._jobs.wake()
@@ -422,7 +340,7 @@ class Memory:
     def session(self, goal: str | None = None) -> Any:
         """``with memory.session(goal) as s:`` an explicit session, ended (and summarised)
         on exit. An implicit session opened by earlier writes yields to it."""
-        from tulving.application.sessions import Session
+        from tulving.application.agent_memory.sessions import Session
 
         record = self.start_session(goal)
         return Session(record, lambda: self._sessions.end(only=record.id))
@@ -475,58 +393,11 @@ class Memory:
         :class:`RememberJob` at once (``status``, ``entries()``, ``wait()``); the same
         ``idempotency_key`` twice is a no-op (returns the first call's entries, or its
         job)."""
-        from tulving.application.extraction import check_text
-        from tulving.application.jobs import scoped_key
-        from tulving.domain.types import SourceType
-
         self.startup()
-        check_text(text)
-        scoped_key(self.ctx, idempotency_key)
-        source = SourceType.parse(source_type)
-        when = check_time("valid_from", valid_from)
-        if not isinstance(wait, bool):
-            raise ValidationError("wait must be True or False")
-        if subject is not None and (not isinstance(subject, str) or not subject.strip()):
-            raise ValidationError("subject must be a non-empty string")
-        payload = {"text": text, "source_type": source.value,
-                   "valid_from": when.isoformat() if when else None,
-                   "subject": subject, "session_id": self._sessions.for_write()}
-        if wait and idempotency_key is None:
-            from tulving.domain.records import JobRecord
-
-            job = JobRecord(id="inline", kind="remember", payload=payload,
-                            created_at=self.ctx.clock.now())
-            return self._write_job(job, self._prepare_job(job))
-        job, new = self._jobs.submit(payload, idempotency_key)
-        if not wait:
-            self._jobs.wake()
-            return RememberJob(self._jobs, job)
-        done = self._jobs.result(job)
-        if done is not None or (not new and job.status != "pending"):
-            return done or []
-        return self._jobs.run(job)
-
-    def _prepare_job(self, job: Any) -> list[dict[str, Any]]:
-        from tulving.application.extraction import extract_fields
-        from tulving.domain.types import SourceType
-
-        p = job.payload
-        when = datetime.fromisoformat(p["valid_from"]) if p.get("valid_from") else None
-        return extract_fields(self._llm, p["text"], source_type=SourceType.parse(p["source_type"]),
-                              valid_from=when,
-                              subject=p.get("subject") or self.identity.user_id or "user")
-
-    def _write_job(self, job: Any, fields: list[dict[str, Any]]) -> list[MemoryEntry]:
-        from tulving.application.extraction import link_sources
-
-        session_id = job.payload.get("session_id")
-
-        def write(batch: list[dict[str, Any]]) -> list[MemoryEntry]:
-            return [o.entry for o in self._write(batch, "remember", session_id=session_id)]
-
-        with self._lock, self.ctx.storage.transaction():
-            entries = link_sources(fields, write)
-        return list({e.id: e for e in entries}.values())
+        return self._rememberer.remember(
+            text, source_type=source_type, idempotency_key=idempotency_key, wait=wait,
+            valid_from=valid_from, subject=subject,
+        )
 
     def run_jobs(self) -> int:
         """Run this agent's queued ``remember`` jobs now; returns how many ran."""
@@ -543,7 +414,7 @@ class Memory:
     ) -> dict[str, Any]:
         """Merge clusters of similar memories and lift recurring episodes into facts;
         ``dry_run`` (default) only returns the plan."""
-        from tulving.application.consolidation import consolidate
+        from tulving.application.agent_memory.consolidation import consolidate
 
         if not isinstance(dry_run, bool):
             raise ValidationError("dry_run must be True or False")
@@ -558,13 +429,13 @@ class Memory:
 
     def profile(self, subject: str = "user") -> dict[str, Any]:
         """What is known about ``subject`` (an entity): facts, preferences, and a text."""
-        from tulving.application.profile import build_profile
+        from tulving.application.agent_memory.profile import build_profile
 
         return build_profile(self.ctx, subject)
 
     def record_outcome(self, key_or_id: str, success: bool) -> MemoryEntry:
         """Count one success or failure on a PROCEDURE entry."""
-        from tulving.application.procedures import with_outcome
+        from tulving.application.agent_memory.procedures import with_outcome
 
         with self._lock:
             entry = with_outcome(self._resolve(key_or_id), success, self.ctx)
@@ -573,7 +444,7 @@ class Memory:
 
     def procedures(self, query: str, top_k: int = 5) -> list[SearchResult]:
         """Relevant procedures, ranked by relevance and effectiveness (success rate)."""
-        from tulving.application.procedures import rank_procedures
+        from tulving.application.agent_memory.procedures import rank_procedures
 
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValidationError("top_k must be a positive integer")
@@ -593,7 +464,7 @@ class Memory:
 
     def working_memory(self, limit: int = 20) -> list[MemoryEntry]:
         """The active session's most recent entries, oldest first (at most ``limit``)."""
-        from tulving.application.procedures import working_memory
+        from tulving.application.agent_memory.procedures import working_memory
 
         return working_memory(self.ctx, self.ctx.session_id, limit)
 
@@ -606,59 +477,21 @@ class Memory:
 
     def stats(self) -> dict[str, Any]:
         ctx = self.ctx
-        visible = ctx.visible_partitions()
-        by_type = {
-            t.value: ctx.storage.count(EntryFilter(partitions=visible, types=(t,)))
-            for t in MemoryType
-        }
-        archived = ctx.storage.count(
-            EntryFilter(partitions=visible, archive_reasons=tuple(ArchiveReason))
-        )
-        return {
-            "agent_id": ctx.identity.agent_id,
-            "user_id": ctx.identity.user_id,
-            "workspace_id": ctx.identity.workspace_id,
-            "active": sum(by_type.values()),
-            "archived": archived,
-            "by_type": by_type,
-            "tags": ctx.storage.tag_counts(EntryFilter(partitions=visible)),
-            "storage": dict(ctx.storage.stats()),
-            "embedder": ctx.embedder.model_id if ctx.embedder else None,
-            "vectors": ({"adapter": ctx.vectors.name, "count": ctx.vectors.count()}
-                        if ctx.vectors else None),
-            "tokenizer": ctx.tokenizer.name if ctx.tokenizer else None,
-            "llm": {**self._llm.stats(), "jobs_pending": len(self._jobs.mine())},
-            "session_id": ctx.session_id,
-        }
+        return store_stats(ctx, self._llm.stats(), len(self._jobs.mine()))
 
-    # upkeep and access (logic in maintenance.py / tokens.py) ----------------------------
+    # upkeep (logic in application/upkeep/) ---------------------------------------------
     def maintenance(
         self, action: str, *, dry_run: bool = True, archived_before: datetime | None = None
     ) -> dict[str, Any]:
         """``inspect`` | ``purge`` (archived entries; ``dry_run`` by default) | ``vacuum`` |
         ``reindex`` (rebuild the vector index from stored vectors)."""
-        from tulving.application import maintenance
+        from tulving.application.upkeep import maintenance
 
         with self._lock:
             return maintenance.run(self.ctx, action, dry_run=dry_run,
                                    archived_before=archived_before, progress=self._progress)
 
-    def tokens(self) -> Any:
-        """The bearer-token registry of this store (``TokenRegistry``), for HTTP serving."""
-        from tulving.application.tokens import (
-            FileBackend,
-            MetaBackend,
-            TokenRegistry,
-            token_file_for,
-        )
-
-        path = token_file_for(self.location)
-        if path is not None:
-            return TokenRegistry(FileBackend(path))
-        storage = self.ctx.storage
-        return TokenRegistry(MetaBackend(storage.get_meta, storage.set_meta))
-
-    # governance (logic in audit, governance, corrections, retention, erasure) ----------
+    # governance (logic in application/governance/) -----------------------------------
     def review(self, key_or_id: str, *, approve: bool) -> MemoryEntry:
         """Approve (into curated context) or reject an entry held for review."""
         entry = self._resolve(key_or_id)
@@ -697,7 +530,7 @@ class Memory:
 
     def erase(self, *, user_id: str | None = None, workspace_id: str | None = None,
               agent_id: str | None = None) -> dict[str, Any]:
-        """Delete every entry of a data subject for good (see ``application.erasure``)."""
+        """Delete every entry of a data subject for good (see ``application.governance.erasure``)."""
         self.startup()
         self._access.flush()
         self._audit.flush()
@@ -732,13 +565,3 @@ class Memory:
         state = "open" if self._ctx else ("closed" if self._closed else "not started")
         return f"Memory({self.location!r}, agent_id={self.identity.agent_id!r}, {state})"
 
-
-def _pop_dedup(fields: dict[str, Any]) -> bool:
-    value = fields.pop("dedup", True)
-    if not isinstance(value, bool):
-        raise ValidationError("dedup must be True or False")
-    return value
-
-
-def evolve(entry: MemoryEntry, **changes: Any) -> MemoryEntry:
-    return attrs.evolve(entry, **changes)

@@ -63,7 +63,7 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
 
 
 def _file_registry(settings: Any) -> Any:
-    from tulving.application.tokens import TokenRegistry, token_file_for
+    from tulving.interfaces.auth.bearer_tokens import TokenRegistry, token_file_for
 
     if token_file_for(settings.path) is None:
         return None
@@ -75,9 +75,11 @@ def _with_registry(args: argparse.Namespace, fn: Any) -> Any:
     registry = _file_registry(settings)
     if registry is not None:
         return fn(registry)
+    from tulving.interfaces.auth.bearer_tokens import registry_for
+
     memory = open_memory(settings)
     try:
-        return fn(memory.tokens())
+        return fn(registry_for(memory))
     finally:
         memory.close()
 

@@ -224,7 +224,8 @@ async def serve_http(
     """
     import uvicorn
 
-    from tulving.interfaces.mcp.auth import BearerAuth
+    from tulving.interfaces.auth.bearer_tokens import registry_for
+    from tulving.interfaces.auth.middleware import BearerAuth
 
     bound = check_host(host)
     service = MemoryService(open_memory)
@@ -233,7 +234,7 @@ async def serve_http(
     async def verify(token: str) -> Any:
         if token_registry is not None:
             return await anyio.to_thread.run_sync(token_registry.verify, token)
-        return await service.call(lambda memory: memory.tokens().verify(token))
+        return await service.call(lambda memory: registry_for(memory).verify(token))
 
     app = BearerAuth(server.streamable_http_app(host=bound), verify)
     config = uvicorn.Config(

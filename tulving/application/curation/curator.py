@@ -1,0 +1,280 @@
+"""Curation: the memories that matter, packed into a budget that is never exceeded.
+
+``query`` mode ranks a candidate pool from hybrid retrieval with the domain's composite
+score (relevance first, bounded boosts from recency, decayed importance, frequency, trust
+and type) and packs it with progressive disclosure. ``orient`` mode needs no query: it
+briefs a cold-started agent with sections (pinned, decisions, active plans, recent
+observations and summaries, an index of keys), each given a share of the budget, unused
+share flowing on to the next section.
+
+Redaction happens *inside* packing (``pack(clean=redact)``), before a memory is measured,
+so masks are counted in the budget, and only for the memories packing looks at; the
+entries returned in ``CuratedContext.entries`` are redacted too. Entries held for review
+(untrusted content) never reach curated text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from tulving.application.plumbing.context import MemoryContext
+from tulving.application.retrieval.search import Searcher, check_query
+from tulving.domain.curated import CuratedContext, CuratedEntry
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.errors import ConfigError, ValidationError
+from tulving.domain.injection import is_curatable
+from tulving.domain.packing import Packed, pack, render_full_line
+from tulving.domain.query import EntryFilter, ScoredId
+from tulving.domain.ranking import Candidate, RankingWeights, rank
+from tulving.domain.redaction import redact
+from tulving.domain.types import MemoryType
+
+MODES = ("query", "orient")
+MAX_BUDGET = 1_000_000
+#: Candidate pool: first sized for memories of about 24 tokens, widened (at most to one
+#: candidate per 8 tokens) when the memories found are shorter; see
+#: ``Curator._candidates``.
+MIN_POOL, MAX_POOL, TOKENS_PER_CANDIDATE, MIN_TOKENS_PER_CANDIDATE = 60, 600, 24, 8
+#: A pool is widened when it holds less than POOL_TRIGGER times what fits in full, to
+#: POOL_MARGIN times that.
+POOL_TRIGGER, POOL_MARGIN = 1.25, 2.0
+#: Candidates whose rendered lines are measured to estimate what fits in the budget.
+POOL_SAMPLE = 8
+
+#: Orient sections: (name, heading, share of the budget).
+ORIENT_SECTIONS: tuple[tuple[str, str, float], ...] = (
+    ("pinned", "## Pinned", 0.20),
+    ("decisions", "## Decisions", 0.25),
+    ("plans", "## Active plans", 0.15),
+    ("recent", "## Recent observations and summaries", 0.25),
+    ("keys", "## Keys", 0.15),
+)
+_SEPARATOR = "\n\n"
+
+
+def check_budget(token_budget: object) -> int:
+    if isinstance(token_budget, bool) or not isinstance(token_budget, int):
+        raise ValidationError(f"token_budget must be an int, got {token_budget!r}")
+    if token_budget < 0:
+        raise ValidationError(f"token_budget must be >= 0, got {token_budget}")
+    if token_budget > MAX_BUDGET:
+        raise ValidationError(f"token_budget must be <= {MAX_BUDGET}")
+    return token_budget
+
+
+curatable = is_curatable  # held-for-review, rejected and archived never reach a prompt
+
+
+def _redacted(entry: MemoryEntry) -> MemoryEntry:
+    clean = redact(entry.content)
+    return entry if clean == entry.content else attrs.evolve(entry, content=clean)
+
+
+class Curator:
+    def __init__(self, ctx: MemoryContext, searcher: Searcher) -> None:
+        self.ctx = ctx
+        self.searcher = searcher
+        #: Entries put first in query mode (the active session's working memory).
+        self.working_memory: Callable[[], Sequence[MemoryEntry]] | None = None
+
+    @property
+    def tokenizer(self) -> Any:
+        if self.ctx.tokenizer is None:
+            raise ConfigError("curate needs a tokenizer; configure tokenizer='cl100k_base'")
+        return self.ctx.tokenizer
+
+    def curate(
+        self,
+        query: str | None,
+        token_budget: int,
+        mode: str,
+        flt: EntryFilter,
+        weights: RankingWeights | str | dict[str, Any] | None = None,
+    ) -> CuratedContext:
+        budget = check_budget(token_budget)
+        if mode not in MODES:
+            raise ValidationError(f"unknown curate mode {mode!r}; use 'query' or 'orient'")
+        chosen = RankingWeights.resolve(weights)
+        if mode == "orient" or query is None:
+            if mode == "query":
+                raise ValidationError("curate(mode='query') needs a query; use mode='orient'")
+            return self._orient(budget, flt, chosen)
+        return self._query(check_query(query), budget, flt, chosen)
+
+    # query mode -----------------------------------------------------------------------
+    def _query(
+        self, query: str, budget: int, flt: EntryFilter, weights: RankingWeights
+    ) -> CuratedContext:
+        now = self.ctx.clock.now()
+        hits, entries = self._candidates(query, budget, flt)
+        # Past the head that search folds, a fact read off a turn in the pool would spend
+        # budget on what the turn says anyway.
+        pooled = {h.id for h in hits}
+        hits = [h for h in hits
+                if h.id not in entries or entries[h.id].derived_from not in pooled]
+        # Boosted retrieval scores may exceed 1: scale by the best instead of clipping,
+        # which would tie the top candidates and hand their order to the other signals.
+        top = max((h.score for h in hits), default=1.0)
+        scale = 1.0 / top if top > 1.0 else 1.0
+        candidates = [
+            Candidate(entries[h.id], min(1.0, max(0.0, h.score * scale)))
+            for h in hits
+            if h.id in entries and curatable(entries[h.id])
+        ]
+        if self.working_memory is not None:
+            # The active session's recent entries come first, whatever the query.
+            recent = [e for e in self.working_memory() if curatable(e)]
+            first = {e.id for e in recent}
+            candidates = [Candidate(e, 1.0) for e in recent] + [
+                c for c in candidates if c.entry.id not in first
+            ]
+            entries.update({e.id: e for e in recent})
+        ranked = rank(candidates, now, weights)
+        packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
+                      header="## Memory", now=now, clean=redact)
+        return self._result(packed, {r.id: r.entry for r in ranked}, budget, len(hits),
+                            "query", query, {r.id: r.score for r in ranked})
+
+    def _candidates(
+        self, query: str, budget: int, flt: EntryFilter
+    ) -> tuple[list[ScoredId], dict[str, MemoryEntry]]:
+        """A ranked pool big enough to fill ``budget``, and its entries.
+
+        The pool first assumes memories of ``TOKENS_PER_CANDIDATE`` tokens. When the lines
+        of the best ``POOL_SAMPLE`` candidates, measured as rendered, are shorter, so that
+        the budget holds more than the pool offers with ``POOL_TRIGGER`` to spare,
+        retrieval runs again for ``POOL_MARGIN`` times what fits (at most one candidate
+        per ``MIN_TOKENS_PER_CANDIDATE`` tokens). Every candidate costs engine work, a
+        read, a ranking and maybe a measure, so the common case pays for the pool it uses
+        and only short memories pay for a second round (measured: one larger retrieval up
+        front was slower at 100k entries).
+        """
+        size = min(MAX_POOL, max(MIN_POOL, budget // TOKENS_PER_CANDIDATE))
+        most = min(MAX_POOL, max(size, budget // MIN_TOKENS_PER_CANDIDATE))
+        loaded: dict[str, MemoryEntry] = {}
+        ranked = self.searcher.ranked_ids(query, "hybrid", flt, size, loaded, pool=size)
+        entries = self.searcher.load([h.id for h in ranked], loaded)
+        if len(ranked) >= size and entries and size < most:
+            # What a line costs, measured on a few of the best candidates as rendered.
+            sample = [entries[h.id] for h in ranked[:POOL_SAMPLE] if h.id in entries]
+            now = self.ctx.clock.now()
+            line_tokens = sum(
+                self.tokenizer.count(render_full_line(e, now)) + 1 for e in sample
+            ) / max(1, len(sample))
+            fits = budget / max(1.0, line_tokens)
+            if fits * POOL_TRIGGER > size:
+                wider = min(most, int(POOL_MARGIN * fits))
+                ranked = self.searcher.ranked_ids(query, "hybrid", flt, wider, entries,
+                                                  pool=wider)
+                entries = self.searcher.load([h.id for h in ranked], entries)
+        return ranked, entries
+
+    # orient mode ----------------------------------------------------------------------
+    def _orient(self, budget: int, flt: EntryFilter, weights: RankingWeights) -> CuratedContext:
+        now = self.ctx.clock.now()
+        parts: list[str] = []
+        shown: list[CuratedEntry] = []
+        seen: set[str] = set()
+        consulted = omitted = 0
+        carry = 0
+        tokenizer = self.tokenizer
+        for name, heading, share in ORIENT_SECTIONS:
+            room = int(budget * share) + carry
+            join_cost = tokenizer.count(_SEPARATOR) if parts else 0
+            if name == "keys":
+                text, used_keys = self._key_index(flt, heading, room - join_cost, seen)
+                consulted += used_keys
+                if text:
+                    parts.append(text)
+                carry = room - (tokenizer.count(text) + join_cost if text else 0)
+                continue
+            section = [e for e in self._section(name, flt, now) if e.id not in seen]
+            section = [e for e in section if curatable(e)]
+            consulted += len(section)
+            ranked = rank([Candidate(e) for e in section], now, weights)
+            packed = pack(ranked, budget=max(0, room - join_cost), tokenizer=tokenizer,
+                          header=heading, now=now, clean=redact)
+            omitted += packed.omitted
+            by_id = {r.id: r for r in ranked}
+            for item in packed.included:
+                seen.add(item.entry_id)
+                shown.append(CuratedEntry(_redacted(by_id[item.entry_id].entry),
+                                          by_id[item.entry_id].score, item.disclosure.value,
+                                          name))
+            if packed.content:
+                parts.append(packed.content)
+                carry = room - packed.token_count - join_cost
+            else:
+                carry = room
+        content = _SEPARATOR.join(parts)
+        used = tokenizer.count(content)
+        while used > budget and parts:  # separators merged differently: drop the tail
+            parts.pop()
+            content = _SEPARATOR.join(parts)
+            used = tokenizer.count(content)
+        return CuratedContext(content, used, budget, tuple(shown), omitted, consulted,
+                              "orient", None)
+
+    def _section(self, name: str, flt: EntryFilter, now: datetime) -> list[MemoryEntry]:
+        storage = self.ctx.storage
+        base = attrs.asdict(flt, recurse=False)
+        if name == "pinned":
+            return storage.query(EntryFilter(**{**base, "pinned": True}), limit=200)
+        if name == "decisions":
+            return storage.query(EntryFilter(**{**base, "types": _only(flt, MemoryType.DECISION)}),
+                                 limit=200)
+        if name == "plans":
+            plans = storage.query(EntryFilter(**{**base, "types": _only(flt, MemoryType.PLAN)}),
+                                  limit=200)
+            return [p for p in plans if p.valid_until is None or p.valid_until > now]
+        recent_types = _only(flt, MemoryType.OBSERVATION, MemoryType.SUMMARY, MemoryType.EPISODE)
+        return storage.query(EntryFilter(**{**base, "types": recent_types}), limit=100)
+
+    def _key_index(
+        self, flt: EntryFilter, heading: str, room: int, seen: set[str]
+    ) -> tuple[str, int]:
+        tokenizer = self.tokenizer
+        entries = [e for e in self.ctx.storage.query(flt, limit=2000) if e.key and curatable(e)]
+        entries.sort(key=lambda e: e.key or "")
+        if room <= 0 or not entries:
+            return "", len(entries)
+        lines = [heading]
+        used = tokenizer.count(heading)
+        for entry in entries:
+            line = f"- {entry.key} ({entry.type.value.lower()})"
+            cost = tokenizer.count("\n" + line)
+            if used + cost > room:
+                lines.append(f"- … {len(entries) - len(lines) + 1} more keys")
+                if tokenizer.count("\n".join(lines)) > room:
+                    lines.pop()
+                break
+            lines.append(line)
+            used += cost
+        text = "\n".join(lines) if len(lines) > 1 else ""
+        while text and tokenizer.count(text) > room:
+            lines.pop()
+            text = "\n".join(lines) if len(lines) > 1 else ""
+        return text, len(entries)
+
+    # shared ---------------------------------------------------------------------------
+    def _result(
+        self, packed: Packed, entries: dict[str, MemoryEntry], budget: int, consulted: int,
+        mode: str, query: str | None, scores: dict[str, float],
+    ) -> CuratedContext:
+        shown = tuple(
+            CuratedEntry(_redacted(entries[i.entry_id]), scores[i.entry_id], i.disclosure.value)
+            for i in packed.included
+        )
+        return CuratedContext(packed.content, packed.token_count, budget, shown,
+                              packed.omitted, consulted, mode, query)
+
+
+def _only(flt: EntryFilter, *types: MemoryType) -> tuple[MemoryType, ...]:
+    if flt.types is None:
+        return types
+    return tuple(t for t in types if t in flt.types) or ()
+

@@ -1,0 +1,144 @@
+"""The audit trail of one Memory: who did what, when, to which entries.
+
+Records never hold content: only ids, counts, operation names and the sha256 of the
+inputs. That keeps the log exportable without leaking memories, and lets erasure remove
+a tenant's content while its audit chain stays intact and verifiable.
+
+Writes are recorded inside the write's own transaction (the record exists if and only
+if the write happened). Reads are frequent and cheap, so their records are queued and
+appended in one batch, like access statistics: a crash may lose the last few read
+records (at most ``max_pending`` or ``max_age_s`` of them), never a write record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, Any
+
+from tulving.application.plumbing.batching import BatchQueue
+from tulving.domain.audit_chain import verify_chain
+from tulving.domain.identity import Identity
+from tulving.domain.records import AuditDraft, AuditRecord
+from tulving.domain.redaction import redact
+from tulving.ports.clock import Clock
+from tulving.ports.storage import Storage
+
+
+def input_hash(value: Any) -> str:
+    """sha256 of a canonical JSON rendering of an operation's inputs."""
+    body = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+class AuditTrail:
+    def __init__(
+        self,
+        storage: Storage,
+        clock: Clock,
+        identity: Identity,
+        *,
+        record_reads: bool = True,
+        max_pending: int = 128,
+        max_age_s: float = 2.0,
+    ) -> None:
+        self._storage = storage
+        self._clock = clock
+        self._identity = identity
+        self._record_reads = record_reads
+        self._reads: BatchQueue[AuditDraft] = BatchQueue(
+            self._storage.append_audit, max_pending=max_pending, max_age_s=max_age_s
+        )
+
+    @property
+    def tenant(self) -> str:
+        return self._identity.tenant
+
+    def draft(
+        self,
+        action: str,
+        inputs: Any,
+        *,
+        entry_id: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> AuditDraft:
+        return AuditDraft(
+            tenant=self.tenant,
+            at=self._clock.now(),
+            actor=self._identity.agent_id,
+            action=action,
+            entry_id=entry_id,
+            input_hash=input_hash(inputs),
+            details=dict(details or {}),
+        )
+
+    def record(
+        self,
+        action: str,
+        inputs: Any,
+        *,
+        entry_id: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Append one record now (call it inside the operation's transaction)."""
+        self.record_many([self.draft(action, inputs, entry_id=entry_id, details=details)])
+
+    def record_many(self, drafts: Sequence[AuditDraft]) -> None:
+        """Append now, after any queued read records so the log stays in call order."""
+        batch = [*self._reads.take(), *drafts]
+        if batch:
+            self._storage.append_audit(batch)
+
+    def record_read(self, action: str, inputs: Any, ids: Iterable[str]) -> None:
+        """Queue one record for a read call (get, search, curate) with the ids it returned."""
+        if not self._record_reads:
+            return
+        self._reads.add([self.draft(action, inputs, details={"ids": list(ids)})])
+
+    def flush(self) -> None:
+        self._reads.flush()
+
+    # reading the log ----------------------------------------------------------------
+    def records(self) -> list[AuditRecord]:
+        self.flush()
+        return self._storage.audit_records(self.tenant)
+
+    def verify(self) -> dict[str, Any]:
+        records = self.records()
+        problems = verify_chain(records)
+        return {
+            "ok": not problems,
+            "tenant_records": len(records),
+            "problems": problems,
+            "head": records[-1].hash if records else None,
+        }
+
+    def export(self, target: str | IO[str]) -> int:
+        """Write this tenant's records as NDJSON (details redacted); returns the count."""
+        records = self.records()
+        lines = [
+            json.dumps(
+                {
+                    "seq": r.seq,
+                    "at": r.at.isoformat(),
+                    "actor": r.actor,
+                    "action": r.action,
+                    "entry_id": r.entry_id,
+                    "input_hash": r.input_hash,
+                    "details": json.loads(redact(json.dumps(dict(r.details), default=str))),
+                    "prev_hash": r.prev_hash,
+                    "hash": r.hash,
+                },
+                sort_keys=True,
+                ensure_ascii=False,
+            )
+            for r in records
+        ]
+        text = "".join(line + "\n" for line in lines)
+        if isinstance(target, str):
+            with open(target, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        else:
+            target.write(text)
+        return len(records)

@@ -1,0 +1,99 @@
+"""Erasure of a data subject: every entry of a user, a workspace or an agent, for good.
+
+Unlike ``forget`` (which archives), erasure deletes the entries, their tags, full-text
+rows and vectors, then every summary derived from them (transitively), then rebuilds
+and persists the vector index cache and vacuums the store so the deleted bytes are
+scrubbed from the files (SQLite runs with ``secure_delete`` and ``VACUUM`` rewrites the
+file; the WAL is checkpointed and truncated). The audit keeps a content-free record:
+which kind of subject, the sha256 of its name and how many entries went.
+
+Who may erase what: a Memory may erase its own user (``user_id`` equal to its own; all
+of that user's entries in every workspace), its own workspace (``workspace_id`` equal to
+its own, from a workspace-level identity with no user), or one agent inside its own
+tenant. Anything else is a ScopeError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from tulving.application.governance.audit import AuditTrail
+from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.vector_sync import rebuild_index
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.errors import ScopeError, ValidationError
+from tulving.domain.identity import tenant_of_partition
+from tulving.domain.query import STORE_WIDE, EntryFilter
+
+
+def _subject(
+    ctx: MemoryContext, user_id: str | None, workspace_id: str | None, agent_id: str | None
+) -> tuple[str, str]:
+    given = [
+        (k, v)
+        for k, v in (("user_id", user_id), ("workspace_id", workspace_id), ("agent_id", agent_id))
+        if v is not None
+    ]
+    if len(given) != 1:
+        raise ValidationError("erase() takes exactly one of user_id, workspace_id, agent_id")
+    kind, name = given[0]
+    if not isinstance(name, str) or not name:
+        raise ValidationError(f"{kind} must be a non-empty string")
+    me = ctx.identity
+    if kind == "user_id" and name != me.user_id:
+        raise ScopeError("a Memory may only erase its own user (open one with that user_id)")
+    if kind == "workspace_id" and (name != me.workspace_id or me.user_id is not None):
+        raise ScopeError(
+            "erasing a workspace needs a workspace-level identity: "
+            "Memory(..., workspace_id=<it>, user_id=None)"
+        )
+    return kind, name
+
+
+def _matches(entry: MemoryEntry, kind: str, name: str, tenant: str) -> bool:
+    if kind == "user_id":
+        return entry.user_id == name
+    if kind == "workspace_id":
+        return entry.workspace_id == name
+    return entry.agent_id == name and tenant_of_partition(entry.partition) == tenant
+
+
+def erase(
+    ctx: MemoryContext,
+    audit: AuditTrail,
+    *,
+    user_id: str | None = None,
+    workspace_id: str | None = None,
+    agent_id: str | None = None,
+) -> dict[str, Any]:
+    kind, name = _subject(ctx, user_id, workspace_id, agent_id)
+    storage = ctx.storage
+    everything = storage.query(EntryFilter(partitions=STORE_WIDE, include_archived=True))
+    doomed = {e.id for e in everything if _matches(e, kind, name, ctx.identity.tenant)}
+    direct = len(doomed)
+    grew = True
+    while grew:  # summaries of erased entries, and summaries of those summaries
+        grew = False
+        for e in everything:
+            if e.id not in doomed and doomed.intersection(e.source_entry_ids):
+                doomed.add(e.id)
+                grew = True
+    subject_hash = hashlib.sha256(f"{kind}={name}".encode()).hexdigest()
+    with storage.transaction():
+        deleted = storage.delete(sorted(doomed))
+        audit.record(
+            "erase",
+            {"subject": subject_hash},
+            details={
+                "subject_kind": kind,
+                "subject_sha256": subject_hash,
+                "entries": direct,
+                "derived": len(doomed) - direct,
+            },
+        )
+    if ctx.vectors is not None:
+        ctx.vectors.remove(doomed)
+        rebuild_index(ctx)  # a fresh cache file: no trace of the erased vectors or ids
+    storage.maintenance("vacuum")
+    return {"subject": kind, "deleted": deleted, "derived": len(doomed) - direct}

@@ -1,0 +1,149 @@
+"""Governance services of one Memory: signing, review, integrity checks and health.
+
+The write policy itself runs as a plugin hook (:mod:`tulving.plugins.policies`); this
+module holds what needs the Memory's adapters: the signing key read from the
+environment, human review of held entries, the tamper check and the health report.
+Corrections, rollback/retention and erasure live in their own modules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+import attrs
+
+from tulving.application.governance.audit import AuditTrail
+from tulving.application.plumbing.context import MemoryContext
+from tulving.domain.entry import MemoryEntry, content_hash
+from tulving.domain.errors import ConfigError, ValidationError
+from tulving.domain.query import EntryFilter
+from tulving.domain.signing import MIN_KEY_BYTES, sign, signature_valid
+from tulving.domain.types import ArchiveReason, ReviewStatus
+from tulving.domain.write_policy import WritePolicy
+
+#: Trust bands of the health report: [0, 0.6) low, [0.6, 0.85) medium, [0.85, 1] high.
+TRUST_BANDS = (("low", 0.6), ("medium", 0.85), ("high", float("inf")))
+
+
+def load_signing_key(policy: WritePolicy, environ: Any = None) -> bytes | None:
+    """The HMAC key from the environment, or None when signing is off."""
+    env = os.environ if environ is None else environ
+    if policy.signing is False:
+        return None
+    raw = env.get(policy.signing_key_env)
+    if not raw:
+        if policy.signing is True:
+            raise ConfigError(
+                f"policy signing=True needs a key in the environment variable {policy.signing_key_env}"
+            )
+        return None
+    key = raw.encode("utf-8")
+    if len(key) < MIN_KEY_BYTES:
+        raise ConfigError(
+            f"the signing key in {policy.signing_key_env} is shorter than {MIN_KEY_BYTES} bytes"
+        )
+    return key
+
+
+def trust_band(trust: float) -> str:
+    for name, upper in TRUST_BANDS:
+        if trust < upper:
+            return name
+    return TRUST_BANDS[-1][0]
+
+
+class Governance:
+    def __init__(
+        self,
+        ctx: MemoryContext,
+        policy: WritePolicy,
+        audit: AuditTrail,
+        signing_key: bytes | None,
+    ) -> None:
+        self.ctx = ctx
+        self.policy = policy
+        self.audit = audit
+        self.signing_key = signing_key
+
+    def seal(self, entry: MemoryEntry) -> MemoryEntry:
+        """Sign ``entry`` when a key is configured (after every write hook has run)."""
+        if self.signing_key is None:
+            return entry
+        return attrs.evolve(entry, signature=sign(entry, self.signing_key))
+
+    # review -----------------------------------------------------------------------
+    def review(self, entry: MemoryEntry, approve: bool) -> MemoryEntry:
+        if not isinstance(approve, bool):
+            raise ValidationError("approve must be True or False")
+        status = ReviewStatus.APPROVED if approve else ReviewStatus.REJECTED
+        now = self.ctx.clock.now()
+        changed = attrs.evolve(entry, review_status=status, updated_at=now)
+        storage = self.ctx.storage
+        with storage.transaction():
+            storage.replace(changed)
+            self.audit.record(
+                "review",
+                {"id": entry.id, "approve": approve},
+                entry_id=entry.id,
+                details={"status": status.value},
+            )
+        return changed
+
+    def pending_review(self) -> list[MemoryEntry]:
+        entries = self.ctx.storage.query(EntryFilter(partitions=self.ctx.visible_partitions()))
+        return [e for e in entries if e.review_status is ReviewStatus.PENDING]
+
+    # integrity --------------------------------------------------------------------
+    def verify(self) -> dict[str, Any]:
+        """Check every visible entry (archived included): content hash and signature."""
+        entries = self.ctx.storage.query(
+            EntryFilter(partitions=self.ctx.visible_partitions(), include_archived=True)
+        )
+        tampered: list[dict[str, str]] = []
+        signed = unsigned = 0
+        for entry in entries:
+            if content_hash(entry.content) != entry.content_hash:
+                tampered.append({"id": entry.id, "reason": "content does not match its hash"})
+                continue
+            if entry.signature is None:
+                unsigned += 1
+                continue
+            signed += 1
+            if self.signing_key is not None and not signature_valid(entry, self.signing_key):
+                tampered.append({"id": entry.id, "reason": "signature does not match"})
+        return {
+            "ok": not tampered,
+            "checked": len(entries),
+            "signed": signed,
+            "unsigned": unsigned,
+            "signatures_checked": self.signing_key is not None,
+            "tampered": tampered,
+        }
+
+    def health(self) -> dict[str, Any]:
+        visible = self.ctx.visible_partitions()
+        storage = self.ctx.storage
+        active = storage.query(EntryFilter(partitions=visible))
+        bands: Counter[str] = Counter({name: 0 for name, _ in TRUST_BANDS})
+        pending = rejected = conflicts = 0
+        for entry in active:
+            bands[trust_band(entry.trust)] += 1
+            pending += entry.review_status is ReviewStatus.PENDING
+            rejected += entry.review_status is ReviewStatus.REJECTED
+            conflicts += bool(entry.conflict_ids)
+        archived = {
+            reason.value: storage.count(EntryFilter(partitions=visible, archive_reasons=(reason,)))
+            for reason in ArchiveReason
+        }
+        return {
+            "active": len(active),
+            "trust_bands": dict(bands),
+            "pending_review": pending,
+            "rejected": rejected,
+            "unresolved_conflicts": conflicts,
+            "rolled_back": archived[ArchiveReason.ROLLED_BACK.value],
+            "archived": archived,
+            "signing": self.signing_key is not None,
+        }

@@ -1,0 +1,103 @@
+"""Keeping the vector index and the embedding space consistent with storage.
+
+Storage holds the vectors and is the source of truth. At startup:
+
+1. model identity: ``meta`` records the embedder's model id, dimension and metric. A
+   different model means a different vector space: every stored vector is dropped and
+   every active entry re-embedded (batched, with progress) — never mixed;
+2. entries written without a vector (e.g. while no embedder was configured, or by a
+   process that crashed between the database write and the embedding) are embedded;
+3. the index (a cache) is compared with storage; a missing, stale or corrupt index is
+   rebuilt from the stored vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.warnings_once import log
+from tulving.domain.errors import VectorIndexError
+from tulving.domain.query import STORE_WIDE, EntryFilter
+
+Progress = Callable[[str, int, int], None]
+EMBED_BATCH = 64
+
+
+def check_model(ctx: MemoryContext, progress: Progress | None = None) -> bool:
+    """Record or verify the embedding model; re-embed on a change. True if re-embedded."""
+    embedder, storage = ctx.embedder, ctx.storage
+    if embedder is None:
+        return False
+    recorded = storage.get_meta("embedding_model_id")
+    if recorded == embedder.model_id:
+        dim = storage.get_meta("embedding_dimension")
+        if dim is not None and int(dim) != embedder.dimension:
+            raise VectorIndexError(
+                f"model {embedder.model_id} was recorded with dimension {dim}, "
+                f"the embedder now gives {embedder.dimension}"
+            )
+        return False
+    changed = recorded is not None
+    if changed:
+        log.warning(
+            "embedding model changed from %s to %s: re-embedding every active entry",
+            recorded, embedder.model_id,
+        )
+        storage.clear_vectors()
+    with storage.transaction():
+        storage.set_meta("embedding_model_id", embedder.model_id)
+        storage.set_meta("embedding_dimension", str(embedder.dimension))
+        storage.set_meta("distance_metric", "cosine")
+    return changed
+
+
+def embed_missing(ctx: MemoryContext, progress: Progress | None = None) -> int:
+    embedder, storage = ctx.embedder, ctx.storage
+    if embedder is None:
+        return 0
+    flt = _unrestricted(ctx)
+    total = storage.count(flt)
+    done = 0
+    while True:
+        batch = storage.missing_vectors(flt, EMBED_BATCH)
+        if not batch:
+            break
+        vectors = embedder.embed([e.content for e in batch])
+        storage.put_vectors([(e.id, vectors[i]) for i, e in enumerate(batch)])
+        done += len(batch)
+        if progress:
+            progress("embedding", done, total)
+    return done
+
+
+def reconcile_index(ctx: MemoryContext, progress: Progress | None = None) -> bool:
+    """Rebuild the index from storage when it differs; True if it was rebuilt."""
+    vectors, storage = ctx.vectors, ctx.storage
+    if vectors is None or ctx.embedder is None:
+        return False
+    flt = _unrestricted(ctx)
+    expected = {entry_id for entry_id, _ in storage.iter_vectors(flt)}
+    if vectors.ids() == expected:
+        return False
+    log.info("vector index is stale (%d cached, %d stored): rebuilding",
+             vectors.count(), len(expected))
+    rebuild_index(ctx, progress)
+    return True
+
+
+def rebuild_index(ctx: MemoryContext, progress: Progress | None = None) -> int:
+    vectors, storage = ctx.vectors, ctx.storage
+    if vectors is None:
+        return 0
+    flt = _unrestricted(ctx)
+    total = storage.count(flt)
+    report = (lambda done, all_: progress("indexing", done, all_)) if progress else None
+    vectors.rebuild(storage.iter_vectors(flt), total, report)
+    vectors.persist()
+    return vectors.count()
+
+
+def _unrestricted(ctx: MemoryContext) -> EntryFilter:
+    """All active entries of every tenant: one index serves the whole store."""
+    return EntryFilter(partitions=STORE_WIDE)

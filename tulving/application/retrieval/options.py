@@ -1,0 +1,82 @@
+"""The knobs of hybrid retrieval, with the reason each default was kept.
+
+Every idea is an ablation in ``benchmarks/locomo.py --ablation``: it stays on by default
+only because switching it off lowered recall there.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tulving.domain.rerank import RerankRules
+
+
+@attrs.frozen
+class SearchOptions:
+    """Knobs of hybrid retrieval; the defaults are what measured best (coarse values).
+
+    - ``pool``: candidates taken from each engine before fusion (at least ``2 * top_k``).
+    - ``fusion``: ``"rrf"`` (rank fusion) or ``"score"`` (min-max scaled score sum).
+    - ``lexical_weight`` / ``semantic_weight``: weights of the two lists.
+    - ``rrf_k``: the RRF constant; smaller trusts the top of each list more.
+    - ``entity_boost``: a candidate that mentions the names the query names gets its
+      score multiplied by ``1 + entity_boost * (share of names mentioned)``.
+    - ``temporal_boost``: for "when" questions, candidates that place something in time
+      ("last Friday", "two weeks ago") get ``1 + temporal_boost``.
+    - ``context_share``: a candidate gains this share of the best score among the other
+      candidates recorded at the same event time (``valid_from``): memories written
+      together (one conversation session, one task) answer each other.
+    - ``rerank_depth``: how many fused candidates the boosts look at.
+    - ``neighbour_share`` / ``neighbour_depth``: the entries written just before and
+      after each of the ``neighbour_depth`` best candidates at the same event time (the
+      turn that asked, the turn that answered) score at least this share of its score,
+      fetched if they were not candidates (``Storage.adjacent``).
+    - ``fold_derived``: a memory derived from exactly one other (``source_entry_ids``, as
+      ``remember()`` links a fact to the turn it was read from) leaves the list while that
+      source is visible: the source stands for both at its own rank (one piece of
+      evidence, one slot).
+    """
+
+    pool: int = 50
+    fusion: str = "score"
+    lexical_weight: float = 1.0
+    semantic_weight: float = 0.7
+    rrf_k: int = 60
+    entity_boost: float = 0.3
+    temporal_boost: float = 0.3
+    context_share: float = 0.3
+    rerank_depth: int = 50
+    neighbour_share: float = 0.5
+    neighbour_depth: int = 10
+    fold_derived: bool = True
+
+    @property
+    def refines(self) -> bool:
+        return bool(self.entity_boost or self.temporal_boost or self.context_share
+                    or self.fold_derived)
+
+    @classmethod
+    def ablations(cls) -> dict[str, SearchOptions]:
+        """The default with one idea switched off at a time (for the benchmark)."""
+        default = cls()
+        return {
+            "plain RRF (baseline)": cls.plain(),
+            "- score fusion (RRF k=60)": attrs.evolve(default, fusion="rrf"),
+            "- lexical weighting (1:1)": attrs.evolve(default, semantic_weight=1.0),
+            "- entity boost": attrs.evolve(default, entity_boost=0.0),
+            "- temporal boost": attrs.evolve(default, temporal_boost=0.0),
+            "- event-time context": attrs.evolve(default, context_share=0.0),
+            "- neighbours": attrs.evolve(default, neighbour_share=0.0),
+        }
+
+    @classmethod
+    def plain(cls) -> SearchOptions:
+        """Unweighted RRF (k=60) of the two engines, nothing else: the baseline."""
+        return cls(pool=50, fusion="rrf", lexical_weight=1.0, semantic_weight=1.0, rrf_k=60,
+                   entity_boost=0.0, temporal_boost=0.0, context_share=0.0,
+                   neighbour_share=0.0, fold_derived=False)
+
+    @property
+    def rerank_rules(self) -> RerankRules:
+        return RerankRules(entity_boost=self.entity_boost, temporal_boost=self.temporal_boost,
+                           context_share=self.context_share)

@@ -1,0 +1,57 @@
+"""Eviction: archive what has faded, never what must stay.
+
+Importance decays lazily (``MemoryEntry.importance_at``); nothing rewrites it in the
+background, so there is no startup pass to repeat and eviction is idempotent: running it
+twice, or across restarts, archives the same set once. DECISION and pinned entries never
+decay and are never evicted (ADR-006); evicted entries are archived with reason
+``evicted`` and can be restored, never deleted.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tulving.application.plumbing.context import MemoryContext
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.errors import ValidationError
+from tulving.domain.query import EntryFilter
+from tulving.domain.types import ArchiveReason, MemoryType
+from tulving.domain.validation import check_unit_interval
+from tulving.ports.storage import Archival
+
+PAGE = 1000
+
+
+@attrs.frozen
+class EvictionReport:
+    threshold: float
+    examined: int
+    evicted: tuple[str, ...]
+    dry_run: bool
+
+
+def evictable(entry: MemoryEntry) -> bool:
+    return not entry.pinned and entry.type is not MemoryType.DECISION
+
+
+def evict(ctx: MemoryContext, threshold: float, *, dry_run: bool = False) -> EvictionReport:
+    threshold = check_unit_interval("threshold", threshold)
+    if threshold <= 0.0:
+        raise ValidationError("threshold must be > 0 (0 would evict nothing)")
+    now = ctx.clock.now()
+    decaying = tuple(t for t in MemoryType if t is not MemoryType.DECISION)
+    flt = EntryFilter(partitions=ctx.visible_partitions(), types=decaying, pinned=False)
+    doomed: list[str] = []
+    examined = offset = 0
+    while True:
+        page = ctx.storage.query(flt, limit=PAGE, offset=offset, newest_first=False)
+        if not page:
+            break
+        offset += len(page)
+        examined += len(page)
+        doomed.extend(e.id for e in page if evictable(e) and e.importance_at(now) < threshold)
+    if doomed and not dry_run:
+        ctx.storage.archive([Archival(i, ArchiveReason.EVICTED, now) for i in doomed])
+        if ctx.vectors is not None:
+            ctx.vectors.remove(doomed)
+    return EvictionReport(threshold, examined, tuple(doomed), dry_run)

@@ -1,0 +1,247 @@
+"""Write-time decisions: add, update, invalidate, noop, or flag a conflict.
+
+Why at write time and deterministic: an agent that restates a fact, or learns a new value
+for one, must not end up with two "current" answers, and this must hold with no LLM. The
+rules, in order, for each entry about to be written (seed 002's consolidator, ADR-014):
+
+1. Same content hash, same type, key and structured fact as an active entry of the same
+   partition -> NOOP: the existing entry is returned, nothing is written.
+2. Structured fact (entity + attribute) already held with a different value -> the old
+   entry is superseded (archived ``superseded``, ``valid_until`` set, linked both ways),
+   unless the new source has lower trust: a low-trust source cannot overwrite a
+   high-trust fact, so the new entry is stored and both are flagged (``conflict_ids``).
+   The same value again is a NOOP.
+3. With a vector (batches of at most ``VECTOR_CHECK_MAX_BATCH``, reusing the vector the
+   write computes anyway): cosine >= ``UPDATE_THRESHOLD`` with an active entry of the same
+   type and partition -> UPDATE (the new wording supersedes the old one), or NOOP when the
+   new source has lower trust. ``CONFLICT_THRESHOLD`` <= cosine < ``UPDATE_THRESHOLD``
+   between semantic entries whose content diverges (different numbers, or a negation on
+   one side only) -> both are flagged, never blocked.
+
+Rules 1 and 3 are dedup and only apply to semantic and procedural types (an episode that
+happens twice happened twice); ``store(..., dedup=False)`` turns them off. Rule 2 always
+applies: it is the meaning of entity/attribute/value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from tulving.application.plumbing.context import MemoryContext
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.query import EntryFilter
+from tulving.domain.types import ArchiveReason, CognitiveKind, MemoryType
+from tulving.ports.storage import WriteOutcome
+
+UPDATE_THRESHOLD = 0.95
+CONFLICT_THRESHOLD = 0.85
+#: Larger batches (bulk imports, long transcripts) skip the per-entry vector query.
+VECTOR_CHECK_MAX_BATCH = 32
+_NEIGHBOURS = 8
+#: Conflict flags per entry are capped: a flag asks for review, a hundred flags help no one.
+MAX_FLAGS = 8
+_SEMANTIC_TYPES = (MemoryType.FACT, MemoryType.PREFERENCE, MemoryType.DECISION)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_NEGATION = re.compile(r"\b(not|no|never|none|nobody|nothing|cannot)\b|n't\b", re.IGNORECASE)
+
+
+def dedups(entry: MemoryEntry) -> bool:
+    return entry.type.cognitive_kind is not CognitiveKind.EPISODIC
+
+
+def diverges(a: str, b: str) -> bool:
+    """Whether two similar texts say different things, decidably without a model."""
+    numbers_a, numbers_b = set(_NUMBER.findall(a)), set(_NUMBER.findall(b))
+    if (numbers_a or numbers_b) and numbers_a != numbers_b:
+        return True
+    return bool(_NEGATION.search(a)) != bool(_NEGATION.search(b))
+
+
+def same_value(a: str | None, b: str | None) -> bool:
+    return " ".join((a or "").split()).casefold() == " ".join((b or "").split()).casefold()
+
+
+@attrs.define
+class WritePlan:
+    """What one ``_write`` will do: inserts, in-place updates of existing entries, and for
+    each batch item either the index of its insert or the existing entry (NOOP)."""
+
+    inserts: list[tuple[MemoryEntry, Any]] = attrs.field(factory=list)
+    slots: list[int | MemoryEntry] = attrs.field(factory=list)
+    updates: dict[str, MemoryEntry] = attrs.field(factory=dict)
+    unindex: list[str] = attrs.field(factory=list)
+    decisions: list[str] = attrs.field(factory=list)
+
+    def outcomes(self, written: Sequence[WriteOutcome]) -> list[WriteOutcome]:
+        out: list[WriteOutcome] = []
+        for slot in self.slots:
+            if isinstance(slot, int):
+                out.append(written[slot])
+            else:
+                out.append(WriteOutcome(entry=slot))
+        return out
+
+
+def _supersede(old: MemoryEntry, new: MemoryEntry, now: datetime) -> MemoryEntry:
+    until = new.valid_from if new.valid_from > old.valid_from else now
+    return attrs.evolve(
+        old, archived_at=now, archive_reason=ArchiveReason.SUPERSEDED, superseded_by=new.id,
+        valid_until=old.valid_until or until, expired_at=old.expired_at or now, updated_at=now,
+    )
+
+
+def _flag(entry: MemoryEntry, other_id: str, now: datetime | None = None) -> MemoryEntry:
+    if other_id in entry.conflict_ids:
+        return entry
+    changes: dict[str, Any] = {"conflict_ids": (*entry.conflict_ids, other_id)}
+    if now is not None:
+        changes["updated_at"] = now
+    return attrs.evolve(entry, **changes)
+
+
+def plan_writes(
+    ctx: MemoryContext,
+    entries: Sequence[MemoryEntry],
+    vectors: Sequence[Any],
+    dedup: Sequence[bool],
+    now: datetime,
+) -> WritePlan:
+    plan = WritePlan()
+    storage = ctx.storage
+    check_vectors = ctx.vectors is not None and len(entries) <= VECTOR_CHECK_MAX_BATCH
+    batch_hashes: dict[tuple[str, str], int] = {}
+    batch_facts: dict[tuple[str, str, str], int] = {}
+
+    def current(entry: MemoryEntry) -> MemoryEntry:
+        return plan.updates.get(entry.id, entry)
+
+    for entry, vector, wants_dedup in zip(entries, vectors, dedup, strict=True):
+        use_dedup = wants_dedup and dedups(entry)
+        # 1. exact restatement
+        if use_dedup:
+            existing = _same_hash(storage, entry, plan, batch_hashes)
+            if existing is not None:
+                plan.slots.append(existing)
+                plan.decisions.append("noop")
+                continue
+        decision = "add"
+        # 2. structured fact
+        if entry.entity is not None and entry.attribute is not None:
+            olds = _holders(storage, entry, plan, batch_facts)
+            noop: MemoryEntry | None = None
+            for old in olds:
+                old = current(old)
+                if not old.is_active:
+                    continue
+                if same_value(old.value, entry.value) and use_dedup:
+                    noop = old
+                    break
+                if entry.trust + 1e-9 < old.trust:
+                    entry = _flag(entry, old.id)
+                    plan.updates[old.id] = _flag(old, entry.id, now)
+                    decision = "conflict"
+                else:
+                    plan.updates[old.id] = _supersede(old, entry, now)
+                    plan.unindex.append(old.id)
+                    entry = attrs.evolve(entry, supersedes=entry.supersedes or old.id)
+                    decision = "invalidate"
+            if noop is not None:
+                plan.slots.append(noop)
+                plan.decisions.append("noop")
+                continue
+        # 3. near duplicates and undecidable conflicts, by cosine
+        elif use_dedup and check_vectors and vector is not None and entry.key is None:
+            outcome = _by_vector(ctx, entry, vector, plan, now, current)
+            if isinstance(outcome, MemoryEntry) and outcome.id != entry.id:
+                plan.slots.append(outcome)
+                plan.decisions.append("noop")
+                continue
+            if outcome is not None:
+                entry, decision = outcome if isinstance(outcome, tuple) else (outcome, decision)
+        index = len(plan.inserts)
+        plan.inserts.append((entry, vector))
+        plan.slots.append(index)
+        plan.decisions.append(decision)
+        batch_hashes.setdefault((entry.partition, entry.content_hash), index)
+        if entry.entity is not None and entry.attribute is not None:
+            batch_facts[(entry.partition, entry.entity, entry.attribute)] = index
+    # Conflict flags on entries inserted in this batch must point both ways too.
+    for i, (entry, vector) in enumerate(plan.inserts):
+        if entry.id in plan.updates:
+            plan.inserts[i] = (plan.updates.pop(entry.id), vector)
+    return plan
+
+
+def _same_hash(
+    storage: Any, entry: MemoryEntry, plan: WritePlan, batch: dict[tuple[str, str], int]
+) -> MemoryEntry | None:
+    index = batch.get((entry.partition, entry.content_hash))
+    candidates: list[MemoryEntry] = []
+    if index is not None:
+        candidates.append(plan.inserts[index][0])
+    # ids first: the common case (no twin) then costs one index probe, no row decoding
+    twins = storage.ids_matching(
+        EntryFilter(partitions=(entry.partition,), content_hash=entry.content_hash))
+    if twins:
+        candidates += storage.get_many(sorted(twins)[:5])
+    for old in candidates:
+        old = plan.updates.get(old.id, old)
+        if (
+            old.is_active and old.type is entry.type and old.key == entry.key
+            and old.entity == entry.entity and old.attribute == entry.attribute
+            and same_value(old.value, entry.value)
+        ):
+            return old
+    return None
+
+
+def _holders(
+    storage: Any, entry: MemoryEntry, plan: WritePlan, batch: dict[tuple[str, str, str], int]
+) -> list[MemoryEntry]:
+    assert entry.entity is not None and entry.attribute is not None
+    olds: list[MemoryEntry] = list(storage.query(
+        EntryFilter(partitions=(entry.partition,), entity=entry.entity, attribute=entry.attribute),
+        limit=20,
+    ))
+    index = batch.get((entry.partition, entry.entity, entry.attribute))
+    if index is not None:
+        # An earlier item of the same batch states the same fact: the later one wins.
+        olds = [plan.inserts[index][0], *olds]
+    return olds
+
+
+def _by_vector(
+    ctx: MemoryContext, entry: MemoryEntry, vector: Any, plan: WritePlan, now: datetime,
+    current: Callable[[MemoryEntry], MemoryEntry],
+) -> MemoryEntry | tuple[MemoryEntry, str] | None:
+    assert ctx.vectors is not None
+    hits = [h for h in ctx.vectors.query(vector, _NEIGHBOURS) if h.score >= CONFLICT_THRESHOLD]
+    if not hits:
+        return None
+    olds = {e.id: e for e in ctx.storage.get_many([h.id for h in hits])}
+    decision = "add"
+    for hit in hits:
+        old = olds.get(hit.id)
+        if old is None:
+            continue
+        old = current(old)
+        if (not old.is_active or old.partition != entry.partition or old.type is not entry.type
+                or old.key is not None):
+            continue
+        if hit.score >= UPDATE_THRESHOLD and not diverges(old.content, entry.content):
+            if entry.trust + 1e-9 < old.trust or old.pinned:
+                return old  # NOOP: a weaker restatement adds nothing
+            plan.updates[old.id] = _supersede(old, entry, now)
+            plan.unindex.append(old.id)
+            return attrs.evolve(entry, supersedes=old.id), "update"
+        if (entry.type in _SEMANTIC_TYPES and len(entry.conflict_ids) < MAX_FLAGS
+                and len(old.conflict_ids) < MAX_FLAGS and diverges(old.content, entry.content)):
+            entry = _flag(entry, old.id)
+            plan.updates[old.id] = _flag(old, entry.id, now)
+            decision = "conflict"
+    return (entry, decision) if decision != "add" else None
