@@ -252,7 +252,7 @@ class Memory:
         """The active entry with this id or key, raw (not redacted); with ``as_of``, the
         entry as the store held it at that transaction time."""
         if as_of is not None:
-            entry = corrections.get_as_of(self.ctx, key_or_id, as_of)
+            entry = lookup.get_as_of(self.ctx, key_or_id, as_of)
         else:
             entry = self._resolve(key_or_id)
             self._access.record([entry.id])

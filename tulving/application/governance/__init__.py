@@ -1,2 +1,2 @@
-"""Trust and accountability: the audit trail, signing/review/integrity, corrections and
-as-of reads, rollback/retention/purge, erasure of a data subject."""
+"""Trust and accountability: the audit trail, signing/review/integrity, corrections,
+rollback/retention/purge, erasure of a data subject."""

@@ -10,17 +10,14 @@ transaction time (``created_at``/``expired_at``) answers "what did we believe th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 import attrs
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.entry_factory import STORE_FIELDS, check_time
-from tulving.domain.errors import NotFoundError, ScopeError, ValidationError
-from tulving.domain.ids import looks_like_id
-from tulving.domain.query import HIDDEN_FROM_HISTORY, EntryFilter
+from tulving.domain.entry_factory import STORE_FIELDS
+from tulving.domain.errors import NotFoundError, ValidationError
 from tulving.domain.types import ArchiveReason, SourceType
 from tulving.ports.storage import Archival, WriteOutcome
 
@@ -87,38 +84,6 @@ def correct(
     if ctx.vectors is not None:
         ctx.vectors.remove([original.id])
     return fixed, archived
-
-
-def _known(entry: MemoryEntry, at: datetime) -> bool:
-    hidden = entry.archive_reason is not None and entry.archive_reason.value in HIDDEN_FROM_HISTORY
-    return entry.known_at(at) and not hidden
-
-
-def get_as_of(ctx: MemoryContext, key_or_id: str, as_of: datetime) -> MemoryEntry:
-    """The entry with this id or key as the store held it at transaction time ``as_of``."""
-    if not isinstance(key_or_id, str) or not key_or_id:
-        raise ValidationError("expected an entry id or key (non-empty string)")
-    at = check_time("as_of", as_of)
-    assert at is not None
-    visible = ctx.visible_partitions()
-    if looks_like_id(key_or_id):
-        entry = ctx.storage.get(key_or_id)
-        if entry is not None:
-            if entry.partition not in visible:
-                raise ScopeError(f"entry {key_or_id} is not visible to this identity")
-            if _known(entry, at):
-                return entry
-            raise NotFoundError(f"entry {key_or_id} was not current at {at.isoformat()}")
-    candidates = [
-        e
-        for e in ctx.storage.query(EntryFilter(partitions=visible, key_prefix=key_or_id, as_of=at))
-        if e.key == key_or_id
-    ]
-    for partition in visible:
-        for entry in candidates:
-            if entry.partition == partition:
-                return entry
-    raise NotFoundError(f"no memory had id or key {key_or_id!r} at {at.isoformat()}")
 
 
 def correction_notice(entry: MemoryEntry) -> str | None:

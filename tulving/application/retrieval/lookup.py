@@ -1,5 +1,6 @@
-"""Reading memories by id or key: the lookups behind ``get``, ``history`` and ``list_keys``
-and the resolution every id-or-key argument of the facade goes through.
+"""Reading memories by id or key: the lookups behind ``get`` (now or as of a moment),
+``history`` and ``list_keys``, and the resolution every id-or-key argument of the facade
+goes through.
 
 Visibility is checked here once: an entry of another partition raises ``ScopeError``
 (it exists, this identity may not see it), an archived one ``NotFoundError`` naming why
@@ -8,32 +9,42 @@ Visibility is checked here once: an entry of another partition raises ``ScopeErr
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from tulving.application.governance.corrections import correction_notice
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
+from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import NotFoundError, ScopeError, ValidationError
 from tulving.domain.ids import looks_like_id
-from tulving.domain.query import EntryFilter
+from tulving.domain.query import HIDDEN_FROM_HISTORY, EntryFilter
+
+
+def _by_id(ctx: MemoryContext, key_or_id: str) -> MemoryEntry | None:
+    """The entry whose id is ``key_or_id`` (None if it is no id, or no entry has it);
+    ScopeError if this identity may not see it."""
+    if not isinstance(key_or_id, str) or not key_or_id:
+        raise ValidationError("expected an entry id or key (non-empty string)")
+    if not looks_like_id(key_or_id):
+        return None
+    entry = ctx.storage.get(key_or_id)
+    if entry is not None and entry.partition not in ctx.visible_partitions():
+        raise ScopeError(f"entry {key_or_id} is not visible to this identity")
+    return entry
 
 
 def resolve(ctx: MemoryContext, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
     """The visible entry with this id or key; ScopeError if it belongs elsewhere."""
-    if not isinstance(key_or_id, str) or not key_or_id:
-        raise ValidationError("expected an entry id or key (non-empty string)")
-    visible = ctx.visible_partitions()
-    if looks_like_id(key_or_id):
-        entry = ctx.storage.get(key_or_id)
-        if entry is not None:
-            if entry.partition not in visible:
-                raise ScopeError(f"entry {key_or_id} is not visible to this identity")
-            if entry.archived_at is None or include_archived:
-                return entry
-            notice = correction_notice(entry)
-            if notice is not None:
-                raise NotFoundError(notice)
-            reason = entry.archive_reason.value if entry.archive_reason else "?"
-            raise NotFoundError(f"entry {key_or_id} is archived ({reason})")
-    found = ctx.storage.active_by_key(visible, key_or_id)
+    entry = _by_id(ctx, key_or_id)
+    if entry is not None:
+        if entry.archived_at is None or include_archived:
+            return entry
+        notice = correction_notice(entry)
+        if notice is not None:
+            raise NotFoundError(notice)
+        reason = entry.archive_reason.value if entry.archive_reason else "?"
+        raise NotFoundError(f"entry {key_or_id} is archived ({reason})")
+    found = ctx.storage.active_by_key(ctx.visible_partitions(), key_or_id)
     if found is None:
         raise NotFoundError(f"no active memory with id or key {key_or_id!r}")
     return found
@@ -57,3 +68,33 @@ def history(ctx: MemoryContext, key: str) -> list[MemoryEntry]:
     if not versions:
         raise NotFoundError(f"no memory ever had key {key!r}")
     return sorted(versions, key=lambda e: e.created_at, reverse=True)
+
+
+def _known(entry: MemoryEntry, at: datetime) -> bool:
+    hidden = entry.archive_reason is not None and entry.archive_reason.value in HIDDEN_FROM_HISTORY
+    return entry.known_at(at) and not hidden
+
+
+def get_as_of(ctx: MemoryContext, key_or_id: str, as_of: datetime) -> MemoryEntry:
+    """The entry with this id or key as the store held it at transaction time ``as_of``
+    (corrections and supersedes archive, never rewrite, so the past stays readable)."""
+    if not isinstance(key_or_id, str) or not key_or_id:
+        raise ValidationError("expected an entry id or key (non-empty string)")
+    at = check_time("as_of", as_of)
+    assert at is not None
+    entry = _by_id(ctx, key_or_id)
+    if entry is not None:
+        if _known(entry, at):
+            return entry
+        raise NotFoundError(f"entry {key_or_id} was not current at {at.isoformat()}")
+    visible = ctx.visible_partitions()
+    candidates = [
+        e
+        for e in ctx.storage.query(EntryFilter(partitions=visible, key_prefix=key_or_id, as_of=at))
+        if e.key == key_or_id
+    ]
+    for partition in visible:
+        for candidate in candidates:
+            if candidate.partition == partition:
+                return candidate
+    raise NotFoundError(f"no memory had id or key {key_or_id!r} at {at.isoformat()}")
