@@ -32,6 +32,7 @@ from tulving.domain.errors import (
     VectorIndexError,
 )
 from tulving.domain.query import SearchResult
+from tulving.domain.redaction import redact
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
 from tulving.domain.write_policy import WritePolicy
 
@@ -67,5 +68,6 @@ __all__ = [
     "ValidationError",
     "VectorIndexError",
     "WritePolicy",
+    "redact",
     "__version__",
 ]

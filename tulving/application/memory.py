@@ -317,6 +317,14 @@ class Memory:
                                            "mode": mode}, [c.entry.id for c in result.entries])
         return result
 
+    def count_tokens(self, text: str) -> int:
+        """What ``text`` costs with the tokenizer ``curate()`` counts budgets with, so a
+        caller (the Kairos plugin's budget validator) can check a budget independently."""
+        if not isinstance(text, str):
+            raise ValidationError("text must be a string")
+        self.startup()
+        return int(self._curator.tokenizer.count(text)) if text else 0
+
     # agent memory: sessions, remember, consolidation, procedures -----------------------
     # (logic in application/agent_memory/)
     def _start_agent_memory(self) -> None:
