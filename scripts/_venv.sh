@@ -18,3 +18,16 @@ ensure_installed() {
     touch "$stamp"
   fi
 }
+# The first-party plugins in plugins/ (each its own distribution, never a dependency of
+# tulving): installed as built packages, as a user would, with the frameworks they plug
+# into. Reinstalled when a file of theirs changes.
+ensure_plugins() {
+  local stamp=".venv/.tulving-plugins-installed"
+  if [ ! -f "$stamp" ] || [ -n "$(find plugins -type f -newer "$stamp" \
+      ! -path '*/__pycache__/*' ! -path '*/tests/*' -print -quit)" ]; then
+    .venv/bin/pip install --quiet --disable-pip-version-check \
+      "kairos-ai[cli]>=0.5,<0.6" ./plugins/kairos-ai-tulving
+    rm -rf plugins/kairos-ai-tulving/build plugins/kairos-ai-tulving/*.egg-info
+    touch "$stamp"
+  fi
+}

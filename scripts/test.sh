@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite: static checks (ruff, import-linter, mypy --strict on the core)
-# and pytest. PostgreSQL tests need TULVING_TEST_PG_URL or the binaries .ci/postgres.sh
-# installs; outside CI they skip loudly when no server can be had.
+# and pytest, over tulving and the plugins in plugins/ (pyproject's testpaths; each plugin
+# is installed first, see ensure_plugins). PostgreSQL tests need TULVING_TEST_PG_URL or
+# the binaries .ci/postgres.sh installs; outside CI they skip loudly when no server can
+# be had.
 source "$(dirname "$0")/_venv.sh"
 ensure_installed "all,dev" with-torch
+ensure_plugins
 echo "== ruff";          .venv/bin/ruff check .
 echo "== import-linter"; .venv/bin/lint-imports
 echo "== mypy --strict"; .venv/bin/mypy

@@ -68,6 +68,6 @@ __all__ = [
     "ValidationError",
     "VectorIndexError",
     "WritePolicy",
-    "redact",
     "__version__",
+    "redact",
 ]

@@ -8,6 +8,7 @@ it derives from both rather than making either audience learn a third hierarchy.
 from __future__ import annotations
 
 import kairos
+
 import tulving
 
 

@@ -38,9 +38,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import tulving
 from kairos import ExecutorHooks, sanitize_exception
 
+import tulving
 from kairos_ai_tulving.binding import check_memory
 from kairos_ai_tulving.errors import PluginConfigError
 from kairos_ai_tulving.keys import KeyTemplate

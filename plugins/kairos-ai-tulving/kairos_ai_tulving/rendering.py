@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import kairos
-import tulving
 from kairos.security import scrub_credentials
+
+import tulving
 
 MAX_CHARS = 4_000
 #: Failed attempts described per step (later ones are counted, not listed).

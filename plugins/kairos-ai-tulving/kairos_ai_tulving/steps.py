@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import tulving
 from kairos import SKIP, Step, StepContext, sanitize_exception
 from kairos.plugins import step_plugin
 
+import tulving
 from kairos_ai_tulving.binding import DEFAULT, bound, check_memory, check_name
 from kairos_ai_tulving.contracts import REMEMBER_OUTPUT, context_output
 from kairos_ai_tulving.errors import PluginConfigError

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 from kairos import FailureAction, FailurePolicy, Schema, Step, StepStatus, Workflow, WorkflowStatus
+from kairos_ai_tulving import PluginConfigError, TulvingHooks, recall_step
 
 import tulving
-from kairos_ai_tulving import PluginConfigError, TulvingHooks, recall_step
 
 SECRET_URL = "postgresql://deploy:hunter2-pass@db.internal:5432/payments"
 SECRET_KEY = "sk-live-0123456789abcdefABCDEF"

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from kairos import ExecutionError, Schema, Step, StepStatus, Workflow, WorkflowStatus
-
 from kairos_ai_tulving import TulvingHooks, build_reference_workflow
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]

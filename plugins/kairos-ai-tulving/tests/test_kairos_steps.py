@@ -8,8 +8,6 @@ import kairos
 import pytest
 from kairos import SKIP, Schema, Step, StepContext, StepStatus, Workflow, WorkflowStatus
 from kairos.validators import StructuralValidator
-
-import tulving
 from kairos_ai_tulving import (
     MANIFEST,
     PluginConfigError,
@@ -22,6 +20,8 @@ from kairos_ai_tulving import (
     recall_step,
     remember_step,
 )
+
+import tulving
 
 
 def _seed(memory: Any) -> None:

@@ -10,7 +10,6 @@ from typing import Any
 
 import kairos
 from kairos import StepStatus, WorkflowStatus
-
 from kairos_ai_tulving import build_reference_workflow
 
 
