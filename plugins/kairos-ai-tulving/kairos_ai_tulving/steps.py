@@ -104,7 +104,8 @@ def _collect(value: Any, parts: list[str], depth: int) -> None:
     if depth > _MAX_DEPTH or sum(len(p) for p in parts) > MAX_QUERY_CHARS:
         return
     if isinstance(value, str):
-        parts.append(value)
+        if value != "[REDACTED]":  # what redacted() put in place of a sensitive field
+            parts.append(value)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         parts.append(str(value))
     elif isinstance(value, Mapping):

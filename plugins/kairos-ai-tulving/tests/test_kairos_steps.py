@@ -20,6 +20,7 @@ from kairos_ai_tulving import (
     recall_step,
     remember_step,
 )
+from kairos_ai_tulving.steps import query_text
 
 import tulving
 
@@ -47,6 +48,10 @@ def test_recall_curates_from_inputs_and_state_within_its_budget(memory: Any) -> 
     assert "canary releases behind a feature flag" in out["context"]
     assert 0 < out["used"] <= 120 and out["budget"] == 120  # not redacted in final_state
     assert memory.count_tokens(out["context"]) == out["used"]
+    query = query_text(StepContext(state=kairos.StateStore(), inputs={
+        "ticket": {"title": "payments deploy", "severity": 2, "api_token": "never-a-query-word"}}),
+        ["ticket"])
+    assert query == "payments deploy 2"  # the sensitive field is not part of the query
     assert out["omitted"] > 0  # 40 notes do not fit in 120 tokens
 
 
@@ -228,3 +233,22 @@ def test_bad_memory_and_budget_arguments() -> None:
     with pytest.raises(tulving.ValidationError):
         tulving.Memory(":memory:", agent_id="a", storage="memory",
                        embedder="hashing").count_tokens(b"bytes")  # type: ignore[arg-type]
+
+
+def test_the_manifest_reference_workflow_on_the_bound_memory(memory: Any) -> None:
+    def answer(ctx: StepContext) -> dict[str, str]:
+        return {"answer": f"seen {len(ctx.inputs['recall']['ids'])} memories"}
+
+    factory = MANIFEST.workflows["reference"]
+    with pytest.raises(PluginConfigError):
+        factory(answer=answer)  # the hook needs a memory: none given, none bound
+    with pytest.raises(PluginConfigError):
+        factory(memory, answer="not a step")
+    with bind(memory):
+        workflow = factory(answer=answer, key="notes/{topic}", budget=300)
+        first = workflow.run({"query": "notes", "topic": "n"})
+        second = workflow.run({"query": "seen memories notes", "topic": "n"})
+    assert first.status is second.status is WorkflowStatus.COMPLETE
+    assert memory.get("kairos/notes/n").content.startswith("seen ")
+    assert first.final_state["remember"]["id"] in second.final_state["recall"]["ids"]
+    assert second.final_state["recall"]["budget"] == 300
