@@ -163,6 +163,10 @@ class StorageContract(GovernanceContract):
         assert ids(pinned=True) == [p.id]
         assert ids(ids=(d.id, s.id)) == [s.id, d.id]
         assert ids(entity="bob", attribute="role") == [s.id]
+        assert ids(entity="Bob") == []  # exact by default: the write-time fact rules
+        assert ids(entity="BoB", entity_any_case=True) == [s.id]  # reads by wording
+        assert ids(after_id=d.id) == [s.id, p.id]  # keyset pagination
+        assert ids(after_id=s.id) == []
         assert ids(content_hash=d.content_hash) == [d.id]
         flt = EntryFilter(partitions=A_PARTS)
         assert [e.id for e in storage.query(flt, newest_first=False)] == [d.id, p.id, s.id]

@@ -242,11 +242,14 @@ def test_maintenance_inspect_purge_vacuum_reindex(t: Callable[..., CLIResult]) -
     assert inspect.code == 0, inspect
     report = inspect.json()
     assert report["integrity_ok"] is True and report["index"]["healthy"] is True
-    preview = t("maintenance", "purge", "--dry-run", "--json").json()
+    # the one purge path: history chains stay unless --force (as Memory.purge)
+    kept = t("maintenance", "purge", "--json").json()
+    assert kept["deleted"] == 0 and kept["kept_for_audit"] == 4
+    preview = t("maintenance", "purge", "--force", "--dry-run", "--json").json()
     assert preview["matched"] == 4 and preview["deleted"] == 0
     assert preview["by_reason"] == {"superseded": 4}
     assert t("stats", "--json").json()["archived"] == 4
-    purged = t("maintenance", "purge", "--json").json()
+    purged = t("maintenance", "purge", "--force", "--json").json()
     assert purged["deleted"] == 4
     assert t("stats", "--json").json()["archived"] == 0
     assert len(t("history", "release/checklist", "--json").json()["versions"]) == 1

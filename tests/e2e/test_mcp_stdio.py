@@ -34,6 +34,11 @@ TOOLS = {
     "memory_list_keys",
     "memory_correct",
     "memory_stats",
+    "memory_remember",
+    "memory_profile",
+    "memory_consolidate",
+    "memory_list",
+    "memory_erase",
 }
 
 

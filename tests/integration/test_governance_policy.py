@@ -19,6 +19,7 @@ from tulving import (
     Memory,
     PolicyViolation,
     ReviewStatus,
+    SecurityError,
     TulvingError,
 )
 from tulving.adapters.clock import ManualClock
@@ -134,7 +135,6 @@ def test_size_limit_and_forbidden_categories(tmp_path: Path, storage_name: str) 
         {"unknown": 1},
         {"signing": "yes"},
         {"strip_private": "no"},
-        {"signing_key": "inline-secret-key-1234567890"},
         "pii=redact",
     ],
 )
@@ -150,8 +150,9 @@ def test_signing_key_comes_from_the_environment(
     monkeypatch.delenv("TULVING_SIGNING_KEY", raising=False)
     with pytest.raises(ConfigError, match="TULVING_SIGNING_KEY"):
         make(tmp_path, policy={"signing": True})
-    with pytest.raises(ConfigError, match="inline"):
+    with pytest.raises(SecurityError, match="inline"):  # ADR-010: a security matter
         make(tmp_path, policy={"signing_key": "0123456789abcdef0123"})
+    assert not (tmp_path / "m.db").exists()
     monkeypatch.setenv("TULVING_SIGNING_KEY", "short")
     with pytest.raises(ConfigError, match="shorter"):
         make(tmp_path, policy={"signing": True})

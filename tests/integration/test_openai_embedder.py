@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tulving.adapters.embedders.openai import OpenAIEmbedder, create
-from tulving.domain.errors import ConfigError, EmbedderError
+from tulving.domain.errors import ConfigError, EmbedderError, SecurityError
 from tulving.plugins import builtin
 from tulving.plugins.registry import AdapterContext, Registry
 from tulving.ports.embedder import Embedder
@@ -249,7 +249,7 @@ def test_server_refusing_the_key_gives_a_clear_error_without_the_key(key_env) ->
 
 
 def test_inline_key_is_refused(server) -> None:
-    with pytest.raises(ConfigError, match="inline api_key"):
+    with pytest.raises(SecurityError, match="inline api_key"):
         make(server, api_key="sk-inline")
 
 

@@ -13,7 +13,7 @@ import pytest
 from tulving.adapters.llm import none as none_llm
 from tulving.adapters.llm.openai import OpenAILLM, create
 from tulving.application.plumbing.llm_budget import BudgetedLLM
-from tulving.domain.errors import ConfigError, LLMError, ValidationError
+from tulving.domain.errors import ConfigError, LLMError, SecurityError, ValidationError
 from tulving.plugins import builtin
 from tulving.plugins.registry import AdapterContext, Registry
 from tulving.ports.llm import LLM
@@ -257,7 +257,7 @@ def test_timeout_during_json_mode_is_an_llm_error(server) -> None:
 
 
 def test_inline_key_is_refused(server) -> None:
-    with pytest.raises(ConfigError, match="inline api_key"):
+    with pytest.raises(SecurityError, match="inline api_key"):
         make(server, api_key="sk-inline")
 
 

@@ -3,7 +3,8 @@ construction and the retry loop.
 
 Keys come only from the environment (the variable named by ``api_key_env``): a key written
 into code or a config file ends up in version control and logs, so an inline ``api_key`` is
-refused with ``ConfigError``. Local servers (Ollama, vLLM, LM Studio on loopback) usually
+refused with ``SecurityError`` (ADR-010: a secret in the wrong place is a security
+matter, not a typo). Local servers (Ollama, vLLM, LM Studio on loopback) usually
 ignore keys, so a missing key is allowed there and a placeholder is sent.
 
 Retries are ours, not the client's (the client is built with ``max_retries=0``): the
@@ -29,7 +30,7 @@ from urllib.parse import urlsplit
 import attrs
 import openai
 
-from tulving.domain.errors import ConfigError, TulvingError
+from tulving.domain.errors import ConfigError, SecurityError, TulvingError
 
 T = TypeVar("T")
 
@@ -65,7 +66,7 @@ def resolve_base_url(base_url: str | None) -> str:
 
 def resolve_api_key(*, api_key: object, api_key_env: str, base_url: str) -> str:
     if api_key is not None:
-        raise ConfigError(
+        raise SecurityError(
             "an inline api_key is refused: secrets come from the environment; set the "
             f"variable {api_key_env!r} (or choose another with api_key_env=)"
         )

@@ -15,6 +15,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Literal, overload
 
+import attrs
+
 from tulving.application.agent_memory.jobs import RememberJob
 from tulving.application.curation.curator import Curator
 from tulving.application.governance import corrections, erasure, retention
@@ -262,6 +264,28 @@ class Memory:
     def list_keys(self, prefix: str = "") -> list[str]:
         return lookup.list_keys(self.ctx, prefix)
 
+    def list_entries(
+        self,
+        limit: int = 100,
+        cursor: str | None = None,
+        *,
+        types: Sequence[MemoryType | str] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        include_archived: bool = False,
+    ) -> lookup.EntryPage:
+        """Every visible entry, with or without a key, oldest first, ``limit`` at a time;
+        pass the page's ``next_cursor`` back for the next one (None: no more)."""
+        if not isinstance(include_archived, bool):
+            raise ValidationError("include_archived must be True or False")
+        flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
+                           include_archived=include_archived)
+        page = lookup.list_entries(self.ctx, flt, limit, cursor)
+        self._audit.record_read("list_entries", {"limit": limit, "cursor": cursor},
+                                [e.id for e in page.entries])
+        return page
+
     def history(self, key: str) -> list[MemoryEntry]:
         """Every version of ``key``, newest first, following the supersede chain."""
         return lookup.history(self.ctx, key)
@@ -269,6 +293,7 @@ class Memory:
     def forget(self, key_or_id: str, *, hard: bool = False) -> MemoryEntry:
         """Archive (reason ``forgotten``); with ``hard=True`` delete it for good."""
         entry = self._resolve(key_or_id, include_archived=hard)
+        self._governance.check_may_change(entry, "forget")
         return self._writer.forget(entry, key_or_id, hard=hard)
 
     def search(
@@ -338,7 +363,7 @@ class Memory:
         self._rememberer = Rememberer(
             self.ctx, self._llm, self._sessions,
             lambda batch, op, sid: [o.entry for o in self._write(batch, op, session_id=sid)],
-            self._lock,
+            self._lock, lambda: self.policy,
         )
         self._jobs = self._rememberer.jobs
         self._sessions.recover()
@@ -446,8 +471,12 @@ class Memory:
         from tulving.application.agent_memory.procedures import with_outcome
 
         with self._lock:
-            entry = with_outcome(self._resolve(key_or_id), success, self.ctx)
-            self.ctx.storage.replace(entry)
+            entry = self._governance.seal(
+                with_outcome(self._resolve(key_or_id), success, self.ctx))
+            with self.ctx.storage.transaction():
+                self.ctx.storage.replace(entry)
+                self._audit.record("record_outcome", {"key_or_id": key_or_id, "success": success},
+                                   entry_id=entry.id, details={"success": success})
             return entry
 
     def procedures(self, query: str, top_k: int = 5) -> list[SearchResult]:
@@ -481,7 +510,7 @@ class Memory:
         ``threshold``; DECISION and pinned entries are exempt. Idempotent."""
         ctx = self.ctx
         self._access.flush()
-        return evict(ctx, threshold, dry_run=dry_run)
+        return evict(ctx, self._audit, threshold, dry_run=dry_run)
 
     def stats(self) -> dict[str, Any]:
         ctx = self.ctx
@@ -489,15 +518,19 @@ class Memory:
 
     # upkeep (logic in application/upkeep/) ---------------------------------------------
     def maintenance(
-        self, action: str, *, dry_run: bool = True, archived_before: datetime | None = None
+        self, action: str, *, dry_run: bool = True, archived_before: datetime | None = None,
+        force: bool = False,
     ) -> dict[str, Any]:
-        """``inspect`` | ``purge`` (archived entries; ``dry_run`` by default) | ``vacuum`` |
-        ``reindex`` (rebuild the vector index from stored vectors)."""
+        """``inspect`` | ``purge`` (archived entries; ``dry_run`` by default; the same
+        purge as :meth:`purge`, ``force`` included) | ``vacuum`` | ``reindex`` (rebuild
+        the vector index from stored vectors)."""
         from tulving.application.upkeep import maintenance
 
+        self.startup()
         with self._lock:
-            return maintenance.run(self.ctx, action, dry_run=dry_run,
-                                   archived_before=archived_before, progress=self._progress)
+            return maintenance.run(self.ctx, action, audit=self._audit, dry_run=dry_run,
+                                   archived_before=archived_before, force=force,
+                                   progress=self._progress)
 
     # governance (logic in application/governance/) -----------------------------------
     def review(self, key_or_id: str, *, approve: bool) -> MemoryEntry:
@@ -513,6 +546,7 @@ class Memory:
         """Replace what an entry says: the original is archived (``corrected``), linked
         both ways, and never surfaces again except through history and as-of reads."""
         original = self._resolve(key_or_id)
+        self._governance.check_may_change(original, "correct")
         fixed, _ = corrections.correct(self.ctx, original, new_content, fields, self._write)
         return fixed
 
@@ -531,10 +565,12 @@ class Memory:
         """Archive by per-scope TTL and max entries: ``{"agent": {"ttl_days": 30}}``."""
         return retention.apply_retention(self.ctx, self._audit, policy)
 
-    def purge(self, older_than: datetime | None = None, *, force: bool = False) -> dict[str, int]:
-        """Hard-delete archived entries; what audit or history chains need stays unless
-        ``force=True``."""
-        return retention.purge(self.ctx, self._audit, older_than, force=force)
+    def purge(
+        self, older_than: datetime | None = None, *, force: bool = False, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Hard-delete archived entries; what audit, history chains or summaries' sources
+        need stays unless ``force=True``; ``dry_run`` only counts."""
+        return retention.purge(self.ctx, self._audit, older_than, force=force, dry_run=dry_run)
 
     def erase(self, *, user_id: str | None = None, workspace_id: str | None = None,
               agent_id: str | None = None) -> dict[str, Any]:

@@ -100,6 +100,12 @@ class MemoryEntry:
         return self.created_at <= at and (self.expired_at is None or self.expired_at > at)
 
 
+def evictable(entry: MemoryEntry) -> bool:
+    """Whether anything automatic (decay eviction, retention TTLs and caps) may archive
+    ``entry``: DECISION and pinned entries leave only on an explicit request (ADR-006)."""
+    return not entry.pinned and entry.type is not MemoryType.DECISION
+
+
 def _restated(entry_id: str, sources: tuple[str, ...]) -> str | None:
     if len(sources) == 1 and sources[0] != entry_id:
         return sources[0]

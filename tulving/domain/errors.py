@@ -57,19 +57,22 @@ class LLMError(TulvingError):
 
 
 class ConfigError(TulvingError):
-    """Configuration is invalid: an unknown adapter name, a bad option, an inline secret."""
+    """Configuration is invalid: an unknown adapter name, a bad option, a missing key."""
 
 
 class SecurityError(TulvingError):
-    """A request was refused for security reasons (traversal path, bad token, policy)."""
+    """A request was refused for security reasons (traversal path, bad token, policy, an
+    inline secret such as an API or signing key in code or a config file)."""
 
 
 class PolicyViolation(SecurityError):
     """A write policy rejected an entry (PII in reject mode, forbidden category, size)."""
 
 
-class ScopeError(SecurityError):
-    """The entry exists but belongs to a tenant or scope this Memory may not see."""
+class ScopeError(TulvingError):
+    """The entry belongs to a tenant or scope this Memory may not see, or is another
+    agent's shared entry it may not change. Not a SecurityError (seed 000): crossing a
+    scope is an addressing mistake an agent can correct, not an attack to alert on."""
 
 
 class IntegrityError(TulvingError):

@@ -41,19 +41,19 @@ _EVALUATIVE = re.compile(
 _OPINION = re.compile(
     r"\bI(?:'m| am)? (?:really |also |absolutely |just |still |totally )?"
     r"(prefer|like|love|enjoy|adore|hate|dislike|detest|can't stand|cannot stand)s?\s+"
-    r"(.{2,120}?)(?:[.!?;]|,? but\b|$)",
+    r"(.{2,120}?)(?:[.!?;](?=\s|$)|,? but\b|$)",
     re.IGNORECASE,
 )
 _MY_X_IS_Y = re.compile(
-    r"\bmy ((?:favou?rite )?[a-z][a-z '\-]{0,40}?) (?:is|are|was) (?!not\b)(.{1,120}?)(?:[.!?;,]|$)",
+    r"\bmy ((?:favou?rite )?[a-z][a-z '\-]{0,40}?) (?:is|are|was) (?!not\b)(.{1,120}?)(?:[.!?;,](?=\s|$)|$)",
     re.IGNORECASE,
 )
 _I_AM = [
-    (re.compile(r"\bI (?:work|am working) (?:at|for) (.{2,80}?)(?:[.!?;,]|$)", re.I), "works at"),
-    (re.compile(r"\bI (?:work|am working) as (?:an? )?(.{2,80}?)(?:[.!?;,]|$)", re.I), "occupation"),
-    (re.compile(r"\bI (?:live|am living) in (.{2,80}?)(?:[.!?;,]|$)", re.I), "lives in"),
-    (re.compile(r"\bI(?:'m| am) from (.{2,80}?)(?:[.!?;,]|$)", re.I), "from"),
-    (re.compile(r"\bmy name is (.{2,60}?)(?:[.!?;,]|$)", re.I), "name"),
+    (re.compile(r"\bI (?:work|am working) (?:at|for) (.{2,80}?)(?:[.!?;,](?=\s|$)|$)", re.I), "works at"),
+    (re.compile(r"\bI (?:work|am working) as (?:an? )?(.{2,80}?)(?:[.!?;,](?=\s|$)|$)", re.I), "occupation"),
+    (re.compile(r"\bI (?:live|am living) in (.{2,80}?)(?:[.!?;,](?=\s|$)|$)", re.I), "lives in"),
+    (re.compile(r"\bI(?:'m| am) from (.{2,80}?)(?:[.!?;,](?=\s|$)|$)", re.I), "from"),
+    (re.compile(r"\bmy name is (.{2,60}?)(?:[.!?;,](?=\s|$)|$)", re.I), "name"),
 ]
 _DECISION = re.compile(
     r"\b(?:we|I|the team)(?:'ve| have)?(?: just| finally| also| all)? (decided|agreed|chose|"

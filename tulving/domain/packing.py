@@ -277,7 +277,7 @@ def pack(
     index_words: int = DEFAULT_INDEX_WORDS,
     duplicate_threshold: float = DEFAULT_THRESHOLD,
     full_share: float = DEFAULT_FULL_SHARE,
-    clean: Callable[[str], str] | None = None,
+    clean: Callable[[MemoryEntry], str] | None = None,
 ) -> Packed:
     """Render ``ranked`` (best first) into at most ``budget`` tokens of ``tokenizer``.
 
@@ -372,7 +372,7 @@ class _Lines:
         now: datetime | None,
         stale_after: timedelta,
         index_words: int,
-        clean: Callable[[str], str] | None,
+        clean: Callable[[MemoryEntry], str] | None,
     ) -> None:
         self.counter = counter
         self.now, self.stale_after, self.index_words = now, stale_after, index_words
@@ -386,7 +386,7 @@ class _Lines:
     def text(self, entry: MemoryEntry) -> str:
         text = self._texts.get(entry.id)
         if text is None:
-            text = entry.content if self._clean is None else self._clean(entry.content)
+            text = entry.content if self._clean is None else self._clean(entry)
             self._texts[entry.id] = text
         return text
 

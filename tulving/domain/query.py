@@ -42,8 +42,14 @@ class EntryFilter:
     as_of: datetime | None = None
     ids: tuple[str, ...] | None = None
     entity: str | None = None
+    #: Match ``entity`` regardless of letter case ("user", "User"): for reads by a
+    #: person's or agent's wording (profile), never for the write-time fact rules.
+    entity_any_case: bool = False
     attribute: str | None = None
     content_hash: str | None = None
+    #: Only ids after this one (ids sort by creation time): keyset pagination, stable
+    #: while other writers add entries.
+    after_id: str | None = None
 
     @property
     def identity_only(self) -> bool:
@@ -104,8 +110,14 @@ def entry_matches(entry: MemoryEntry, flt: EntryFilter) -> bool:
         return False
     if flt.ids is not None and entry.id not in flt.ids:
         return False
-    if flt.entity is not None and entry.entity != flt.entity:
+    if flt.entity is not None and not (
+        entry.entity == flt.entity
+        or (flt.entity_any_case and entry.entity is not None
+            and entry.entity.lower() == flt.entity.lower())
+    ):
         return False
     if flt.attribute is not None and entry.attribute != flt.attribute:
+        return False
+    if flt.after_id is not None and entry.id <= flt.after_id:
         return False
     return flt.content_hash is None or entry.content_hash == flt.content_hash

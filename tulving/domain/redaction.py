@@ -205,3 +205,33 @@ def redact_with_count(text: str) -> tuple[str, int]:
 
 def redact(text: str) -> str:
     return redact_with_count(text)[0]
+
+
+# A key whose last segment names a credential (db/password, stripe.api_key,
+# aws/secret-access-key): what is stored under it is the secret, whatever its shape.
+_SENSITIVE_KEY = re.compile(
+    rf"(?:^|[/.:_\-])(?:(?P<strong>{_STRONG_NAMES})|(?P<weak>{_WEAK_NAMES}))$", re.IGNORECASE
+)
+
+
+def sensitive_key_kind(key: str | None) -> str | None:
+    """The mask kind for a credential-named key (ADR-010: redaction by key name as well
+    as by content shape), or None."""
+    if not key:
+        return None
+    match = _SENSITIVE_KEY.search(key)
+    if match is None:
+        return None
+    name = match.group(0).casefold()
+    if "secret" in name:
+        return "secret"
+    if match.group("strong"):
+        return "private_key" if "private" in name else "password"
+    return "token"
+
+
+def redact_stored(content: str, key: str | None) -> str:
+    """What may be shown of a memory's content: all of it masked when its key names a
+    credential, else its secret-shaped parts masked."""
+    kind = sensitive_key_kind(key)
+    return _mask(kind) if kind is not None else redact(content)

@@ -15,7 +15,12 @@ Configured per Memory with ``Memory(..., policy={...})``; every key is optional:
 - ``signing``: ``"auto"`` (default: sign when ``TULVING_SIGNING_KEY`` is set), ``True``
   (required) or ``False``; ``signing_key_env`` names another variable. An inline key
   is refused: keys do not belong in code or config files;
-- ``audit_reads`` (default True): record get/search/curate calls in the audit log.
+- ``audit_reads`` (default True): record get/search/curate calls in the audit log;
+- ``shared_writes``: ``"owner"`` (default) or ``"any_agent"``. An entry in a scope other
+  agents read (``personal``, ``shared``, ``workspace``, ``model_specific``) is read-only
+  for them (seed 002): superseding it by key, correcting or forgetting it raises
+  ``ScopeError`` unless the writing Memory's policy says ``"any_agent"``; a fact or a
+  near-duplicate another agent states is stored beside it, flagged, never over it.
 """
 
 from __future__ import annotations
@@ -26,13 +31,15 @@ from typing import Any
 import attrs
 
 from tulving.domain.entry import MemoryEntry, content_hash
-from tulving.domain.errors import ConfigError, PolicyViolation
+from tulving.domain.errors import ConfigError, PolicyViolation, ScopeError, SecurityError
 from tulving.domain.injection import needs_review
 from tulving.domain.pii import redact_pii, strip_private
 from tulving.domain.redaction import redact_with_count
-from tulving.domain.types import ReviewStatus
+from tulving.domain.types import ReviewStatus, Scope
 
 MODES = ("allow", "redact", "reject")
+SHARED_WRITE_MODES = ("owner", "any_agent")
+_PRIVATE_SCOPES = (Scope.AGENT, Scope.SESSION)
 DEFAULT_SIGNING_ENV = "TULVING_SIGNING_KEY"
 
 
@@ -47,6 +54,7 @@ class WritePolicy:
     signing: bool | str = "auto"
     signing_key_env: str = DEFAULT_SIGNING_ENV
     audit_reads: bool = True
+    shared_writes: str = "owner"
 
 
 _KNOWN = frozenset(attrs.fields_dict(WritePolicy)) | {"signing_key"}
@@ -78,7 +86,7 @@ def parse_policy(raw: Mapping[str, Any] | WritePolicy | None) -> WritePolicy:
             f"unknown policy key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KNOWN - {'signing_key'}))}"
         )
     if "signing_key" in raw:
-        raise ConfigError(
+        raise SecurityError(
             "an inline signing key is refused: put it in the environment variable "
             f"{raw.get('signing_key_env', DEFAULT_SIGNING_ENV)} instead"
         )
@@ -106,7 +114,32 @@ def parse_policy(raw: Mapping[str, Any] | WritePolicy | None) -> WritePolicy:
         signing=signing,
         signing_key_env=env,
         audit_reads=_flag("audit_reads", raw.get("audit_reads", True)),
+        shared_writes=_choice("shared_writes", raw.get("shared_writes", "owner"),
+                              SHARED_WRITE_MODES),
     )
+
+
+def _choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ConfigError(f"policy {name!r} must be one of {', '.join(choices)}, got {value!r}")
+    return str(value)
+
+
+def may_change(entry: MemoryEntry, agent_id: str, policy: WritePolicy) -> bool:
+    """Whether ``agent_id`` may supersede, correct or forget ``entry``: its own entries
+    always; another agent's only in a scope no other agent reads (never, since partitions
+    of those scopes are per agent) or when the policy grants ``shared_writes="any_agent"``."""
+    return (entry.agent_id == agent_id or entry.scope in _PRIVATE_SCOPES
+            or policy.shared_writes == "any_agent")
+
+
+def check_may_change(entry: MemoryEntry, agent_id: str, policy: WritePolicy, action: str) -> None:
+    if not may_change(entry, agent_id, policy):
+        raise ScopeError(
+            f"cannot {action} entry {entry.id}: it is a {entry.scope.value} entry of agent "
+            f"{entry.agent_id!r}, read-only for other agents unless the policy sets "
+            "shared_writes='any_agent'"
+        )
 
 
 def _categories(entry: MemoryEntry) -> set[str]:
@@ -141,25 +174,8 @@ def enforce(entry: MemoryEntry, policy: WritePolicy) -> MemoryEntry:
     forbidden = _categories(entry) & policy.forbidden_categories
     if forbidden:
         raise PolicyViolation(f"category {', '.join(sorted(forbidden))} may not be stored")
-    if policy.pii != "allow":
-        masked, kinds = redact_pii(content)
-        if kinds:
-            if policy.pii == "reject":
-                raise PolicyViolation(
-                    f"content contains personal data ({', '.join(sorted(set(kinds)))}); "
-                    "this memory's policy rejects it"
-                )
-            content = masked
-            notes["pii_redacted"] = sorted(set(kinds))
-    if policy.secrets != "allow":
-        masked, count = redact_with_count(content)
-        if count:
-            if policy.secrets == "reject":
-                raise PolicyViolation(
-                    f"content contains {count} secret-shaped value(s); this memory's policy rejects them"
-                )
-            content = masked
-            notes["secrets_redacted"] = count
+    content = screen_text(content, policy, notes)
+    fields = _screen_fields(entry, policy, notes)
     review = entry.review_status
     if policy.review_injections and review is ReviewStatus.NONE:
         signals = needs_review(entry.trust, content)
@@ -168,7 +184,7 @@ def enforce(entry: MemoryEntry, policy: WritePolicy) -> MemoryEntry:
             notes["review_reasons"] = signals
     if content == entry.content and review is entry.review_status and not notes:
         return entry
-    metadata = dict(entry.metadata)
+    metadata = dict(fields.pop("metadata", entry.metadata))
     if notes:
         metadata["governance"] = {**dict(metadata.get("governance") or {}), **notes}
     return attrs.evolve(
@@ -177,4 +193,80 @@ def enforce(entry: MemoryEntry, policy: WritePolicy) -> MemoryEntry:
         content_hash=content_hash(content),
         review_status=review,
         metadata=metadata,
+        **fields,
     )
+
+
+def screen_text(text: str, policy: WritePolicy, notes: dict[str, Any]) -> str:
+    """``text`` with personal data and secrets masked as ``policy`` asks (PolicyViolation
+    in reject mode); what was masked is added to ``notes``."""
+    if policy.pii != "allow":
+        masked, kinds = redact_pii(text)
+        if kinds:
+            if policy.pii == "reject":
+                raise PolicyViolation(
+                    f"content contains personal data ({', '.join(sorted(set(kinds)))}); "
+                    "this memory's policy rejects it"
+                )
+            text = masked
+            notes["pii_redacted"] = sorted(set(notes.get("pii_redacted", ())) | set(kinds))
+    if policy.secrets != "allow":
+        masked, count = redact_with_count(text)
+        if count:
+            if policy.secrets == "reject":
+                raise PolicyViolation(
+                    f"content contains {count} secret-shaped value(s); this memory's policy rejects them"
+                )
+            text = masked
+            notes["secrets_redacted"] = notes.get("secrets_redacted", 0) + count
+    return text
+
+
+def scrub_text(text: str, policy: WritePolicy) -> str:
+    """What the policy lets through of raw text before anything reads it (``remember``
+    extracts facts from this, never from the raw text): private sections gone, personal
+    data and secrets masked, or PolicyViolation in reject mode."""
+    if policy.strip_private:
+        text, _removed = strip_private(text)
+    return screen_text(text, policy, {})
+
+
+def _screen_fields(entry: MemoryEntry, policy: WritePolicy, notes: dict[str, Any]) -> dict[str, Any]:
+    """The structured fields the policy changed: a fact's entity, attribute and value,
+    tags and metadata strings are written as surely as the content, so they are screened
+    the same way. A key is an address, not text: one holding personal data or a secret is
+    refused rather than masked into a different address."""
+    if policy.pii == "allow" and policy.secrets == "allow":
+        return {}
+    before = dict(notes)
+    if entry.key is not None and screen_text(entry.key, policy, {}) != entry.key:
+        raise PolicyViolation(
+            "the key contains personal data or a secret; keys are addresses and are "
+            "never masked: choose a key without it"
+        )
+    changed: dict[str, Any] = {}
+    for name in ("entity", "attribute", "value"):
+        value = getattr(entry, name)
+        if value is not None:
+            screened = screen_text(value, policy, notes)
+            if screened != value:
+                changed[name] = screened
+    tags = tuple(screen_text(t, policy, notes) for t in entry.tags)
+    if tags != entry.tags:
+        changed["tags"] = tuple(sorted(dict.fromkeys(tags)))
+    metadata = _screen_json(dict(entry.metadata), policy, notes)
+    if metadata != entry.metadata:
+        changed["metadata"] = metadata
+    if notes != before:
+        notes["redacted_fields"] = sorted(changed)
+    return changed
+
+
+def _screen_json(value: Any, policy: WritePolicy, notes: dict[str, Any]) -> Any:
+    if isinstance(value, str):
+        return screen_text(value, policy, notes)
+    if isinstance(value, dict):
+        return {k: _screen_json(v, policy, notes) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_screen_json(v, policy, notes) for v in value]
+    return value

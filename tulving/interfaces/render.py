@@ -13,7 +13,7 @@ from typing import Any
 
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import SearchResult
-from tulving.domain.redaction import redact
+from tulving.domain.redaction import redact, redact_stored
 
 
 def scrub(value: Any) -> Any:
@@ -58,6 +58,7 @@ def entry_dict(entry: MemoryEntry, *, raw: bool = False) -> dict[str, Any]:
     }
     if raw:
         return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in data.items()}
+    data["content"] = redact_stored(entry.content, entry.key)
     result: dict[str, Any] = scrub(data)
     return result
 
@@ -73,7 +74,8 @@ def entry_line(entry: MemoryEntry) -> str:
         state = f" ({reason})"
     date = entry.valid_from.date().isoformat()
     tags = f" #{' #'.join(entry.tags)}" if entry.tags else ""
-    return redact(f"{head} · {date} · {entry.id}{state}{tags}\n    {entry.content}")
+    content = redact_stored(entry.content, entry.key)
+    return redact(f"{head} · {date} · {entry.id}{state}{tags}\n    {content}")
 
 
 def search_text(query: str, results: Sequence[SearchResult]) -> str:
@@ -162,3 +164,9 @@ def human_bytes(size: float) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GiB"
+
+
+def erase_phrase(kind: str, name: str) -> str:
+    """What a person (CLI) or an agent (MCP) types to confirm erasing ``kind`` (user or
+    agent) ``name``: the same phrase at both doors."""
+    return f"erase {kind} {name}"

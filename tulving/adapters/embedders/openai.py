@@ -180,7 +180,7 @@ def create(
     query_prefix: str = "",
     document_prefix: str = "",
 ) -> OpenAIEmbedder:
-    """Build the embedder; raises ``ConfigError`` for bad options or a missing/inline key.
+    """Build the embedder; raises ``ConfigError`` for bad options or a missing key, ``SecurityError`` for an inline one.
     No request is made here."""
     if not isinstance(model, str) or not model.strip():
         raise ConfigError("model must be a non-empty string")

@@ -280,7 +280,7 @@ def create(
     retry_backoff: float = 0.5,
     max_retry_delay: float = 8.0,
 ) -> OpenAILLM:
-    """Build the adapter; ``ConfigError`` for bad options or a missing/inline key. No
+    """Build the adapter; ``ConfigError`` for bad options or a missing key, ``SecurityError`` for an inline one. No
     request is made here."""
     if not isinstance(model, str) or not model.strip():
         raise ConfigError("model must be a non-empty string")

@@ -34,7 +34,9 @@ def build_profile(ctx: MemoryContext, subject: str, *, limit: int = 200) -> dict
     entries: list[MemoryEntry] = []
     for name in subjects_for(ctx, subject.strip()):
         entries += ctx.storage.query(
-            EntryFilter(partitions=visible, entity=name, types=_KNOWLEDGE), limit=limit)
+            EntryFilter(partitions=visible, entity=name, entity_any_case=True,
+                        types=_KNOWLEDGE), limit=limit)
+    entries = list({e.id: e for e in entries}.values())  # "user" may also be the user_id
     entries.sort(key=lambda e: e.created_at, reverse=True)
     preferences: dict[str, Any] = {}
     facts: dict[str, Any] = {}

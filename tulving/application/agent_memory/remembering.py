@@ -24,6 +24,7 @@ from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ValidationError
 from tulving.domain.records import JobRecord
 from tulving.domain.types import SourceType
+from tulving.domain.write_policy import WritePolicy, scrub_text
 
 #: ``write(batch, operation, session_id) -> entries``: the facade's write path.
 WriteBatch = Callable[[list[dict[str, Any]], str, str | None], list[MemoryEntry]]
@@ -32,13 +33,14 @@ WriteBatch = Callable[[list[dict[str, Any]], str, str | None], list[MemoryEntry]
 class Rememberer:
     def __init__(
         self, ctx: MemoryContext, llm: LLMGateway, sessions: SessionManager,
-        write: WriteBatch, lock: threading.RLock,
+        write: WriteBatch, lock: threading.RLock, policy: Callable[[], WritePolicy],
     ) -> None:
         self.ctx = ctx
         self.llm = llm
         self.sessions = sessions
         self.write = write
         self.lock = lock
+        self.policy = policy
         self.jobs = JobQueue(ctx, self.prepare, self.write_job)
 
     def remember(
@@ -46,6 +48,9 @@ class Rememberer:
         valid_from: datetime | None, subject: str | None,
     ) -> list[MemoryEntry] | RememberJob:
         check_text(text)
+        # What the write policy would mask is masked before extraction reads the text and
+        # before a job stores it: a fact's value must not carry what its turn lost.
+        text = scrub_text(text, self.policy())
         scoped_key(self.ctx, idempotency_key)
         source = SourceType.parse(source_type)
         when = check_time("valid_from", valid_from)

@@ -7,7 +7,8 @@ briefs a cold-started agent with sections (pinned, decisions, active plans, rece
 observations and summaries, an index of keys), each given a share of the budget, unused
 share flowing on to the next section.
 
-Redaction happens *inside* packing (``pack(clean=redact)``), before a memory is measured,
+Redaction happens *inside* packing (``pack(clean=shown_text)``: secret shapes, and all of a memory stored under a
+credential-named key such as ``db/password``), before a memory is measured,
 so masks are counted in the budget, and only for the memories packing looks at; the
 entries returned in ``CuratedContext.entries`` are redacted too. Entries held for review
 (untrusted content) never reach curated text.
@@ -30,7 +31,7 @@ from tulving.domain.injection import is_curatable
 from tulving.domain.packing import Packed, pack, render_full_line
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.ranking import Candidate, RankingWeights, rank
-from tulving.domain.redaction import redact
+from tulving.domain.redaction import redact_stored
 from tulving.domain.types import MemoryType
 
 MODES = ("query", "orient")
@@ -69,8 +70,12 @@ def check_budget(token_budget: object) -> int:
 curatable = is_curatable  # held-for-review, rejected and archived never reach a prompt
 
 
+def shown_text(entry: MemoryEntry) -> str:
+    return redact_stored(entry.content, entry.key)
+
+
 def _redacted(entry: MemoryEntry) -> MemoryEntry:
-    clean = redact(entry.content)
+    clean = shown_text(entry)
     return entry if clean == entry.content else attrs.evolve(entry, content=clean)
 
 
@@ -135,7 +140,7 @@ class Curator:
             entries.update({e.id: e for e in recent})
         ranked = rank(candidates, now, weights)
         packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
-                      header="## Memory", now=now, clean=redact)
+                      header="## Memory", now=now, clean=shown_text)
         return self._result(packed, {r.id: r.entry for r in ranked}, budget, len(hits),
                             "query", query, {r.id: r.score for r in ranked})
 
@@ -197,7 +202,7 @@ class Curator:
             consulted += len(section)
             ranked = rank([Candidate(e) for e in section], now, weights)
             packed = pack(ranked, budget=max(0, room - join_cost), tokenizer=tokenizer,
-                          header=heading, now=now, clean=redact)
+                          header=heading, now=now, clean=shown_text)
             omitted += packed.omitted
             by_id = {r.id: r for r in ranked}
             for item in packed.included:

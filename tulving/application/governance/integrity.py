@@ -21,7 +21,7 @@ from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.query import EntryFilter
 from tulving.domain.signing import MIN_KEY_BYTES, sign, signature_valid
 from tulving.domain.types import ArchiveReason, ReviewStatus
-from tulving.domain.write_policy import WritePolicy
+from tulving.domain.write_policy import WritePolicy, check_may_change, may_change
 
 #: Trust bands of the health report: [0, 0.6) low, [0.6, 0.85) medium, [0.85, 1] high.
 TRUST_BANDS = (("low", 0.6), ("medium", 0.85), ("high", float("inf")))
@@ -72,6 +72,13 @@ class Governance:
         if self.signing_key is None:
             return entry
         return attrs.evolve(entry, signature=sign(entry, self.signing_key))
+
+    def check_may_change(self, entry: MemoryEntry, action: str) -> None:
+        """ScopeError unless this agent may change ``entry`` (see ``may_change``)."""
+        check_may_change(entry, self.ctx.identity.agent_id, self.policy, action)
+
+    def may_change(self, entry: MemoryEntry) -> bool:
+        return may_change(entry, self.ctx.identity.agent_id, self.policy)
 
     # review -----------------------------------------------------------------------
     def review(self, entry: MemoryEntry, approve: bool) -> MemoryEntry:

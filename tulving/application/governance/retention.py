@@ -5,7 +5,8 @@
   reads) and the entries they had superseded or corrected become active again.
 - ``apply_retention`` archives by age (TTL in days) and by count per scope. It is
   separate from decay: decay ranks, retention is a rule a compliance officer sets.
-  Pinned entries are never expired or evicted.
+  DECISION and pinned entries are never expired or evicted (ADR-006): a cap that
+  cannot be met without them is reported (``cap_unmet``), not enforced on them.
 - ``purge`` hard-deletes archived entries, but never those the audit trail or a
   supersede/correction/rollback chain needs, unless ``force=True``.
 """
@@ -20,7 +21,7 @@ import attrs
 
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
-from tulving.domain.entry import MemoryEntry
+from tulving.domain.entry import MemoryEntry, evictable
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import EntryFilter
@@ -144,8 +145,10 @@ def apply_retention(
     report: dict[str, dict[str, int]] = {}
     for scope, (ttl, cap) in rules.items():
         label = "*" if scope is None else scope.value
-        pool = [e for e in active if (scope is None or e.scope is scope) and not e.pinned]
-        pool = [e for e in pool if e.id not in taken]
+        in_scope = [e for e in active if (scope is None or e.scope is scope)
+                    and e.id not in taken]
+        pool = [e for e in in_scope if evictable(e)]
+        protected = len(in_scope) - len(pool)
         expired: list[MemoryEntry] = []
         if ttl is not None:
             cutoff = now - timedelta(days=ttl)
@@ -153,11 +156,18 @@ def apply_retention(
         kept = sorted(
             (e for e in pool if e not in expired), key=lambda e: e.created_at, reverse=True
         )
-        evicted = kept[cap:] if cap is not None else []
+        # the cap counts every active entry of the scope, protected ones included; only
+        # the evictable ones can make room
+        room = max(0, cap - protected) if cap is not None else None
+        evicted = kept[room:] if room is not None else []
         archivals += [Archival(e.id, ArchiveReason.EXPIRED, now) for e in expired]
         archivals += [Archival(e.id, ArchiveReason.EVICTED, now) for e in evicted]
         taken.update(e.id for e in (*expired, *evicted))
         report[label] = {"expired": len(expired), "evicted": len(evicted)}
+        if protected:
+            report[label]["protected"] = protected
+        if cap is not None and protected > cap:
+            report[label]["cap_unmet"] = protected - cap
     with ctx.storage.transaction():
         ctx.storage.archive(archivals)
         audit.record(
@@ -176,10 +186,15 @@ def purge(
     older_than: datetime | None = None,
     *,
     force: bool = False,
-) -> dict[str, int]:
-    """Hard-delete archived entries (archived before ``older_than`` when given)."""
-    if not isinstance(force, bool):
-        raise ValidationError("force must be True or False")
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Hard-delete archived entries (archived before ``older_than`` when given): the one
+    purge path, behind ``Memory.purge`` and ``tulving maintenance purge`` alike. What the
+    audit trail, a history chain or a summary's sources need is kept unless ``force``;
+    ``dry_run`` counts without deleting (and is not audited: nothing changed)."""
+    for name, flag in (("force", force), ("dry_run", dry_run)):
+        if not isinstance(flag, bool):
+            raise ValidationError(f"{name} must be True or False")
     cutoff = check_time("older_than", older_than)
     everything = _all_visible(ctx)
     referenced = {ref for e in everything for ref in (*e.source_entry_ids, e.supersedes) if ref}
@@ -189,6 +204,7 @@ def purge(
         if e.archived_at is not None and (cutoff is None or e.archived_at < cutoff)
     ]
     doomed: list[str] = []
+    by_reason: dict[str, int] = {}
     kept = 0
     for e in candidates:
         needed = (
@@ -199,13 +215,21 @@ def purge(
         )
         if needed and not force:
             kept += 1
-        else:
-            doomed.append(e.id)
+            continue
+        doomed.append(e.id)
+        reason = e.archive_reason.value if e.archive_reason else "unknown"
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    report: dict[str, Any] = {"purged": 0, "kept_for_audit": kept, "matched": len(doomed),
+                              "by_reason": by_reason, "dry_run": dry_run}
+    if dry_run:
+        return report
     with ctx.storage.transaction():
-        deleted = ctx.storage.delete(doomed)
+        report["purged"] = ctx.storage.delete(doomed)
         audit.record(
             "purge",
             {"older_than": cutoff, "force": force},
             details={"ids": doomed, "kept_for_audit": kept, "force": force},
         )
-    return {"purged": deleted, "kept_for_audit": kept}
+    if ctx.vectors is not None and doomed:
+        ctx.vectors.remove(doomed)
+    return report

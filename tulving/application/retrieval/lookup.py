@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import attrs
+
 from tulving.application.governance.corrections import correction_notice
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
@@ -57,6 +59,33 @@ def list_keys(ctx: MemoryContext, prefix: str = "") -> list[str]:
         EntryFilter(partitions=ctx.visible_partitions(), key_prefix=prefix)
     )
     return sorted({e.key for e in entries if e.key})
+
+
+#: Largest page ``list_entries`` returns.
+MAX_PAGE = 1000
+
+
+@attrs.frozen
+class EntryPage:
+    """One page of ``list_entries``: the entries, oldest first, and the cursor of the next
+    page (None on the last one). The cursor is the last id returned: entries written
+    meanwhile land after it, so paging never skips or repeats one."""
+
+    entries: tuple[MemoryEntry, ...]
+    next_cursor: str | None
+
+
+def list_entries(ctx: MemoryContext, flt: EntryFilter, limit: int, cursor: str | None) -> EntryPage:
+    """Every visible entry matching ``flt``, keyed or not, a page at a time."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise ValidationError(f"limit must be an integer in 1..{MAX_PAGE}")
+    if cursor is not None and (not isinstance(cursor, str) or not looks_like_id(cursor)):
+        raise ValidationError("cursor must be the next_cursor of a previous page")
+    page = ctx.storage.query(attrs.evolve(flt, after_id=cursor), limit=limit + 1,
+                             newest_first=False)
+    more = len(page) > limit
+    entries = tuple(page[:limit])
+    return EntryPage(entries, entries[-1].id if more and entries else None)
 
 
 def history(ctx: MemoryContext, key: str) -> list[MemoryEntry]:

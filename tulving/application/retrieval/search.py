@@ -235,7 +235,10 @@ class Searcher:
         if mode == "lexical":
             return normalise(self.lexical(query, flt, limit))
         if mode == "semantic":
-            return self.semantic(query, flt, limit)
+            # cosine is in [-1, 1]; scores are promised in [0, 1] (an opposite vector is
+            # as irrelevant as an unrelated one)
+            return [ScoredId(h.id, min(1.0, max(0.0, h.score)))
+                    for h in self.semantic(query, flt, limit)]
         return self.hybrid(query, flt, limit, loaded, pool, whole)
 
     def load(

@@ -4,15 +4,16 @@ Importance decays lazily (``MemoryEntry.importance_at``); nothing rewrites it in
 background, so there is no startup pass to repeat and eviction is idempotent: running it
 twice, or across restarts, archives the same set once. DECISION and pinned entries never
 decay and are never evicted (ADR-006); evicted entries are archived with reason
-``evicted`` and can be restored, never deleted.
+``evicted`` and can be restored, never deleted; each eviction is one audit record.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
-from tulving.domain.entry import MemoryEntry
+from tulving.domain.entry import evictable
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import ArchiveReason, MemoryType
@@ -30,11 +31,9 @@ class EvictionReport:
     dry_run: bool
 
 
-def evictable(entry: MemoryEntry) -> bool:
-    return not entry.pinned and entry.type is not MemoryType.DECISION
-
-
-def evict(ctx: MemoryContext, threshold: float, *, dry_run: bool = False) -> EvictionReport:
+def evict(
+    ctx: MemoryContext, audit: AuditTrail, threshold: float, *, dry_run: bool = False
+) -> EvictionReport:
     threshold = check_unit_interval("threshold", threshold)
     if threshold <= 0.0:
         raise ValidationError("threshold must be > 0 (0 would evict nothing)")
@@ -51,7 +50,10 @@ def evict(ctx: MemoryContext, threshold: float, *, dry_run: bool = False) -> Evi
         examined += len(page)
         doomed.extend(e.id for e in page if evictable(e) and e.importance_at(now) < threshold)
     if doomed and not dry_run:
-        ctx.storage.archive([Archival(i, ArchiveReason.EVICTED, now) for i in doomed])
+        with ctx.storage.transaction():  # the audit record exists iff the archiving did
+            ctx.storage.archive([Archival(i, ArchiveReason.EVICTED, now) for i in doomed])
+            audit.record("evict", {"threshold": threshold},
+                         details={"ids": doomed, "examined": examined})
         if ctx.vectors is not None:
             ctx.vectors.remove(doomed)
     return EvictionReport(threshold, examined, tuple(doomed), dry_run)

@@ -2,7 +2,8 @@
 
 Nothing automatic destroys data; ``purge`` is the one deliberate exception and is run by
 a person (``tulving maintenance purge``), limited to what this identity can see, and
-previews with ``dry_run`` first. Reindexing rebuilds the vector cache from the vectors in
+previews with ``dry_run`` first; it is the same purge as ``Memory.purge`` (what history
+chains and summaries' sources need stays unless ``force``). Reindexing rebuilds the vector cache from the vectors in
 storage, the source of truth.
 """
 
@@ -12,11 +13,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from tulving.application.governance import retention
+from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.vector_sync import rebuild_index
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import STORE_WIDE, EntryFilter
-from tulving.domain.types import ArchiveReason
 
 Progress = Callable[[str, int, int], None]
 ACTIONS = ("inspect", "purge", "vacuum", "reindex")
@@ -50,36 +52,15 @@ def inspect(ctx: MemoryContext) -> dict[str, Any]:
 
 
 def purge_archived(
-    ctx: MemoryContext, *, dry_run: bool = True, archived_before: datetime | None = None
+    ctx: MemoryContext, audit: AuditTrail, *, dry_run: bool = True,
+    archived_before: datetime | None = None, force: bool = False,
 ) -> dict[str, Any]:
-    """Hard-delete archived entries visible to this identity (all, or archived before a
-    time). ``dry_run`` (the default) only counts them."""
+    """``maintenance purge`` is :func:`retention.purge` (one purge path: summary sources,
+    history chains and corrections stay unless ``force``), previewed by default."""
     if archived_before is not None and archived_before.tzinfo is None:
         raise ValidationError("archived_before must be timezone-aware")
-    flt = EntryFilter(partitions=ctx.visible_partitions(), archive_reasons=tuple(ArchiveReason))
-    victims = [
-        e
-        for e in ctx.storage.query(flt)
-        if archived_before is None
-        or (e.archived_at is not None and e.archived_at < archived_before)
-    ]
-    by_reason: dict[str, int] = {}
-    for e in victims:
-        reason = e.archive_reason.value if e.archive_reason else "?"
-        by_reason[reason] = by_reason.get(reason, 0) + 1
-    deleted = 0
-    if not dry_run and victims:
-        ids = [e.id for e in victims]
-        deleted = ctx.storage.delete(ids)
-        if ctx.vectors is not None:
-            ctx.vectors.remove(ids)
-    return {
-        "action": "purge",
-        "dry_run": dry_run,
-        "matched": len(victims),
-        "deleted": deleted,
-        "by_reason": by_reason,
-    }
+    report = retention.purge(ctx, audit, archived_before, force=force, dry_run=dry_run)
+    return {"action": "purge", "deleted": report.pop("purged"), **report}
 
 
 def vacuum(ctx: MemoryContext) -> dict[str, Any]:
@@ -100,14 +81,17 @@ def run(
     ctx: MemoryContext,
     action: str,
     *,
+    audit: AuditTrail,
     dry_run: bool = True,
     archived_before: datetime | None = None,
+    force: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     if action == "inspect":
         return inspect(ctx)
     if action == "purge":
-        return purge_archived(ctx, dry_run=dry_run, archived_before=archived_before)
+        return purge_archived(ctx, audit, dry_run=dry_run, archived_before=archived_before,
+                              force=force)
     if action == "vacuum":
         return vacuum(ctx)
     if action == "reindex":

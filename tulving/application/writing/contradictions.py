@@ -110,7 +110,10 @@ def plan_writes(
     vectors: Sequence[Any],
     dedup: Sequence[bool],
     now: datetime,
+    may_change: Callable[[MemoryEntry], bool] = lambda _old: True,
 ) -> WritePlan:
+    """``may_change(old)`` says whether this writer may supersede ``old``: an entry it
+    may not (another agent's shared entry) is flagged as a conflict, never superseded."""
     plan = WritePlan()
     storage = ctx.storage
     check_vectors = ctx.vectors is not None and len(entries) <= VECTOR_CHECK_MAX_BATCH
@@ -141,7 +144,7 @@ def plan_writes(
                 if same_value(old.value, entry.value) and use_dedup:
                     noop = old
                     break
-                if entry.trust + 1e-9 < old.trust:
+                if entry.trust + 1e-9 < old.trust or not may_change(old):
                     entry = _flag(entry, old.id)
                     plan.updates[old.id] = _flag(old, entry.id, now)
                     decision = "conflict"
@@ -156,7 +159,7 @@ def plan_writes(
                 continue
         # 3. near duplicates and undecidable conflicts, by cosine
         elif use_dedup and check_vectors and vector is not None and entry.key is None:
-            outcome = _by_vector(ctx, entry, vector, plan, now, current)
+            outcome = _by_vector(ctx, entry, vector, plan, now, current, may_change)
             if isinstance(outcome, MemoryEntry) and outcome.id != entry.id:
                 plan.slots.append(outcome)
                 plan.decisions.append("noop")
@@ -218,6 +221,7 @@ def _holders(
 def _by_vector(
     ctx: MemoryContext, entry: MemoryEntry, vector: Any, plan: WritePlan, now: datetime,
     current: Callable[[MemoryEntry], MemoryEntry],
+    may_change: Callable[[MemoryEntry], bool],
 ) -> MemoryEntry | tuple[MemoryEntry, str] | None:
     assert ctx.vectors is not None
     hits = [h for h in ctx.vectors.query(vector, _NEIGHBOURS) if h.score >= CONFLICT_THRESHOLD]
@@ -231,7 +235,7 @@ def _by_vector(
             continue
         old = current(old)
         if (not old.is_active or old.partition != entry.partition or old.type is not entry.type
-                or old.key is not None):
+                or old.key is not None or not may_change(old)):
             continue
         if hit.score >= UPDATE_THRESHOLD and not diverges(old.content, entry.content):
             if entry.trust + 1e-9 < old.trust or old.pinned:

@@ -64,7 +64,8 @@ class Writer:
         if ctx.embedder is not None and entries:
             matrix = ctx.embedder.embed([e.content for e in entries])
             vectors = [matrix[i] for i in range(len(entries))]
-        plan = plan_writes(ctx, entries, vectors, dedup, now)
+        self._check_keys(entries)
+        plan = plan_writes(ctx, entries, vectors, dedup, now, self.governance.may_change)
         with ctx.storage.transaction():  # the audit record exists iff the write happened
             for changed in plan.updates.values():  # superseded or flagged existing entries
                 ctx.storage.replace(self.governance.seal(changed))
@@ -82,6 +83,16 @@ class Writer:
         if plan.unindex and ctx.vectors is not None:
             ctx.vectors.remove(plan.unindex)
         return outcomes
+
+    def _check_keys(self, entries: Sequence[MemoryEntry]) -> None:
+        """A key addresses one entry: writing it again supersedes the holder, which is a
+        change of the holder, refused when it is another agent's shared entry."""
+        storage = self.ctx.storage
+        for entry in entries:
+            if entry.key is not None and entry.scope.value not in ("agent", "session"):
+                holder = storage.active_by_key([entry.partition], entry.key)
+                if holder is not None:
+                    self.governance.check_may_change(holder, "supersede")
 
     def _index(self, outcomes: Sequence[WriteOutcome], vectors: Sequence[Any]) -> None:
         index = self.ctx.vectors

@@ -42,6 +42,9 @@ def register(sub: Any, run_with_memory: Any) -> None:
     )
     p.add_argument("--dry-run", action="store_true", help="purge: only count what would go")
     p.add_argument("--archived-before", help="purge: only memories archived before this ISO date")
+    p.add_argument("--force", action="store_true",
+                   help="purge: also delete what history chains, corrections and summaries' "
+                   "sources need (kept by default)")
     add_json(p)
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _maintenance, progress=True))
@@ -77,10 +80,11 @@ def _evict(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
 def _maintenance(memory: Any, args: argparse.Namespace, out: Output) -> int:
     before = parse_time("--archived-before", args.archived_before) if args.archived_before else None
-    if args.action != "purge" and (args.dry_run or before):
-        raise ValidationError("--dry-run and --archived-before apply to purge only")
+    if args.action != "purge" and (args.dry_run or before or args.force):
+        raise ValidationError("--dry-run, --archived-before and --force apply to purge only")
     began = time.perf_counter()
-    report = memory.maintenance(args.action, dry_run=args.dry_run, archived_before=before)
+    report = memory.maintenance(args.action, dry_run=args.dry_run, archived_before=before,
+                                force=args.force)
     report["elapsed_s"] = round(time.perf_counter() - began, 3)
     out.result(report, _maintenance_text(report))
     if args.action == "inspect" and not report.get("integrity_ok", True):

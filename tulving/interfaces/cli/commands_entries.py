@@ -1,4 +1,5 @@
-"""Commands on single memories: store, get, history, forget, list (keys)."""
+"""Commands on single memories: store, get, history, forget, list (keys, or every entry
+page by page with ``--all``)."""
 
 from __future__ import annotations
 
@@ -64,8 +65,15 @@ def register(sub: Any, run_with_memory: Any) -> None:
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _forget))
 
-    p = sub.add_parser("list", help="list memory keys (optionally under a prefix)")
+    p = sub.add_parser("list", help="list memory keys (optionally under a prefix); "
+                       "--all lists every memory, keyed or not, a page at a time")
     p.add_argument("prefix", nargs="?", default="")
+    p.add_argument("--all", action="store_true", help="every memory, not only keys")
+    p.add_argument("--limit", type=int, default=50, help="--all: page size (default 50)")
+    p.add_argument("--cursor", help="--all: the next_cursor a previous page printed")
+    p.add_argument("--type", dest="types", action="append", choices=TYPES,
+                   help="--all: only this type (repeatable)")
+    p.add_argument("--archived", action="store_true", help="--all: include archived ones")
     add_json(p)
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _list))
@@ -149,6 +157,19 @@ def _forget(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
 
 def _list(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    if args.all:
+        if args.prefix:
+            raise ValidationError("list --all takes no prefix (use --type to narrow it)")
+        page = memory.list_entries(args.limit, args.cursor, types=args.types,
+                                   include_archived=args.archived)
+        lines = [render.entry_line(e) for e in page.entries] or ["(no memories)"]
+        if page.next_cursor:
+            lines.append(f"(more: tulving list --all --cursor {page.next_cursor})")
+        out.result({"entries": [render.entry_dict(e) for e in page.entries],
+                    "next_cursor": page.next_cursor}, "\n".join(lines))
+        return OK
+    if args.cursor or args.types or args.archived:
+        raise ValidationError("--cursor, --type and --archived apply to list --all only")
     keys = memory.list_keys(args.prefix)
     out.result({"prefix": args.prefix, "keys": keys}, "\n".join(keys) if keys else "(no keys)")
     return OK

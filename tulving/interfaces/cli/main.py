@@ -15,6 +15,7 @@ from typing import Any
 from tulving.domain.errors import TulvingError
 from tulving.interfaces.cli import (
     commands_admin,
+    commands_agent,
     commands_entries,
     commands_mcp,
     commands_search,
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands_entries.register(sub, run_with_memory)
     commands_search.register(sub, run_with_memory)
     commands_admin.register(sub, run_with_memory)
+    commands_agent.register(sub, run_with_memory)
     commands_mcp.register(sub)
     demo.register(sub)
     return parser

@@ -47,7 +47,7 @@ def exit_code_for(exc: BaseException) -> int:
         return CONFIG
     if isinstance(exc, E.StorageError):
         return STORAGE
-    if isinstance(exc, E.SecurityError):
+    if isinstance(exc, E.SecurityError | E.ScopeError):  # both are refusals
         return SECURITY
     if isinstance(exc, E.IntegrityError):
         return INTEGRITY

@@ -29,8 +29,9 @@ from mcp.types import CallToolResult, TextContent
 
 from tulving.domain.errors import ConfigError
 from tulving.domain.redaction import redact
+from tulving.interfaces.mcp.agent_tools import build_agent_tools
 from tulving.interfaces.mcp.service import MemoryService
-from tulving.interfaces.mcp.tools import allowed_arguments, build_tools
+from tulving.interfaces.mcp.tools import allowed_arguments, build_tools, runner
 
 #: Whole-call argument size cap; content itself is capped lower by the Memory.
 MAX_ARGUMENT_BYTES = 512 * 1024
@@ -62,7 +63,8 @@ class TulvingMCPServer(MCPServer[Any]):
         super().__init__(**kwargs)
         self.service = service
         self._allowed: dict[str, frozenset[str]] = {}
-        for fn, description in build_tools(service):
+        tools = [*build_tools(service), *build_agent_tools(runner(service))]
+        for fn, description in tools:
             self.add_tool(fn, name=fn.__name__, description=description)
             self._allowed[fn.__name__] = allowed_arguments(fn)
 

@@ -71,14 +71,22 @@ def _parse_time(name: str, value: str | None) -> datetime | None:
     return parsed
 
 
-def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
-    """(async tool function, description) pairs bound to ``service``."""
+def runner(service: MemoryService) -> Callable[[Callable[[Any], CallToolResult]], Any]:
+    """``run(fn)``: call ``fn(memory)`` through ``service``, a TulvingError becoming a
+    tool error the agent can read and correct."""
 
     async def run(fn: Callable[[Any], CallToolResult]) -> CallToolResult:
         try:
             return await service.call(fn)
         except TulvingError as exc:
             return error(exc)
+
+    return run
+
+
+def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
+    """(async tool function, description) pairs bound to ``service``."""
+    run = runner(service)
 
     async def memory_store(
         content: Annotated[

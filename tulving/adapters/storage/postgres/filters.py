@@ -56,8 +56,11 @@ def where(flt: EntryFilter) -> tuple[str, list[Any]]:
         parts.append("e.id = ANY(%s)")
         params.append(list(flt.ids))
     if flt.entity is not None:
-        parts.append("e.entity = %s")
+        parts.append("lower(e.entity) = lower(%s)" if flt.entity_any_case else "e.entity = %s")
         params.append(flt.entity)
+    if flt.after_id is not None:
+        parts.append("e.id > %s")
+        params.append(flt.after_id)
     if flt.attribute is not None:
         parts.append("e.attribute = %s")
         params.append(flt.attribute)

@@ -53,8 +53,11 @@ def where(flt: EntryFilter) -> tuple[str, list[Any]]:
     if flt.ids is not None:
         parts.append(_in("e.id", flt.ids, params))
     if flt.entity is not None:
-        parts.append("e.entity = ?")
+        parts.append("e.entity = ? COLLATE NOCASE" if flt.entity_any_case else "e.entity = ?")
         params.append(flt.entity)
+    if flt.after_id is not None:
+        parts.append("e.id > ?")
+        params.append(flt.after_id)
     if flt.attribute is not None:
         parts.append("e.attribute = ?")
         params.append(flt.attribute)

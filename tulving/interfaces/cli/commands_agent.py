@@ -1,0 +1,78 @@
+"""Commands on an agent's memory as a whole: profile, consolidate, erase.
+
+With the entry, search and admin commands they cover seed 004's ``/memory`` set (see the
+README's table). ``erase`` deletes for good, so it asks the person to type the subject
+back (``--yes`` for scripts that already know what they erase).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tulving.domain.errors import ValidationError
+from tulving.interfaces.cli.config import add_common, add_json
+from tulving.interfaces.cli.output import OK, USAGE, Output
+from tulving.interfaces.render import erase_phrase
+
+
+def register(sub: Any, run_with_memory: Any) -> None:
+    p = sub.add_parser("profile", help="what is known about a subject (default: the user)")
+    p.add_argument("subject", nargs="?", default="user", help="a person or thing (any case)")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _profile))
+
+    p = sub.add_parser("consolidate", help="merge near-duplicates, lift recurring episodes "
+                       "into facts (a plan unless --apply)")
+    p.add_argument("--apply", action="store_true", help="carry the plan out")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _consolidate))
+
+    p = sub.add_parser("erase", help="delete every memory of this user or agent for good")
+    p.add_argument("subject", choices=("user", "agent"),
+                   help="user: --user-id's memories in every workspace; agent: --agent-id's")
+    p.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
+    add_json(p)
+    add_common(p)
+    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _erase))
+
+
+def _profile(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    profile = memory.profile(args.subject)
+    out.result(profile, profile["text"])
+    return OK
+
+
+def _consolidate(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    report = memory.consolidate(dry_run=not args.apply)
+    verb = "merged" if args.apply else "would merge"
+    out.result({"report": report, "applied": args.apply},
+               f"{verb} {len(report.get('clusters', []))} clusters; "
+               f"{len(report.get('semantic', []))} facts lifted from episodes; "
+               f"{report.get('archived', 0)} memories archived")
+    return OK
+
+
+def _erase(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    me = memory.identity
+    name = me.user_id if args.subject == "user" else me.agent_id
+    if name is None:
+        raise ValidationError("erase user needs --user-id (or TULVING_USER_ID)")
+    phrase = erase_phrase(args.subject, name)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ValidationError("erase deletes for good: confirm with --yes when not "
+                                  "at a terminal")
+        typed = input(f"This deletes every memory of {args.subject} {name!r} for good.\n"
+                      f"Type {phrase!r} to go on: ")
+        if typed.strip() != phrase:
+            out.info("not erased")
+            return USAGE
+    report = memory.erase(**{f"{args.subject}_id": name})
+    out.result({"erased": report},
+               f"erased {report['deleted']} memories of {args.subject} {name} "
+               f"({report['derived']} derived summaries among them)")
+    return OK
