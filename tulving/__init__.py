@@ -14,6 +14,7 @@ from tulving.application.plumbing.warnings_once import TulvingWarning
 from tulving.domain.curated import CuratedContext, CuratedEntry
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import (
+    BundleError,
     ConfigError,
     ContentError,
     IntegrityError,
@@ -40,6 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ArchiveReason",
+    "BundleError",
     "ConfigError",
     "ContentError",
     "CuratedContext",

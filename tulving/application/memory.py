@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Literal, overload
+from typing import IO, Any, Literal, overload
 
 import attrs
 
@@ -32,6 +32,9 @@ from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
 from tulving.application.plumbing.vector_sync import check_model, embed_missing, reconcile_index
 from tulving.application.plumbing.warnings_once import warn_once
+from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
+from tulving.application.portability.exporter import ExportReport
+from tulving.application.portability.importer import ImportReport
 from tulving.application.retrieval import lookup
 from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.search import Searcher, build_filter
@@ -43,8 +46,8 @@ from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.identity import Identity
-from tulving.domain.query import SearchResult
-from tulving.domain.types import MemoryType
+from tulving.domain.query import EntryFilter, SearchResult
+from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
 from tulving.plugins.registry import AdapterContext, get_manager
 from tulving.ports.storage import WriteOutcome
@@ -531,6 +534,91 @@ class Memory:
             return maintenance.run(self.ctx, action, audit=self._audit, dry_run=dry_run,
                                    archived_before=archived_before, force=force,
                                    progress=self._progress)
+
+    # portability (logic in application/portability/) ---------------------------------
+    def export(
+        self,
+        target: str | os.PathLike[str] | IO[bytes],
+        *,
+        tags: Sequence[str] | None = None,
+        types: Sequence[MemoryType | str] | None = None,
+        scope: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        include_archived: bool = True,
+        include_embeddings: bool = True,
+        redact: bool = False,
+    ) -> ExportReport:
+        """Write what this identity sees (filtered) as a bundle: a file path (written
+        whole or not at all) or a binary file object. Archived entries are included by
+        default so history chains and corrections survive the trip."""
+        from tulving.application.portability.exporter import export
+
+        for name, flag in (("include_archived", include_archived),
+                           ("include_embeddings", include_embeddings), ("redact", redact)):
+            if not isinstance(flag, bool):
+                raise ValidationError(f"{name} must be True or False")
+        self.startup()
+        flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
+                           include_archived=include_archived)
+        chosen = Scope.parse(scope) if scope is not None else None
+        filters = {"tags": list(flt.tags or ()), "types": [t.value for t in flt.types or ()],
+                   "scope": chosen.value if chosen else None,
+                   "since": since.isoformat() if since else None,
+                   "until": until.isoformat() if until else None,
+                   "include_archived": include_archived}
+        from tulving import __version__
+
+        with self._lock:
+            self._access.flush()
+            report = export(self.ctx, target, flt, scope=chosen,
+                            include_embeddings=include_embeddings, redacted=redact,
+                            filters=filters, library_version=__version__,
+                            progress=self._progress)
+            self._audit.record("export", {"filters": filters, "redact": redact},
+                               details={"entries": report.entries, "vectors": report.vectors})
+        return report
+
+    def import_bundle(
+        self,
+        source: str | os.PathLike[str] | IO[bytes],
+        *,
+        reembedding: str = "auto",
+        on_conflict: str = "newest",
+        dry_run: bool = False,
+        remap_identity: bool = False,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> ImportReport:
+        """Merge a bundle into this store in one all-or-nothing call (see
+        :mod:`tulving.application.portability.importer`); the report lists what was added,
+        updated, skipped and in conflict, and how many entries were re-embedded."""
+        from tulving.application.portability.importer import Importer
+
+        self.startup()
+        importer = Importer(self.ctx, self._audit, self._governance.seal, self.policy,
+                            reembedding=reembedding, on_conflict=on_conflict,
+                            dry_run=dry_run, remap_identity=remap_identity,
+                            progress=self._progress, max_bytes=max_bytes)
+        with self._lock:
+            return importer.run(source)
+
+    def clear(self, *, scope: str, confirm: bool = False, hard: bool = False) -> int:
+        """Forget every active entry this agent wrote in ``scope`` (seed 001: delete by
+        scope): archived (reason ``forgotten``) unless ``hard``; one audit record. Needs
+        ``confirm=True``. Returns how many entries went."""
+        if confirm is not True:
+            raise ValidationError("clear() forgets a whole scope: pass confirm=True")
+        if not isinstance(hard, bool):
+            raise ValidationError("hard must be True or False")
+        chosen = Scope.parse(scope)
+        self.startup()
+        me = self.identity
+        flt = EntryFilter(partitions=self.ctx.visible_partitions())
+        with self._lock:
+            self._access.flush()
+            doomed = [e for e in self.ctx.storage.query(flt)
+                      if e.scope is chosen and e.agent_id == me.agent_id]
+            return self._writer.forget_many(doomed, {"scope": chosen.value}, hard=hard)
 
     # governance (logic in application/governance/) -----------------------------------
     def review(self, key_or_id: str, *, approve: bool) -> MemoryEntry:

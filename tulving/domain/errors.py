@@ -24,6 +24,12 @@ class KeyFormatError(ValidationError):
     """A key does not follow the documented grammar."""
 
 
+class BundleError(ValidationError):
+    """A portability bundle was refused before anything was written: malformed, truncated,
+    tampered (digest mismatch), too large, of an unknown schema version, or holding
+    entries this Memory may not write."""
+
+
 class UnknownTypeError(ValidationError):
     """A memory type that is neither a MemoryType nor its exact name."""
 

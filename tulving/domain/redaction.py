@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -205,6 +206,18 @@ def redact_with_count(text: str) -> tuple[str, int]:
 
 def redact(text: str) -> str:
     return redact_with_count(text)[0]
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like: dicts, lists, scalars) with ``change`` applied to every string
+    in it, keys left alone: how metadata is screened on the way in and out."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {k: map_strings(v, change) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [map_strings(v, change) for v in value]
+    return value
 
 
 # A key whose last segment names a credential (db/password, stripe.api_key,

@@ -34,7 +34,7 @@ from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import ConfigError, PolicyViolation, ScopeError, SecurityError
 from tulving.domain.injection import needs_review
 from tulving.domain.pii import redact_pii, strip_private
-from tulving.domain.redaction import redact_with_count
+from tulving.domain.redaction import map_strings, redact_with_count
 from tulving.domain.types import ReviewStatus, Scope
 
 MODES = ("allow", "redact", "reject")
@@ -254,19 +254,9 @@ def _screen_fields(entry: MemoryEntry, policy: WritePolicy, notes: dict[str, Any
     tags = tuple(screen_text(t, policy, notes) for t in entry.tags)
     if tags != entry.tags:
         changed["tags"] = tuple(sorted(dict.fromkeys(tags)))
-    metadata = _screen_json(dict(entry.metadata), policy, notes)
+    metadata = map_strings(dict(entry.metadata), lambda text: screen_text(text, policy, notes))
     if metadata != entry.metadata:
         changed["metadata"] = metadata
     if notes != before:
         notes["redacted_fields"] = sorted(changed)
     return changed
-
-
-def _screen_json(value: Any, policy: WritePolicy, notes: dict[str, Any]) -> Any:
-    if isinstance(value, str):
-        return screen_text(value, policy, notes)
-    if isinstance(value, dict):
-        return {k: _screen_json(v, policy, notes) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_screen_json(v, policy, notes) for v in value]
-    return value

@@ -124,6 +124,27 @@ class Writer:
         return entry
 
 
+    def forget_many(self, entries: Sequence[MemoryEntry], reason: dict[str, Any], *,
+                    hard: bool) -> int:
+        """Archive (``forgotten``) or delete ``entries`` in one transaction with one audit
+        record naming them (``clear`` by scope)."""
+        ctx = self.ctx
+        ids = [e.id for e in entries]
+        if not ids:
+            return 0
+        with ctx.storage.transaction():
+            if hard:
+                count = ctx.storage.delete(ids)
+            else:
+                now = ctx.clock.now()
+                count = ctx.storage.archive(
+                    [Archival(i, ArchiveReason.FORGOTTEN, now) for i in ids])
+            self.audit.record("clear", reason, details={**reason, "ids": ids, "hard": hard})
+        if ctx.vectors is not None:
+            ctx.vectors.remove(ids)
+        return count
+
+
 def pop_dedup(fields: dict[str, Any]) -> bool:
     value = fields.pop("dedup", True)
     if not isinstance(value, bool):

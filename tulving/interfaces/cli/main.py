@@ -18,6 +18,7 @@ from tulving.interfaces.cli import (
     commands_agent,
     commands_entries,
     commands_mcp,
+    commands_portability,
     commands_search,
     demo,
 )
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands_search.register(sub, run_with_memory)
     commands_admin.register(sub, run_with_memory)
     commands_agent.register(sub, run_with_memory)
+    commands_portability.register(sub, run_with_memory)
     commands_mcp.register(sub)
     demo.register(sub)
     return parser

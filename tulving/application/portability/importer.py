@@ -1,0 +1,329 @@
+"""``Memory.import_bundle``: merge a bundle into this store, all or nothing.
+
+Seed 001's merge: by id. An id the store already holds is a conflict decided by
+``on_conflict``: ``newest`` (default; the later ``updated_at`` wins, equal ones are the
+same version and skipped), ``keep_existing`` or ``overwrite``. A new active entry whose key
+is held by another active entry (both stores superseded the same key) does not break
+either chain: the newer one stays active, the older is archived ``superseded`` and linked
+to it, and history shows both. Vectors: ``keep`` uses the bundle's (refused when its model
+or dimensions differ from this store's), ``drop`` re-embeds every entry, ``auto`` keeps them
+when model id and dimensions match and re-embeds otherwise.
+
+The whole call is one storage transaction (written in batches of ``BATCH``) and the bundle
+digest is checked before it commits, so a truncated, tampered or refused bundle writes
+nothing; importing the same bundle twice changes nothing (every entry is skipped as the
+same version). Each entry goes through the write hooks (PII and secrets policy, private
+sections, injection review) like any other write; one the policy changed is re-embedded.
+Entries must belong to this Memory's tenant unless ``remap_identity`` moves them into it
+(ids are then re-derived deterministically, links with them, so a re-import is still a
+no-op). The vector index learns the result after the commit (a cache, repaired at start-up
+if the process dies in between).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+import numpy as np
+
+from tulving.application.governance.audit import AuditTrail
+from tulving.application.plumbing.context import MemoryContext
+from tulving.application.portability.bundle_format import BundleReader
+from tulving.application.portability.entry_codec import record_to_entry
+from tulving.application.writing.write_hooks import apply_before_write
+from tulving.domain.entry import MemoryEntry, content_hash
+from tulving.domain.errors import BundleError, ScopeError, SecurityError, ValidationError
+from tulving.domain.identity import Identity
+from tulving.domain.types import ArchiveReason
+from tulving.domain.write_policy import WritePolicy
+from tulving.plugins.hooks import WriteContext
+
+BATCH = 1000
+REEMBEDDING = ("auto", "keep", "drop")
+ON_CONFLICT = ("newest", "keep_existing", "overwrite")
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+Progress = Callable[[str, int, int], None]
+Seal = Callable[[MemoryEntry], MemoryEntry]
+
+
+@attrs.define
+class ImportReport:
+    """What an import did (or, with ``dry_run``, would do), with the ids of each kind."""
+
+    dry_run: bool = False
+    added: list[str] = attrs.field(factory=list)
+    updated: list[str] = attrs.field(factory=list)
+    skipped: list[str] = attrs.field(factory=list)
+    conflicts: list[str] = attrs.field(factory=list)
+    reembedded: int = 0
+    vectors_kept: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {"added": len(self.added), "updated": len(self.updated),
+                "skipped": len(self.skipped), "conflicts": len(self.conflicts),
+                "reembedded": self.reembedded, "vectors_kept": self.vectors_kept}
+
+
+class _DryRun(Exception):
+    """Raised at the end of a dry run to roll the transaction back."""
+
+
+@attrs.define
+class _Batch:
+    inserts: list[tuple[MemoryEntry, Any]] = attrs.field(factory=list)
+    replaces: list[tuple[MemoryEntry, Any]] = attrs.field(factory=list)
+    embed: list[tuple[int, str, MemoryEntry]] = attrs.field(factory=list)  # (slot, list, entry)
+
+
+def derived_id(entry_id: str, tenant_salt: str) -> str:
+    """A stable new id for ``entry_id`` moved into another tenant: its time prefix kept
+    (ids still sort by creation), the rest from a hash, so re-importing maps the same."""
+    digest = hashlib.sha256(f"{tenant_salt}\x1f{entry_id}".encode()).digest()
+    number = int.from_bytes(digest[:10], "big")
+    tail = "".join(_CROCKFORD[(number >> (5 * i)) & 31] for i in range(16))
+    return entry_id[:10] + tail
+
+
+class Importer:
+    def __init__(
+        self, ctx: MemoryContext, audit: AuditTrail, seal: Seal, policy: WritePolicy,
+        *, reembedding: str, on_conflict: str, dry_run: bool, remap_identity: bool,
+        progress: Progress | None, max_bytes: int,
+    ) -> None:
+        if reembedding not in REEMBEDDING:
+            raise ValidationError(f"reembedding must be one of {', '.join(REEMBEDDING)}")
+        if on_conflict not in ON_CONFLICT:
+            raise ValidationError(f"on_conflict must be one of {', '.join(ON_CONFLICT)}")
+        for name, flag in (("dry_run", dry_run), ("remap_identity", remap_identity)):
+            if not isinstance(flag, bool):
+                raise ValidationError(f"{name} must be True or False")
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ValidationError("max_bytes must be a positive integer")
+        self.ctx, self.audit, self.seal, self.policy = ctx, audit, seal, policy
+        self.reembedding, self.on_conflict = reembedding, on_conflict
+        self.dry_run, self.remap, self.progress = dry_run, remap_identity, progress
+        self.max_bytes = max_bytes
+        self.report = ImportReport(dry_run=dry_run)
+        self.hook_ctx = WriteContext(ctx.identity.agent_id, ctx.identity.tenant, "import",
+                                     policy)
+        self._index_add: dict[str, Any] = {}
+        self._index_remove: set[str] = set()
+
+    # entry points -------------------------------------------------------------------------
+    def run(self, source: str | os.PathLike[str] | IO[bytes]) -> ImportReport:
+        if isinstance(source, str | os.PathLike):
+            path = Path(source)
+            if "\x00" in str(path):
+                raise SecurityError("bundle path contains a NUL character")
+            if not path.is_file():
+                raise ValidationError(f"no bundle file at {path}")
+            with open(path, "rb") as handle:
+                return self._run(handle)
+        return self._run(source)
+
+    def _run(self, handle: IO[bytes]) -> ImportReport:
+        reader = BundleReader(handle, max_bytes=self.max_bytes)
+        try:
+            keep_vectors = self._keeps_vectors(reader)
+            storage = self.ctx.storage
+            try:
+                with storage.transaction():
+                    self._merge(reader, keep_vectors)
+                    if self.dry_run:
+                        raise _DryRun
+            except _DryRun:
+                return self.report
+        finally:
+            reader.close()
+        self._update_index()
+        return self.report
+
+    # decisions ---------------------------------------------------------------------------
+    def _keeps_vectors(self, reader: BundleReader) -> bool:
+        embedder = self.ctx.embedder
+        block = reader.manifest.embedding
+        if embedder is None or block is None or self.reembedding == "drop":
+            return False
+        same = bool(block["model_id"] == embedder.model_id
+                    and block["dimensions"] == embedder.dimension)
+        if self.reembedding == "keep" and not same:
+            raise BundleError(
+                f"reembedding='keep' but the bundle's vectors are {block['model_id']} "
+                f"({block['dimensions']} dimensions) and this store's are {embedder.model_id} "
+                f"({embedder.dimension}): use 'auto' or 'drop' to re-embed")
+        return same
+
+    def _place(self, entry: MemoryEntry, salt: str | None) -> MemoryEntry:
+        """``entry`` in this Memory's tenant: as it is, or moved there by remap."""
+        me = self.ctx.identity
+        if (entry.user_id, entry.workspace_id) == (me.user_id, me.workspace_id):
+            return entry
+        if not self.remap:
+            raise ScopeError(
+                f"entry {entry.id} belongs to another tenant (user {entry.user_id!r}, "
+                f"workspace {entry.workspace_id!r}); import it with remap_identity=True to "
+                "move it into this one")
+        assert salt is not None
+        owner = Identity(agent_id=entry.agent_id, user_id=me.user_id,
+                         workspace_id=me.workspace_id, model_id=entry.model_id)
+
+        def move(entry_id: str) -> str:
+            assert salt is not None
+            return derived_id(entry_id, salt)
+
+        return attrs.evolve(
+            entry, id=move(entry.id), user_id=me.user_id, workspace_id=me.workspace_id,
+            partition=owner.partition_for(entry.scope, entry.session_id),
+            supersedes=move(entry.supersedes) if entry.supersedes else None,
+            superseded_by=move(entry.superseded_by) if entry.superseded_by else None,
+            related_to=tuple(map(move, entry.related_to)),
+            source_entry_ids=tuple(map(move, entry.source_entry_ids)),
+            conflict_ids=tuple(map(move, entry.conflict_ids)))
+
+    def _merge(self, reader: BundleReader, keep_vectors: bool) -> None:
+        me = self.ctx.identity
+        salt = f"{me.tenant}" if self.remap else None
+        total = reader.manifest.entry_count
+        done = 0
+        pending: list[tuple[MemoryEntry, Any]] = []
+        for record, blob in reader.records():
+            entry = self._place(record_to_entry(record), salt)
+            vector = None
+            if blob is not None and keep_vectors:
+                vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+            pending.append((entry, vector))
+            if len(pending) >= BATCH:
+                done += self._batch(pending)
+                pending = []
+                if self.progress is not None:
+                    self.progress("import", done, total)
+        done += self._batch(pending)
+        if self.progress is not None:
+            self.progress("import", done, total)
+        self.audit.record("import", {"entries": total, "reembedding": self.reembedding,
+                                     "on_conflict": self.on_conflict},
+                          details={**self.report.counts(), "dry_run": self.dry_run})
+
+    def _batch(self, pending: list[tuple[MemoryEntry, Any]]) -> int:
+        """Decide and write one batch; the ids it already holds are read in one query."""
+        if not pending:
+            return 0
+        known = {e.id: e for e in self.ctx.storage.get_many([e.id for e, _ in pending])}
+        batch = _Batch()
+        for entry, vector in pending:
+            self._decide(entry, vector, batch, known.get(entry.id))
+        self._flush(batch)
+        return len(pending)
+
+    def _decide(self, entry: MemoryEntry, vector: Any, batch: _Batch,
+                existing: MemoryEntry | None) -> None:
+        entry = check_content_hash(entry)  # a crafted bundle may carry a wrong one
+        policed = self.seal(apply_before_write(self.ctx.hooks, entry, self.hook_ctx))
+        if policed.content != entry.content:
+            vector = None  # the policy changed the text: its vector must follow
+        entry = policed
+        if existing is not None:
+            if existing.partition != entry.partition:
+                raise ScopeError(f"entry {entry.id} exists in another partition of this store")
+            if self._same_version(existing, entry):
+                self.report.skipped.append(entry.id)
+                return
+            wins = (self.on_conflict == "overwrite"
+                    or (self.on_conflict == "newest" and entry.updated_at > existing.updated_at))
+            if not wins:
+                self.report.skipped.append(entry.id)
+                if existing.content_hash != entry.content_hash:
+                    self.report.conflicts.append(entry.id)
+                return
+            self.report.updated.append(entry.id)
+            self._queue(batch.replaces, entry, vector, batch, "replaces")
+            return
+        if entry.archived_at is None and entry.key is not None:
+            entry = self._settle_key(entry)
+        self.report.added.append(entry.id)
+        self._queue(batch.inserts, entry, vector, batch, "inserts")
+
+    def _same_version(self, existing: MemoryEntry, entry: MemoryEntry) -> bool:
+        return (existing.updated_at == entry.updated_at
+                and existing.content_hash == entry.content_hash
+                and existing.archived_at == entry.archived_at
+                and existing.superseded_by == entry.superseded_by)
+
+    def _settle_key(self, entry: MemoryEntry) -> MemoryEntry:
+        """Two stores superseded the same key: keep the newer active, link the older."""
+        holder = self.ctx.storage.active_by_key([entry.partition], entry.key or "")
+        if holder is None or holder.id == entry.id:
+            return entry
+        self.report.conflicts.append(entry.id)
+        now = self.ctx.clock.now()
+        if entry.updated_at >= holder.updated_at:
+            retired = attrs.evolve(
+                holder, archived_at=now, archive_reason=ArchiveReason.SUPERSEDED,
+                superseded_by=entry.id, expired_at=holder.expired_at or now, updated_at=now,
+                valid_until=holder.valid_until or entry.valid_from)
+            self.ctx.storage.replace(self.seal(retired))
+            self._index_remove.add(holder.id)
+            return attrs.evolve(entry, supersedes=entry.supersedes or holder.id)
+        return attrs.evolve(
+            entry, archived_at=now, archive_reason=ArchiveReason.SUPERSEDED,
+            superseded_by=holder.id, expired_at=entry.expired_at or now,
+            valid_until=entry.valid_until or holder.valid_from)
+
+    def _queue(self, into: list[tuple[MemoryEntry, Any]], entry: MemoryEntry, vector: Any,
+               batch: _Batch, kind: str) -> None:
+        if vector is None and self.ctx.embedder is not None:
+            batch.embed.append((len(into), kind, entry))
+        elif vector is not None:
+            self.report.vectors_kept += 1
+        into.append((entry, vector))
+
+    def _flush(self, batch: _Batch) -> None:
+        storage = self.ctx.storage
+        if batch.embed:
+            assert self.ctx.embedder is not None
+            matrix = self.ctx.embedder.embed([e.content for _, _, e in batch.embed])
+            for row, (slot, kind, entry) in enumerate(batch.embed):
+                getattr(batch, kind)[slot] = (entry, matrix[row])
+            self.report.reembedded += len(batch.embed)
+        for entry, vector in batch.replaces:
+            storage.replace(entry)
+            if vector is not None:
+                storage.put_vectors([(entry.id, vector)])
+        if batch.inserts:
+            # Storage lets any written entry with a key take the key over; an archived
+            # version must not, so it goes in without its key and gets it back in place.
+            keyed_history = [e for e, _ in batch.inserts
+                             if e.archived_at is not None and e.key is not None]
+            storage.write_many([(attrs.evolve(e, key=None) if e.archived_at is not None
+                                 and e.key is not None else e, v) for e, v in batch.inserts])
+            for entry in keyed_history:
+                storage.replace(entry)
+        for entry, vector in (*batch.replaces, *batch.inserts):
+            if entry.archived_at is None and vector is not None:
+                self._index_add[entry.id] = vector
+                self._index_remove.discard(entry.id)
+            else:
+                self._index_remove.add(entry.id)
+                self._index_add.pop(entry.id, None)
+
+    def _update_index(self) -> None:
+        index = self.ctx.vectors
+        if index is None:
+            return
+        if self._index_remove:
+            index.remove(sorted(self._index_remove))
+        if self._index_add:
+            ids = list(self._index_add)
+            index.add(ids, np.stack([self._index_add[i] for i in ids]))
+
+
+def check_content_hash(entry: MemoryEntry) -> MemoryEntry:
+    """An entry whose stored hash does not match its content gets the right one."""
+    right = content_hash(entry.content)
+    return entry if entry.content_hash == right else attrs.evolve(entry, content_hash=right)
+
