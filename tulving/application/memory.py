@@ -101,6 +101,7 @@ class Memory:
         self._lock = threading.RLock()
         self._ctx: MemoryContext | None = None
         self._closed = False
+        self._parent: Memory | None = None  # set on views (see ``view``)
 
     # lifecycle ------------------------------------------------------------------------
     def startup(self) -> Memory:
@@ -150,17 +151,44 @@ class Memory:
             except BaseException:
                 storage.close()
                 raise
-            self._ctx = ctx
-            self._access = AccessTracker(storage, clock)
-            self._searcher = Searcher(ctx)
-            self._audit = AuditTrail(storage, clock, self.identity,
-                                     record_reads=self.policy.audit_reads)
-            self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
-            self._writer = Writer(ctx, self._governance, self._audit)
-            self._curator = Curator(ctx, self._searcher)
-            self._curator.working_memory = self._explicit_working_memory
-            self._start_agent_memory()
+            self._wire(ctx)
             return self
+
+    def _wire(self, ctx: MemoryContext) -> None:
+        """The application services over opened adapters (shared by views)."""
+        self._ctx = ctx
+        self._access = AccessTracker(ctx.storage, ctx.clock)
+        self._searcher = Searcher(ctx)
+        self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
+                                 record_reads=self.policy.audit_reads)
+        self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
+        self._writer = Writer(ctx, self._governance, self._audit)
+        self._curator = Curator(ctx, self._searcher)
+        self._curator.working_memory = self._explicit_working_memory
+        self._start_agent_memory()
+
+    def view(self, *, agent_id: str, user_id: str | None = None,
+             workspace_id: str | None = None) -> Memory:
+        """The same opened store, adapters and policy seen as another identity: how one
+        process (the HTTP server) serves many tenants and agents over one SQLite file,
+        whose single-writer lock allows one opener. Views share this Memory's lock, so
+        their writes are serialized; closing a view flushes it and leaves the store open;
+        closing this Memory closes the store under every view."""
+        parent = self.startup()
+        view = Memory.__new__(Memory)
+        view.location = self.location
+        view.identity = Identity(agent_id, user_id, workspace_id, self.identity.model_id)
+        view.policy = self.policy
+        view._signing_key = self._signing_key
+        view._choices, view._options, view._progress = (
+            self._choices, self._options, self._progress)
+        view._lock = self._lock
+        view._closed = False
+        view._llm = self._llm
+        view._parent = parent
+        with self._lock:
+            view._wire(attrs.evolve(parent.ctx, identity=view.identity, session_id=None))
+        return view
 
     @property
     def ctx(self) -> MemoryContext:
@@ -173,6 +201,15 @@ class Memory:
         jobs = getattr(self, "_jobs", None)
         if jobs is not None:
             jobs.stop()
+        if self._parent is not None:  # a view: the store stays open
+            with self._lock:
+                if self._ctx is not None:
+                    self._searcher.close()
+                    self._access.flush()
+                    self._audit.flush()
+                    self._ctx = None
+                self._closed = True
+            return
         with self._lock:
             if self._ctx is not None:
                 ctx, self._ctx = self._ctx, None

@@ -47,6 +47,12 @@ class TokenRecord:
     salt: str
     digest: str
     created_at: str
+    # What the HTTP server lets the bearer be: a tenant, optionally one agent, and
+    # read-only or not. None means "the server's own" (MCP tokens predate tenancy).
+    user_id: str | None = None
+    workspace_id: str | None = None
+    agent_id: str | None = None
+    read_only: bool = False
 
 
 class _Backend(Protocol):
@@ -134,12 +140,23 @@ class TokenRegistry:
                 raise StorageError(f"malformed token record: {exc}") from exc
         return out
 
-    def create(self, name: str, now: datetime | None = None) -> tuple[TokenRecord, str]:
-        """A new token for ``name``; the secret is returned once and never stored."""
+    def create(
+        self, name: str, now: datetime | None = None, *, user_id: str | None = None,
+        workspace_id: str | None = None, agent_id: str | None = None, read_only: bool = False,
+    ) -> tuple[TokenRecord, str]:
+        """A new token for ``name``, bound to a tenant (and optionally an agent and
+        read-only); the secret is returned once and never stored."""
         if not isinstance(name, str) or not _NAME.match(name):
             raise ValidationError(
                 "token name must be 1-64 characters: letters, digits, '_', '.', '@', '-'"
             )
+        for label, value in (("user_id", user_id), ("workspace_id", workspace_id),
+                             ("agent_id", agent_id)):
+            if value is not None and (not isinstance(value, str) or not _NAME.match(value)):
+                raise ValidationError(f"{label} must be 1-64 characters: letters, digits, "
+                                      "'_', '.', '@', '-'")
+        if not isinstance(read_only, bool):
+            raise ValidationError("read_only must be True or False")
         records = self.records()
         if any(r.name == name for r in records):
             raise ValidationError(f"a token named {name!r} exists; revoke it first")
@@ -147,7 +164,8 @@ class TokenRegistry:
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_hex(16)
         when = (now or datetime.now(UTC)).isoformat()
-        record = TokenRecord(token_id, name, salt, _digest(salt, secret), when)
+        record = TokenRecord(token_id, name, salt, _digest(salt, secret), when, user_id,
+                             workspace_id, agent_id, read_only)
         self._backend.save([*(attrs.asdict(r) for r in records), attrs.asdict(record)])
         return record, f"{TOKEN_PREFIX}{token_id}_{secret}"
 

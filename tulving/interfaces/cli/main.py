@@ -20,6 +20,7 @@ from tulving.interfaces.cli import (
     commands_mcp,
     commands_portability,
     commands_search,
+    commands_serve,
     demo,
 )
 from tulving.interfaces.cli.config import add_common, open_memory, settings_from
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands_agent.register(sub, run_with_memory)
     commands_portability.register(sub, run_with_memory)
     commands_mcp.register(sub)
+    commands_serve.register(sub)
     demo.register(sub)
     return parser
 

@@ -1,0 +1,343 @@
+"""Python clients of the memory server (``tulving serve``): ``TulvingClient`` and
+``AsyncTulvingClient``, on httpx (extra ``client``).
+
+Method names match ``Memory`` where they overlap (``remember``, ``recall``, ``store``,
+``search``, ``curate``, ``correct``, ``forget``, ``get``, ``history``, ``export``,
+``import_bundle``, ``stats``, ``health``) and results are typed (``Entry``, ``Hit``,
+``Curated``). Every call has a timeout. Calls that change nothing, and ``remember`` with an
+``idempotency_key``, are retried on 429, 503 and connection errors with exponential
+backoff and full jitter; other writes are never repeated behind the caller's back. An
+error response raises ``ServerError`` carrying the server's typed error (``kind``,
+``status``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+import httpx
+
+from tulving.domain.errors import TulvingError
+
+RETRY_STATUS = frozenset({429, 503})
+DEFAULT_TIMEOUT = 30.0
+
+
+class ServerError(TulvingError):
+    """The server answered with an error: ``status``, ``kind`` (its error type)."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(f"{status} {kind}: {message}")
+        self.status, self.kind, self.message = status, kind, message
+
+
+@attrs.frozen
+class Entry:
+    id: str
+    content: str
+    type: str
+    key: str | None
+    tags: tuple[str, ...]
+    scope: str
+    data: Mapping[str, Any] = attrs.field(repr=False)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> Entry:
+        return cls(data["id"], data["content"], data["type"], data.get("key"),
+                   tuple(data.get("tags") or ()), data.get("scope", "agent"), data)
+
+
+@attrs.frozen
+class Hit:
+    entry: Entry
+    score: float
+    match_type: str
+
+
+@attrs.frozen
+class Curated:
+    content: str
+    token_count: int
+    token_budget: int
+    entries: tuple[Mapping[str, Any], ...]
+
+
+def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
+    return [Hit(Entry.of(r), float(r.get("relevance", r["score"])), r["match_type"])
+            for r in rows]
+
+
+def _curated(data: Mapping[str, Any]) -> Curated:
+    return Curated(data.get("content") or "", int(data.get("token_count", 0)),
+                   int(data.get("token_budget", 0)), tuple(data.get("entries") or ()))
+
+
+class _Shape:
+    """Request shapes and result parsing shared by both clients."""
+
+    def __init__(self, base_url: str, token: str, agent_id: str | None, retries: int,
+                 backoff: float) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise TulvingError(f"base_url must be an http(s) URL, got {base_url!r}")
+        self.base_url = base_url.rstrip("/")
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.agent_id, self.retries, self.backoff = agent_id, retries, backoff
+
+    def body(self, **fields: Any) -> dict[str, Any]:
+        out = {k: v for k, v in fields.items() if v is not None}
+        if self.agent_id is not None:
+            out.setdefault("agent_id", self.agent_id)
+        return out
+
+    def params(self, **fields: Any) -> dict[str, Any]:
+        return self.body(**fields)
+
+    def delay(self, attempt: int) -> float:
+        return random.uniform(0, self.backoff * (2 ** attempt))  # full jitter
+
+    @staticmethod
+    def check(response: httpx.Response) -> Any:
+        if response.status_code >= 400:
+            try:
+                error = response.json()["error"]
+                raise ServerError(response.status_code, error["type"], error["message"])
+            except (ValueError, KeyError, TypeError):
+                raise ServerError(response.status_code, "HTTPError", response.text[:500]) from None
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return response.json()
+        return response.content
+
+
+class TulvingClient:
+    """Synchronous client: ``with TulvingClient(url, token) as memory: memory.recall(q)``."""
+
+    def __init__(self, base_url: str, token: str, *, agent_id: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, retries: int = 3, backoff: float = 0.2,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self._shape = _Shape(base_url, token, agent_id, retries, backoff)
+        self._http = httpx.Client(base_url=self._shape.base_url, headers=self._shape.headers,
+                                  timeout=timeout, transport=transport)
+
+    def __enter__(self) -> TulvingClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _call(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> Any:
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(method, path, **kwargs)
+                if response.status_code not in RETRY_STATUS or not retry \
+                        or attempt >= self._shape.retries:
+                    return self._shape.check(response)
+            except httpx.TransportError as exc:
+                if not retry or attempt >= self._shape.retries:
+                    raise ServerError(0, "ConnectionError", str(exc)) from exc
+            time.sleep(self._shape.delay(attempt))
+            attempt += 1
+
+    # the API -----------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        return dict(self._call("GET", "/v1/health", retry=True))
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self._call("GET", "/v1/stats", retry=True,
+                               params=self._shape.params())["stats"])
+
+    def store(self, content: str, *, type: str, **fields: Any) -> Entry:
+        data = self._call("POST", "/v1/store", retry=False,
+                          json=self._shape.body(content=content, type=type, **fields))
+        return Entry.of(data["stored"])
+
+    def remember(self, text: str, *, subject: str | None = None,
+                 idempotency_key: str | None = None) -> list[Entry]:
+        data = self._call("POST", "/v1/remember", retry=idempotency_key is not None,
+                          json=self._shape.body(text=text, subject=subject,
+                                                idempotency_key=idempotency_key))
+        return [Entry.of(e) for e in data["entries"]]
+
+    def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
+        data = self._call("POST", "/v1/recall", retry=True,
+                          json=self._shape.body(query=query, limit=limit, **filters))
+        return _hits(data["results"])
+
+    def search(self, query: str, top_k: int = 10, **options: Any) -> list[Hit]:
+        data = self._call("POST", "/v1/search", retry=True,
+                          json=self._shape.body(query=query, top_k=top_k, **_iso(options)))
+        return _hits(data["results"])
+
+    def curate(self, query: str | None = None, *, token_budget: int = 2000,
+               mode: str = "query", **filters: Any) -> Curated:
+        data = self._call("POST", "/v1/curate", retry=True,
+                          json=self._shape.body(query=query, token_budget=token_budget,
+                                                mode=mode, **_iso(filters)))
+        return _curated(data["curated"])
+
+    def correct(self, memory_id: str, content: str, *, reason: str | None = None) -> Entry:
+        data = self._call("POST", "/v1/correct", retry=False,
+                          json=self._shape.body(memory_id=memory_id, content=content,
+                                                reason=reason))
+        return Entry.of(data["corrected"])
+
+    def forget(self, memory_id: str, *, hard: bool = False) -> Entry:
+        data = self._call("DELETE", f"/v1/forget/{memory_id}", retry=True,
+                          params=self._shape.params(hard=str(hard).lower()))
+        return Entry.of(data["forgotten"])
+
+    def get(self, memory_id: str) -> Entry:
+        data = self._call("GET", f"/v1/memory/{memory_id}", retry=True,
+                          params=self._shape.params())
+        return Entry.of(data["entry"])
+
+    def history(self, memory_id: str) -> list[Entry]:
+        data = self._call("GET", f"/v1/memory/{memory_id}/history", retry=True,
+                          params=self._shape.params())
+        return [Entry.of(e) for e in data["versions"]]
+
+    def correction_chain(self, memory_id: str) -> list[Entry]:
+        """Every version of a corrected or superseded memory, newest first."""
+        return self.history(memory_id)
+
+    def scoped(self, scope: str, query: str, *, limit: int = 10) -> list[Hit]:
+        """Recall within one scope (``workspace``, ``shared``, ...)."""
+        return self.recall(query, limit=limit, scope=scope)
+
+    def export(self, target: str | Path | IO[bytes], **filters: Any) -> int:
+        """Write the server's bundle of this tenant to ``target``; returns its entry count."""
+        with self._http.stream("POST", "/v1/export", json=self._shape.body(**_iso(filters))) \
+                as response:
+            if response.status_code >= 400:
+                response.read()
+                self._shape.check(response)
+            count = int(response.headers.get("x-tulving-entries", "0"))
+            if isinstance(target, str | Path):
+                with open(target, "wb") as handle:
+                    for chunk in response.iter_bytes():
+                        handle.write(chunk)
+            else:
+                for chunk in response.iter_bytes():
+                    target.write(chunk)
+        return count
+
+    def import_bundle(self, source: str | Path | IO[bytes], *, reembedding: str = "auto",
+                      on_conflict: str = "newest", dry_run: bool = False) -> dict[str, Any]:
+        content = Path(source).read_bytes() if isinstance(source, str | Path) else source.read()
+        data = self._call("POST", "/v1/import", retry=False, content=content,
+                          headers={"Content-Type": "application/zip"},
+                          params=self._shape.params(reembedding=reembedding,
+                                                    on_conflict=on_conflict,
+                                                    dry_run=str(dry_run).lower()))
+        return dict(data["report"])
+
+
+class AsyncTulvingClient:
+    """The same API with ``async def`` methods, on ``httpx.AsyncClient``."""
+
+    def __init__(self, base_url: str, token: str, *, agent_id: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, retries: int = 3, backoff: float = 0.2,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self._shape = _Shape(base_url, token, agent_id, retries, backoff)
+        self._http = httpx.AsyncClient(base_url=self._shape.base_url,
+                                       headers=self._shape.headers, timeout=timeout,
+                                       transport=transport)
+
+    async def __aenter__(self) -> AsyncTulvingClient:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _call(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> Any:
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(method, path, **kwargs)
+                if response.status_code not in RETRY_STATUS or not retry \
+                        or attempt >= self._shape.retries:
+                    return self._shape.check(response)
+            except httpx.TransportError as exc:
+                if not retry or attempt >= self._shape.retries:
+                    raise ServerError(0, "ConnectionError", str(exc)) from exc
+            await asyncio.sleep(self._shape.delay(attempt))
+            attempt += 1
+
+    async def health(self) -> dict[str, Any]:
+        return dict(await self._call("GET", "/v1/health", retry=True))
+
+    async def stats(self) -> dict[str, Any]:
+        data = await self._call("GET", "/v1/stats", retry=True, params=self._shape.params())
+        return dict(data["stats"])
+
+    async def store(self, content: str, *, type: str, **fields: Any) -> Entry:
+        data = await self._call("POST", "/v1/store", retry=False,
+                                json=self._shape.body(content=content, type=type, **fields))
+        return Entry.of(data["stored"])
+
+    async def remember(self, text: str, *, subject: str | None = None,
+                       idempotency_key: str | None = None) -> list[Entry]:
+        data = await self._call("POST", "/v1/remember", retry=idempotency_key is not None,
+                                json=self._shape.body(text=text, subject=subject,
+                                                      idempotency_key=idempotency_key))
+        return [Entry.of(e) for e in data["entries"]]
+
+    async def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
+        data = await self._call("POST", "/v1/recall", retry=True,
+                                json=self._shape.body(query=query, limit=limit, **filters))
+        return _hits(data["results"])
+
+    async def search(self, query: str, top_k: int = 10, **options: Any) -> list[Hit]:
+        data = await self._call("POST", "/v1/search", retry=True,
+                                json=self._shape.body(query=query, top_k=top_k,
+                                                      **_iso(options)))
+        return _hits(data["results"])
+
+    async def curate(self, query: str | None = None, *, token_budget: int = 2000,
+                     mode: str = "query", **filters: Any) -> Curated:
+        data = await self._call("POST", "/v1/curate", retry=True,
+                                json=self._shape.body(query=query, token_budget=token_budget,
+                                                      mode=mode, **_iso(filters)))
+        return _curated(data["curated"])
+
+    async def correct(self, memory_id: str, content: str, *,
+                      reason: str | None = None) -> Entry:
+        data = await self._call("POST", "/v1/correct", retry=False,
+                                json=self._shape.body(memory_id=memory_id, content=content,
+                                                      reason=reason))
+        return Entry.of(data["corrected"])
+
+    async def forget(self, memory_id: str, *, hard: bool = False) -> Entry:
+        data = await self._call("DELETE", f"/v1/forget/{memory_id}", retry=True,
+                                params=self._shape.params(hard=str(hard).lower()))
+        return Entry.of(data["forgotten"])
+
+    async def get(self, memory_id: str) -> Entry:
+        data = await self._call("GET", f"/v1/memory/{memory_id}", retry=True,
+                                params=self._shape.params())
+        return Entry.of(data["entry"])
+
+    async def history(self, memory_id: str) -> list[Entry]:
+        data = await self._call("GET", f"/v1/memory/{memory_id}/history", retry=True,
+                                params=self._shape.params())
+        return [Entry.of(e) for e in data["versions"]]
+
+
+def _iso(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Datetimes as ISO strings for the JSON body."""
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in options.items()}
+
+
+__all__ = ["AsyncTulvingClient", "Curated", "Entry", "Hit", "ServerError", "TulvingClient"]

@@ -1,0 +1,130 @@
+"""``tulving serve``: the HTTP memory server (``/v1``), and its tenant-bound tokens.
+
+Binds 127.0.0.1 by default. Another address needs ``--allow-remote`` and at least one
+token: the server never answers an unauthenticated request but ``/v1/health``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+import time
+from typing import Any
+
+from tulving.domain.errors import ConfigError, SecurityError, ValidationError
+from tulving.interfaces.cli.commands_mcp import _with_registry
+from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
+from tulving.interfaces.cli.output import OK, Output
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the HTTP memory server (/v1 API, bearer tokens)",
+                       description="Serve this memory over HTTP (see the README's 'Memory "
+                       "server' section). Each client needs a token: tulving serve token "
+                       "create NAME --bind-user U.")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1; others need --allow-remote)")
+    p.add_argument("--port", type=int, default=8780, help="port (default 8780)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="permit binding a non-loopback address (tokens are then required)")
+    p.add_argument("--concurrency", type=int, default=8, help="library calls at once")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
+    add_common(p)
+    p.set_defaults(func=_serve)
+    tokens = p.add_subparsers(dest="serve_command", metavar="{token}")
+    t = tokens.add_parser("token", help="create, list or revoke tokens (shared with MCP)")
+    tsub = t.add_subparsers(dest="token_command", metavar="{create}", required=True)
+    c = tsub.add_parser("create", help="create a token bound to a tenant (shown once)")
+    c.add_argument("name")
+    c.add_argument("--bind-user", help="the user_id this token acts for")
+    c.add_argument("--bind-workspace", help="the workspace_id this token acts for")
+    c.add_argument("--bind-agent", help="pin the token to one agent id")
+    c.add_argument("--read-only", action="store_true", help="reads only")
+    add_json(c)
+    add_common(c)
+    c.set_defaults(func=_token_create)
+
+
+def check_bind(host: str, allow_remote: bool) -> None:
+    if host in ("localhost", "127.0.0.1", "::1"):
+        return
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback and not allow_remote:
+        raise SecurityError(f"binding {host} exposes the memory beyond this machine: add "
+                            "--allow-remote (and give every client a token)")
+
+
+def _serve(args: argparse.Namespace, out: Output) -> int:
+    import uvicorn
+
+    from tulving.interfaces.auth.bearer_tokens import registry_for
+    from tulving.interfaces.http import create_app
+
+    check_bind(args.host, args.allow_remote)
+    if not 0 <= args.port <= 65535:
+        raise ValidationError(f"--port must be 0..65535, got {args.port}")
+    if args.concurrency < 1 or args.timeout <= 0:
+        raise ValidationError("--concurrency must be >= 1 and --timeout > 0")
+    began = time.perf_counter()
+    memory = open_memory(settings_from(args))
+    memory.startup()
+    registry = registry_for(memory)
+    if args.allow_remote and not registry.records():
+        memory.close()
+        raise ConfigError("--allow-remote needs at least one token: tulving serve token create")
+    app = create_app(memory, registry=registry, concurrency=args.concurrency,
+                     timeout=args.timeout)
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
+                            lifespan="on")
+    server = _server_class()(config)
+    print(f"tulving: serving {memory.location} on http://{args.host}:{args.port}/v1 "
+          f"(ready in {time.perf_counter() - began:.2f} s)", file=sys.stderr, flush=True)
+    server.run()
+    return OK
+
+
+def _server_class() -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, except that SIGTERM/SIGINT end it gracefully with exit 0: the
+        memory is closed (index persisted, sessions summarised), a clean stop, not a
+        death by signal (uvicorn re-raises the signal after shutting down)."""
+
+        def capture_signals(self) -> Any:  # type: ignore[override]
+            import contextlib
+            import signal
+
+            @contextlib.contextmanager
+            def handlers() -> Any:
+                old = {s: signal.signal(s, self.handle_exit)
+                       for s in (signal.SIGINT, signal.SIGTERM)}
+                try:
+                    yield
+                finally:
+                    for sig, handler in old.items():
+                        signal.signal(sig, handler)
+
+            return handlers()
+
+    return Server
+
+
+def _token_create(args: argparse.Namespace, out: Output) -> int:
+    record, secret = _with_registry(args, lambda reg: reg.create(
+        args.name, user_id=args.bind_user, workspace_id=args.bind_workspace,
+        agent_id=args.bind_agent, read_only=args.read_only))
+    # The secret is the point of this command: printed once, deliberately unredacted.
+    import json
+
+    data = {"id": record.id, "name": record.name, "token": secret, "user_id": record.user_id,
+            "workspace_id": record.workspace_id, "agent_id": record.agent_id,
+            "read_only": record.read_only}
+    print(json.dumps(data) if out.as_json else
+          f"token for {record.name} (id {record.id}); shown once, store it now:\n{secret}",
+          file=out.out)
+    return OK

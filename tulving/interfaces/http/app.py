@@ -1,0 +1,111 @@
+"""``create_app``: the ASGI app of the memory server.
+
+Moving parts: ``tenancy`` (tokens bound to tenants, one ``Memory.view`` per tenant and
+agent over the one store the server owns), ``routes`` (the endpoints), ``errors`` (typed
+JSON errors), and here the request-size limit and the lifespan that closes everything.
+Blocking library calls run on worker threads (at most ``concurrency`` at once); the
+Memory serializes writes itself, so many readers run in parallel while a write goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tulving.interfaces.auth.bearer_tokens import TokenRegistry, registry_for
+from tulving.interfaces.http import errors
+from tulving.interfaces.http.errors import body as error_body
+from tulving.interfaces.http.routes import include_routes
+from tulving.interfaces.http.tenancy import Tenancy
+
+SCHEMA_VERSION = 1
+#: Body size limits: JSON calls, and bundle uploads to ``/v1/import``.
+MAX_BODY = 4 * 1024 * 1024
+MAX_BUNDLE = 1024 * 1024 * 1024
+DEFAULT_TIMEOUT = 60.0
+
+
+class BodyLimit:
+    """413 for a body over the limit, by its declared length or as it streams in."""
+
+    def __init__(self, app: ASGIApp, limit: int, bundle_limit: int) -> None:
+        self.app, self.limit, self.bundle_limit = app, limit, bundle_limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.bundle_limit if scope["path"] == "/v1/import" else self.limit
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            await _too_large(send, limit)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLarge:
+            await _too_large(send, limit)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    import json
+
+    payload = json.dumps(error_body("PayloadTooLarge",
+                                    f"the request body is over {limit} bytes")).encode()
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(payload)).encode())]})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def create_app(
+    memory: Any,
+    *,
+    registry: TokenRegistry | None = None,
+    concurrency: int = 8,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_body: int = MAX_BODY,
+    max_bundle: int = MAX_BUNDLE,
+) -> FastAPI:
+    """The server for ``memory`` (an unopened or open ``Memory``; the app owns it and
+    closes it on shutdown). Tokens come from ``registry`` (default: the store's own, as
+    ``tulving serve token create`` writes them)."""
+    tenancy_box: dict[str, Tenancy] = {}
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        tenancy = tenancy_box["t"]
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(tenancy.close)
+
+    app = FastAPI(title="Tulving memory server", version=str(SCHEMA_VERSION),
+                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None,
+                  lifespan=lifespan)
+    memory.startup()
+    tenancy = Tenancy(memory, registry or registry_for(memory), limiter=concurrency)
+    tenancy_box["t"] = tenancy
+    app.state.tenancy = tenancy
+    errors.install(app)
+    include_routes(app, tenancy, timeout=timeout, version=SCHEMA_VERSION)
+    app.add_middleware(BodyLimit, limit=max_body, bundle_limit=max_bundle)
+    return app

@@ -1,0 +1,85 @@
+"""Typed JSON errors: ``{"error": {"type", "message"}}`` with a status that says whose
+fault it was, never a stack trace (the message is redacted like every other emission)."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from tulving.domain import errors as E
+from tulving.domain.redaction import redact
+
+log = logging.getLogger("tulving.http")
+
+#: Most specific first: the first class an error is an instance of decides its status.
+STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (E.NotFoundError, 404),
+    (E.ContentError, 422),
+    (E.PolicyViolation, 422),
+    (E.ValidationError, 422),
+    (E.ScopeError, 403),
+    (E.SecurityError, 403),
+    (E.LockError, 503),
+    (E.StorageError, 503),
+    (E.IntegrityError, 409),
+    (E.MemoryStoreError, 409),
+    (E.EmbedderError, 503),
+    (E.LLMError, 503),
+    (E.VectorIndexError, 503),
+    (E.ConfigError, 503),
+)
+
+
+class HTTPError(Exception):
+    """An error of the HTTP layer itself (auth, size, timeouts)."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind = status, kind
+
+
+def body(kind: str, message: str) -> dict[str, object]:
+    from tulving.interfaces.http.app import SCHEMA_VERSION
+
+    return {"schema_version": SCHEMA_VERSION,
+            "error": {"type": kind, "message": redact(message)[:2000]}}
+
+
+def status_for(exc: Exception) -> int:
+    for cls, status in STATUS:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(E.TulvingError)
+    async def tulving_error(_request: Request, exc: E.TulvingError) -> JSONResponse:
+        return JSONResponse(body(type(exc).__name__, str(exc)), status_code=status_for(exc))
+
+    @app.exception_handler(HTTPError)
+    async def http_error(_request: Request, exc: HTTPError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(body(exc.kind, str(exc)), status_code=exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg')}"
+            for err in exc.errors()[:10])
+        return JSONResponse(body("ValidationError", problems or "malformed request"),
+                            status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def starlette_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse(body("HTTPError", str(exc.detail)), status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error")
+        return JSONResponse(body("InternalError", "the server failed; see its log"),
+                            status_code=500)

@@ -1,0 +1,280 @@
+"""The ``/v1`` endpoints: seed 001's set (remember, recall, correct, forget, memory, stats,
+health, export, import) and Tulving's own (store, search, curate, history, keys, entries,
+sessions, consolidate, profile, audit, as-of reads). Each is thin: authenticate, pick the
+caller's memory, run one library call off the event loop, render it redacted."""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.responses import PlainTextResponse, StreamingResponse
+
+from tulving.interfaces import render
+from tulving.interfaces.http import schemas as S
+from tulving.interfaces.http.errors import HTTPError
+from tulving.interfaces.http.tenancy import Tenancy
+
+Named = dict[str, Any]
+UserQ = Annotated[str | None, Query(max_length=256)]
+
+
+def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: int) -> None:
+    """Mount the ``/v1`` router on ``app`` (a separate function so other doors, such as an
+    inspector UI, can be mounted beside it on the same app)."""
+    router = APIRouter(prefix="/v1")
+
+    async def act(request: Request, named: Named, fn: Callable[[Any], dict[str, Any]], *,
+                  write: bool = False) -> dict[str, Any]:
+        token = tenancy.verify(request.headers.get("authorization"))
+        caller = await tenancy.run(tenancy.caller, token, named)
+        if write:
+            caller.check_writable()
+        try:
+            with anyio.fail_after(timeout):
+                result = await tenancy.run(fn, caller.memory)
+        except TimeoutError as exc:
+            raise HTTPError(503, "Timeout", f"the call took over {timeout} s") from exc
+        return {"schema_version": version, **result}
+
+    def named(body: S.Body) -> Named:
+        return body.model_dump(include={"user_id", "workspace_id", "agent_id"})
+
+    def query_named(user_id: str | None, workspace_id: str | None,
+                    agent_id: str | None) -> Named:
+        return {"user_id": user_id, "workspace_id": workspace_id, "agent_id": agent_id}
+
+    @router.get("/health")
+    async def health() -> dict[str, Any]:
+        from tulving import __version__
+
+        return {"schema_version": version, "status": "ok", "version": __version__}
+
+    @router.get("/stats")
+    async def stats(request: Request, user_id: UserQ = None, workspace_id: UserQ = None,
+                    agent_id: UserQ = None) -> dict[str, Any]:
+        return await act(request, query_named(user_id, workspace_id, agent_id),
+                         lambda m: {"stats": render.scrub(m.stats())})
+
+    @router.post("/remember")
+    async def remember(request: Request, body: S.Remember) -> dict[str, Any]:
+        def do(m: Any) -> dict[str, Any]:
+            entries = m.remember(body.text, subject=body.subject, source_type=body.source_type,
+                                 valid_from=body.valid_from,
+                                 idempotency_key=body.idempotency_key)
+            return {"entries": [render.entry_dict(e) for e in entries]}
+        return await act(request, named(body), do, write=True)
+
+    @router.post("/store")
+    async def store(request: Request, body: S.Store) -> dict[str, Any]:
+        fields = body.model_dump(exclude={"user_id", "workspace_id", "agent_id"},
+                                 exclude_none=True)
+        return await act(request, named(body),
+                         lambda m: {"stored": render.entry_dict(m.store(**fields))}, write=True)
+
+    @router.post("/recall")
+    async def recall(request: Request, body: S.Recall) -> dict[str, Any]:
+        return await act(request, named(body), lambda m: {"results": _recall(m, body)})
+
+    @router.post("/search")
+    async def search(request: Request, body: S.Search) -> dict[str, Any]:
+        def do(m: Any) -> dict[str, Any]:
+            results = m.search(body.query, body.top_k, mode=body.mode, types=body.types,
+                               tags=body.tags, since=body.since, until=body.until,
+                               min_score=body.min_score, as_of=body.as_of)
+            return {"results": render.search_dicts(results)}
+        return await act(request, named(body), do)
+
+    @router.post("/curate")
+    async def curate(request: Request, body: S.Curate) -> dict[str, Any]:
+        def do(m: Any) -> dict[str, Any]:
+            curated = m.curate(body.query, token_budget=body.token_budget, mode=body.mode,
+                               types=body.types, tags=body.tags, since=body.since,
+                               until=body.until)
+            return {"curated": render.curated_dict(curated)}
+        return await act(request, named(body), do)
+
+    @router.post("/correct")
+    async def correct(request: Request, body: S.Correct) -> dict[str, Any]:
+        def do(m: Any) -> dict[str, Any]:
+            fields: dict[str, Any] = {}
+            if body.reason:
+                current = m.get(body.memory_id)
+                fields["metadata"] = {**dict(current.metadata), "correction_reason": body.reason}
+            return {"corrected": render.entry_dict(m.correct(body.memory_id, body.content,
+                                                              **fields))}
+        return await act(request, named(body), do, write=True)
+
+    @router.delete("/forget/{memory_id:path}")
+    async def forget(request: Request, memory_id: str, hard: bool = False,
+                     user_id: UserQ = None, workspace_id: UserQ = None,
+                     agent_id: UserQ = None) -> dict[str, Any]:
+        return await act(request, query_named(user_id, workspace_id, agent_id),
+                         lambda m: {"forgotten": render.entry_dict(m.forget(memory_id,
+                                                                             hard=hard))},
+                         write=True)
+
+    @router.get("/memory/{memory_id:path}/history")
+    async def history(request: Request, memory_id: str, user_id: UserQ = None,
+                      workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
+        def do(m: Any) -> dict[str, Any]:
+            entry = m.get(memory_id)
+            versions = m.history(entry.key) if entry.key else [entry]
+            return {"versions": [render.entry_dict(e) for e in versions]}
+        return await act(request, query_named(user_id, workspace_id, agent_id), do)
+
+    @router.get("/memory/{memory_id:path}")
+    async def get(request: Request, memory_id: str, as_of: datetime | None = None,
+                  user_id: UserQ = None, workspace_id: UserQ = None,
+                  agent_id: UserQ = None) -> dict[str, Any]:
+        return await act(request, query_named(user_id, workspace_id, agent_id),
+                         lambda m: {"entry": render.entry_dict(m.get(memory_id, as_of=as_of))})
+
+    @router.get("/keys")
+    async def keys(request: Request, prefix: Annotated[str, Query(max_length=200)] = "",
+                   user_id: UserQ = None, workspace_id: UserQ = None,
+                   agent_id: UserQ = None) -> dict[str, Any]:
+        return await act(request, query_named(user_id, workspace_id, agent_id),
+                         lambda m: {"keys": m.list_keys(prefix)})
+
+    @router.get("/entries")
+    async def entries(request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+                      cursor: Annotated[str | None, Query(max_length=40)] = None,
+                      user_id: UserQ = None, workspace_id: UserQ = None,
+                      agent_id: UserQ = None) -> dict[str, Any]:
+        def do(m: Any) -> dict[str, Any]:
+            page = m.list_entries(limit, cursor)
+            return {"entries": [render.entry_dict(e) for e in page.entries],
+                    "next_cursor": page.next_cursor}
+        return await act(request, query_named(user_id, workspace_id, agent_id), do)
+
+    @router.post("/sessions/start")
+    async def session_start(request: Request, body: S.Session) -> dict[str, Any]:
+        return await act(request, named(body),
+                         lambda m: {"session": render.scrub(_session(m.start_session(body.goal)))},
+                         write=True)
+
+    @router.post("/sessions/end")
+    async def session_end(request: Request, body: S.Body) -> dict[str, Any]:
+        return await act(request, named(body),
+                         lambda m: {"session": render.scrub(_session(m.end_session()))},
+                         write=True)
+
+    @router.post("/consolidate")
+    async def consolidate(request: Request, body: S.Consolidate) -> dict[str, Any]:
+        return await act(request, named(body),
+                         lambda m: {"report": render.scrub(m.consolidate(dry_run=not body.apply)),
+                                    "applied": body.apply}, write=body.apply)
+
+    @router.get("/profile")
+    async def profile(request: Request, subject: Annotated[str, Query(min_length=1,
+                                                                      max_length=200)] = "user",
+                      user_id: UserQ = None, workspace_id: UserQ = None,
+                      agent_id: UserQ = None) -> dict[str, Any]:
+        return await act(request, query_named(user_id, workspace_id, agent_id),
+                         lambda m: {"profile": render.scrub(m.profile(subject))})
+
+    @router.get("/audit", response_class=PlainTextResponse)
+    async def audit(request: Request, user_id: UserQ = None, workspace_id: UserQ = None,
+                    agent_id: UserQ = None) -> PlainTextResponse:
+        def do(m: Any) -> dict[str, Any]:
+            out = io.StringIO()
+            m.export_audit(out)
+            return {"ndjson": out.getvalue()}
+        result = await act(request, query_named(user_id, workspace_id, agent_id), do)
+        return PlainTextResponse(result["ndjson"], media_type="application/x-ndjson")
+
+    @router.post("/export")
+    async def export(request: Request, body: S.Export) -> StreamingResponse:
+        handle, path = tempfile.mkstemp(suffix=".tulving")
+        os.close(handle)
+
+        def do(m: Any) -> dict[str, Any]:
+            report = m.export(path, tags=body.tags, types=body.types, scope=body.scope,
+                              since=body.since, until=body.until,
+                              include_archived=body.include_archived,
+                              include_embeddings=body.include_embeddings, redact=body.redact)
+            return {"entries": report.entries}
+        try:
+            result = await act(request, named(body), do)
+        except BaseException:
+            os.unlink(path)
+            raise
+        return StreamingResponse(_stream_file(path), media_type="application/zip",
+                                 headers={"X-Tulving-Entries": str(result["entries"]),
+                                          "Content-Disposition":
+                                          'attachment; filename="memory.tulving"'})
+
+    @router.post("/import")
+    async def import_bundle(request: Request, reembedding: str = "auto",
+                            on_conflict: str = "newest", dry_run: bool = False,
+                            user_id: UserQ = None, workspace_id: UserQ = None,
+                            agent_id: UserQ = None) -> dict[str, Any]:
+        spool = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)  # noqa: SIM115
+        try:
+            async for chunk in request.stream():
+                spool.write(chunk)
+            spool.seek(0)
+
+            def do(m: Any) -> dict[str, Any]:
+                report = m.import_bundle(spool, reembedding=reembedding,
+                                         on_conflict=on_conflict, dry_run=dry_run)
+                return {"report": {**report.counts(), "dry_run": report.dry_run,
+                                   "added_ids": report.added, "updated_ids": report.updated,
+                                   "conflict_ids": report.conflicts}}
+            return await act(request, query_named(user_id, workspace_id, agent_id), do,
+                             write=True)
+        finally:
+            spool.close()
+
+    app.include_router(router)
+
+
+def _stream_file(path: str) -> Iterator[bytes]:
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                yield chunk
+    finally:
+        os.unlink(path)
+
+
+def _session(record: Any) -> dict[str, Any]:
+    if record is None:
+        return {}
+    return {k: getattr(record, k) for k in ("id", "goal", "started_at", "ended_at")
+            if hasattr(record, k)}
+
+
+def _recall(m: Any, body: S.Recall) -> list[dict[str, Any]]:
+    """Seed 001 recall: search (corrected originals never surface), then the filters the
+    search has no index for, then optional recency and confidence weighting."""
+    extra = any((body.scope, body.model_id, body.source_instance))
+    results = m.search(body.query, min(100, body.limit * (4 if extra else 1)),
+                       types=body.types, tags=body.tags, min_score=body.min_relevance)
+    kept = [r for r in results
+            if (body.scope is None or r.entry.scope.value == body.scope)
+            and (body.model_id is None or r.entry.model_id == body.model_id)
+            and (body.source_instance is None or r.entry.source_instance == body.source_instance)]
+    now = m.ctx.clock.now()
+    relevance_weight = max(0.0, 1.0 - body.recency_weight - body.confidence_weight)
+    scored = []
+    for r in kept:
+        age_days = max(0.0, (now - r.entry.valid_from).total_seconds() / 86400)
+        score = (relevance_weight * r.score + body.recency_weight * math.exp(-age_days / 30)
+                 + body.confidence_weight * r.entry.confidence)
+        scored.append((score, r))
+    scored.sort(key=lambda pair: -pair[0])
+    out = []
+    for score, r in scored[: body.limit]:
+        item = render.search_dicts([r])[0]
+        item["relevance"] = round(score, 6)
+        out.append(item)
+    return out

@@ -1,0 +1,113 @@
+"""Request bodies of the ``/v1`` API: strict (unknown fields are 422), bounded, and named
+like the Python API they call. Responses are the rendered shapes of ``render`` plus
+``schema_version``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MemoryTypeName = Literal["FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE",
+                         "PROCEDURE", "EPISODE"]
+ScopeName = Literal["agent", "session", "personal", "shared", "workspace", "model_specific"]
+Text = Field(min_length=1, max_length=100_000)
+Query = Field(min_length=1, max_length=4000)
+
+
+class Body(BaseModel):
+    """Every body may name the tenant and agent it acts for: a tenant other than the
+    token's is refused (403); ``agent_id`` picks the agent when the token is not bound to
+    one."""
+
+    model_config = ConfigDict(extra="forbid")
+    user_id: str | None = Field(default=None, max_length=256)
+    workspace_id: str | None = Field(default=None, max_length=256)
+    agent_id: str | None = Field(default=None, max_length=256)
+
+
+class Remember(Body):
+    text: str = Field(min_length=1, max_length=2_000_000)
+    subject: str | None = Field(default=None, max_length=200)
+    source_type: str = Field(default="conversation", max_length=40)
+    valid_from: datetime | None = None
+    idempotency_key: str | None = Field(default=None, max_length=200)
+
+
+class Store(Body):
+    content: str = Text
+    type: MemoryTypeName
+    key: str | None = Field(default=None, max_length=200)
+    tags: list[str] = Field(default_factory=list, max_length=64)
+    importance: float = Field(default=0.5, ge=0, le=1)
+    pinned: bool = False
+    metadata: dict[str, Any] | None = None
+    scope: ScopeName = "agent"
+    valid_from: datetime | None = None
+    entity: str | None = Field(default=None, max_length=200)
+    attribute: str | None = Field(default=None, max_length=200)
+    value: str | None = Field(default=None, max_length=2000)
+    source_instance: str | None = Field(default=None, max_length=200)
+
+
+class Recall(Body):
+    """Seed 001's recall: corrections supersede originals; filters; weighting."""
+
+    query: str = Query
+    limit: int = Field(default=10, ge=1, le=100)
+    tags: list[str] | None = Field(default=None, max_length=64)
+    types: list[MemoryTypeName] | None = None
+    scope: ScopeName | None = None
+    model_id: str | None = Field(default=None, max_length=256)
+    source_instance: str | None = Field(default=None, max_length=200)
+    min_relevance: float | None = Field(default=None, ge=0, le=1)
+    recency_weight: float = Field(default=0.0, ge=0, le=1)
+    confidence_weight: float = Field(default=0.0, ge=0, le=1)
+
+
+class Search(Body):
+    query: str = Query
+    top_k: int = Field(default=10, ge=1, le=100)
+    mode: Literal["hybrid", "semantic", "lexical", "key"] = "hybrid"
+    types: list[MemoryTypeName] | None = None
+    tags: list[str] | None = Field(default=None, max_length=64)
+    since: datetime | None = None
+    until: datetime | None = None
+    min_score: float | None = Field(default=None, ge=0, le=1)
+    as_of: datetime | None = None
+
+
+class Curate(Body):
+    query: str | None = Field(default=None, max_length=4000)
+    token_budget: int = Field(default=2000, ge=50, le=200_000)
+    mode: Literal["query", "orient"] = "query"
+    types: list[MemoryTypeName] | None = None
+    tags: list[str] | None = Field(default=None, max_length=64)
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+class Correct(Body):
+    memory_id: str = Field(min_length=1, max_length=300, description="id or key")
+    content: str = Text
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class Session(Body):
+    goal: str | None = Field(default=None, max_length=2000)
+
+
+class Consolidate(Body):
+    apply: bool = False
+
+
+class Export(Body):
+    tags: list[str] | None = Field(default=None, max_length=64)
+    types: list[MemoryTypeName] | None = None
+    scope: ScopeName | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    include_archived: bool = True
+    include_embeddings: bool = True
+    redact: bool = False

@@ -1,0 +1,105 @@
+"""Who is calling, and which memory they get: bearer tokens bound to tenants.
+
+Each token (``tulving serve token create``) names a tenant (user and workspace), optionally
+one agent, and whether it may write. The tenant always comes from the token: a request
+that names another one (``user_id``/``workspace_id`` in its body or query) is refused with
+403 and the refusal is audited in the token's own tenant. Each (tenant, agent) gets a
+``Memory.view`` of the one store the server owns, kept while the server runs (sessions
+live there), so a SQLite store has exactly one writer process: the server.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import attrs
+
+from tulving.domain.errors import SecurityError
+from tulving.interfaces.auth.bearer_tokens import TokenRecord, TokenRegistry
+from tulving.interfaces.http.errors import HTTPError
+
+#: Agent id for calls whose token and request name none.
+DEFAULT_AGENT = "default"
+#: Views kept at most (tenants x agents); the least recently used one is flushed beyond.
+MAX_VIEWS = 256
+
+
+@attrs.frozen
+class Caller:
+    token: TokenRecord
+    memory: Any
+
+    def check_writable(self) -> None:
+        if self.token.read_only:
+            raise HTTPError(403, "ReadOnlyToken", "this token may only read")
+
+
+class Tenancy:
+    def __init__(self, memory: Any, registry: TokenRegistry, *, limiter: int = 8) -> None:
+        self.root = memory
+        self.registry = registry
+        self.limiter = anyio.CapacityLimiter(limiter)
+        self._views: dict[tuple[str | None, str | None, str], Any] = {}
+        self._lock = threading.Lock()
+
+    async def run(self, fn: Any, *args: Any) -> Any:
+        """A blocking library call off the event loop (``limiter`` of them at once)."""
+        return await anyio.to_thread.run_sync(lambda: fn(*args), limiter=self.limiter)
+
+    def verify(self, authorization: str | None) -> TokenRecord:
+        if not authorization or not authorization.lower().startswith("bearer "):
+            raise HTTPError(401, "Unauthorized", "a bearer token is required")
+        try:
+            return self.registry.verify(authorization[7:].strip())
+        except SecurityError as exc:
+            raise HTTPError(401, "Unauthorized", str(exc)) from exc
+
+    def caller(self, token: TokenRecord, named: Mapping[str, Any]) -> Caller:
+        """The caller's memory; 403 (audited) when the request names another tenant or,
+        for an agent-bound token, another agent."""
+        agent = token.agent_id or str(named.get("agent_id") or DEFAULT_AGENT)
+        view = self._view(token.user_id, token.workspace_id, agent)
+        for field, allowed in (("user_id", token.user_id), ("workspace_id", token.workspace_id),
+                               ("agent_id", token.agent_id)):
+            asked = named.get(field)
+            if asked is not None and allowed is not None and asked != allowed:
+                self._refuse(view, token, field)
+            if asked is not None and allowed is None and field != "agent_id":
+                self._refuse(view, token, field)
+        return Caller(token, view)
+
+    def _refuse(self, view: Any, token: TokenRecord, field: str) -> None:
+        audit = view._audit  # the refusal belongs in the caller's own audit chain
+        with view.ctx.storage.transaction():
+            audit.record("refused", {"token": token.id, "field": field},
+                         details={"token": token.id, "named_other": field})
+        raise HTTPError(403, "ScopeError", f"this token may not act for another {field}")
+
+    def _view(self, user_id: str | None, workspace_id: str | None, agent_id: str) -> Any:
+        key = (user_id, workspace_id, agent_id)
+        with self._lock:
+            view = self._views.pop(key, None)
+            if view is None:
+                view = self.root.view(agent_id=agent_id, user_id=user_id,
+                                      workspace_id=workspace_id)
+            self._views[key] = view  # most recently used last
+            while len(self._views) > MAX_VIEWS:
+                _, old = next(iter(self._views.items()))
+                self._views.pop(next(iter(self._views)))
+                old.close()
+            return view
+
+    def close(self) -> None:
+        """Flush every view (sessions end with reason ``shutdown``), then the store."""
+        with self._lock:
+            views, self._views = list(self._views.values()), {}
+        for view in views:
+            try:
+                view.shutdown_session()
+            finally:
+                view.close()
+        self.root.close()
