@@ -31,3 +31,12 @@ ensure_plugins() {
     touch "$stamp"
   fi
 }
+# The TypeScript client's dependencies (typescript, @types/node) from its lock file;
+# its tests run inside pytest (tests/http/test_typescript_client.py) against a real server.
+ensure_ts_client() {
+  local dir="clients/typescript"
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    touch "$dir/node_modules"
+  fi
+}

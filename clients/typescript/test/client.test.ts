@@ -1,0 +1,136 @@
+/**
+ * The TypeScript client against a real `tulving serve` started here on 127.0.0.1 (the
+ * Python in TULVING_PYTHON, else python3), with two tenants' tokens.
+ */
+import { strict as assert } from "node:assert";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+
+import { OPERATIONS, TulvingClient, TulvingError } from "../src/index.js";
+
+const PYTHON = process.env.TULVING_PYTHON ?? "python3";
+const FAST = ["--embedder", "hashing", "--vectors", "exact"];
+const folder = mkdtempSync(join(tmpdir(), "tulving-ts-"));
+const store = join(folder, "server.db");
+let server: ChildProcess;
+let baseUrl = "";
+const tokens: Record<string, string> = {};
+
+function cli(...args: string[]): string {
+  const run = spawnSync(PYTHON, ["-m", "tulving.interfaces.cli.main", ...args], {
+    encoding: "utf8", env: { ...process.env, TULVING_PLUGINS: "tulving" },
+  });
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+before(async () => {
+  for (const [name, user] of [["alice", "u1"], ["bob", "u2"]]) {
+    const out = cli("serve", "token", "create", name, "--bind-user", user, "--path", store,
+      ...FAST, "--json");
+    tokens[name] = JSON.parse(out).token;
+  }
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  server = spawn(PYTHON, ["-m", "tulving.interfaces.cli.main", "serve", "--path", store,
+    ...FAST, "--port", String(port)], {
+    env: { ...process.env, TULVING_PLUGINS: "tulving" }, stdio: "ignore",
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${baseUrl}/v1/health`)).ok) break;
+    } catch { /* not up yet */ }
+    if (Date.now() > deadline) throw new Error("tulving serve did not start");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+});
+
+after(() => {
+  server.kill("SIGTERM");
+});
+
+test("every operation of the client exists in the server's OpenAPI document", async () => {
+  const spec = await (await fetch(`${baseUrl}/v1/openapi.json`)).json();
+  for (const [method, path] of OPERATIONS) {
+    assert.ok(spec.paths[path]?.[method], `${method.toUpperCase()} ${path} is not served`);
+  }
+  const store = spec.components.schemas.Store.properties;
+  for (const field of ["content", "type", "key", "tags", "scope", "metadata"]) {
+    assert.ok(store[field], `Store.${field}`);
+  }
+});
+
+test("store, recall, history, correct, curate, forget", async () => {
+  const alice = new TulvingClient(baseUrl, tokens.alice);
+  assert.equal((await alice.health()).status, "ok");
+  const first = await alice.store("deploys go out on Tuesdays", "DECISION", { key: "deploy/day" });
+  await alice.store("deploys go out on Thursdays", "DECISION", { key: "deploy/day" });
+  const hits = await alice.recall("when do deploys go out");
+  assert.equal(hits[0].content, "deploys go out on Thursdays");
+  assert.deepEqual((await alice.history("deploy/day")).map((e) => e.content),
+    ["deploys go out on Thursdays", "deploys go out on Tuesdays"]);
+  const fixed = await alice.correct("deploy/day", "deploys go out on Wednesdays", "moved");
+  assert.equal((await alice.get("deploy/day")).id, fixed.id);
+  assert.equal((await alice.correctionChain(fixed.id)).length, 3);
+  const curated = await alice.curate("deploy day", { token_budget: 200 });
+  assert.ok(curated.content.includes("Wednesdays") && curated.token_count <= 200);
+  const said = await alice.remember("Ann: I live in Lisbon.", { subject: "Ann",
+    idempotencyKey: "ts-1" });
+  assert.ok(said.some((e) => e.type === "FACT"));
+  const again = await alice.remember("Ann: I live in Lisbon.", { subject: "Ann",
+    idempotencyKey: "ts-1" });
+  assert.deepEqual(again.map((e) => e.id), said.map((e) => e.id));
+  assert.equal((await alice.forget("deploy/day")).id, fixed.id);
+  await assert.rejects(alice.get(fixed.id), (e: TulvingError) => e.status === 404);
+  assert.notEqual(first.id, fixed.id);
+});
+
+test("tenants are isolated and errors are typed", async () => {
+  const alice = new TulvingClient(baseUrl, tokens.alice);
+  const bob = new TulvingClient(baseUrl, tokens.bob);
+  const secret = await alice.store("alice's launch code is pelican", "FACT");
+  for (const attempt of [() => bob.get(secret.id), () => bob.history(secret.id),
+    () => bob.forget(secret.id), () => bob.correct(secret.id, "hijacked")]) {
+    await assert.rejects(attempt(), (e: TulvingError) => e.status === 403 || e.status === 404);
+  }
+  const found = await bob.search("launch code pelican");
+  assert.ok(found.every((h) => !h.content.includes("pelican")));
+  const bundle = await bob.exportBundle();
+  assert.ok(!Buffer.from(bundle).toString("latin1").includes("pelican"));
+  const nobody = new TulvingClient(baseUrl, "tlv_000000000000_wrongwrongwrongwrongwrong");
+  await assert.rejects(nobody.stats(), (e: TulvingError) => e.status === 401);
+  await assert.rejects(alice.store("", "FACT"), (e: TulvingError) =>
+    e.status === 422 && e.kind === "ValidationError");
+});
+
+test("export and import round trip, idempotent", async () => {
+  const alice = new TulvingClient(baseUrl, tokens.alice, { agentId: "ts-agent" });
+  await alice.store("carried in a bundle", "FACT", { key: "bundle/ts" });
+  const bundle = await alice.exportBundle();
+  const report = await alice.importBundle(bundle, { dryRun: true });
+  assert.equal(report.added, 0);
+  assert.ok(report.skipped >= 1 && report.dry_run);
+});
+
+test("timeouts and connection errors surface as TulvingError", async () => {
+  const dead = new TulvingClient("http://127.0.0.1:9", "tlv_x", { retries: 1, backoffMs: 5,
+    timeoutMs: 500 });
+  await assert.rejects(dead.health(), (e: TulvingError) => e.kind === "ConnectionError");
+  assert.throws(() => new TulvingClient("ftp://x", "t"), TulvingError);
+});
