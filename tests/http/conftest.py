@@ -52,10 +52,11 @@ def start_server(folder: Path, *extra: str) -> Server:
         tokens[name] = json.loads(out)["token"]
     port = free_port()
     began = time.perf_counter()
+    log = open(folder / "server.log", "wb")  # noqa: SIM115 - the server's life long
     proc = subprocess.Popen(
         [sys.executable, "-m", "tulving.interfaces.cli.main", "serve", "--path", str(path),
          *FAST, "--port", str(port), *extra],
-        env=clean_env(), cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        env=clean_env(), cwd=str(ROOT), stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
@@ -66,7 +67,8 @@ def start_server(folder: Path, *extra: str) -> Server:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            raise AssertionError(f"server did not start: {proc.stderr.read().decode()[-2000:]}")
+            raise AssertionError("server did not start: "
+                                 f"{(folder / 'server.log').read_text()[-2000:]}")
         time.sleep(0.05)
     return Server(url, tokens, proc, path, time.perf_counter() - began)
 

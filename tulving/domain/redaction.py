@@ -187,6 +187,10 @@ _MAYBE_SECRET = (
 )  # fmt: skip
 
 
+#: Above this length a multi-line text is redacted line by line (see redact_with_count).
+_LINEWISE_FROM = 1024
+
+
 def _may_hold_secret(text: str) -> bool:
     return any(map(text.lower().__contains__, _MAYBE_SECRET))
 
@@ -197,6 +201,17 @@ def redact_with_count(text: str) -> tuple[str, int]:
         raise ValidationError(f"redact() needs a str, got {type(text).__name__}")
     if not _may_hold_secret(text):
         return text, 0
+    if len(text) > _LINEWISE_FROM and "\n" in text and "begin" not in text.lower():
+        # A long multi-line text (a curated block, a transcript): every rule but the PEM
+        # one stays within a line, so lines without a trigger word skip the scans
+        # (measured on a 6.7 kB curated block: about 2 ms down to a fraction of it).
+        total = 0
+        lines = []
+        for line in text.split("\n"):
+            masked, count = redact_with_count(line)
+            lines.append(masked)
+            total += count
+        return "\n".join(lines), total
     counter = [0]
     for rule in _RULES:
         text = rule.pattern.sub(_rule_replacer(rule, counter), text)

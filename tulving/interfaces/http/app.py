@@ -20,9 +20,9 @@ from tulving.interfaces.auth.bearer_tokens import TokenRegistry, registry_for
 from tulving.interfaces.http import errors
 from tulving.interfaces.http.errors import body as error_body
 from tulving.interfaces.http.routes import include_routes
+from tulving.interfaces.http.schemas import SCHEMA_VERSION
 from tulving.interfaces.http.tenancy import Tenancy
 
-SCHEMA_VERSION = 1
 #: Body size limits: JSON calls, and bundle uploads to ``/v1/import``.
 MAX_BODY = 4 * 1024 * 1024
 MAX_BUNDLE = 1024 * 1024 * 1024

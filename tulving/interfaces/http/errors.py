@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tulving.domain import errors as E
 from tulving.domain.redaction import redact
+from tulving.interfaces.http.schemas import SCHEMA_VERSION
 
 log = logging.getLogger("tulving.http")
 
@@ -43,8 +44,6 @@ class HTTPError(Exception):
 
 
 def body(kind: str, message: str) -> dict[str, object]:
-    from tulving.interfaces.http.app import SCHEMA_VERSION
-
     return {"schema_version": SCHEMA_VERSION,
             "error": {"type": kind, "message": redact(message)[:2000]}}
 

@@ -9,6 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: The version of the wire format, in every response.
+SCHEMA_VERSION = 1
+
 MemoryTypeName = Literal["FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE",
                          "PROCEDURE", "EPISODE"]
 ScopeName = Literal["agent", "session", "personal", "shared", "workspace", "model_specific"]
