@@ -21,6 +21,7 @@ from tulving.application.agent_memory.jobs import RememberJob
 from tulving.application.curation.curator import Curator
 from tulving.application.governance import corrections, erasure, retention
 from tulving.application.governance.audit import AuditTrail
+from tulving.application.governance.encryption import parse_encryption, require_encrypted
 from tulving.application.governance.integrity import Governance, load_signing_key
 from tulving.application.plumbing.composition import (
     DEFAULT,
@@ -66,6 +67,8 @@ class Memory:
     SQLite at ``path`` + an hnswlib index beside it + the local MiniLM model, offline.
     Pass adapter names (``storage="memory"``, ``embedder="hashing"``) or instances;
     ``embedder=None`` disables semantic search (lexical only, said once).
+    ``encryption="env:NAME"`` (or ``"file:PATH"``, ``True``) encrypts the store and its
+    vector cache at rest with the key found there (see ``governance.encryption``).
     """
 
     def __init__(
@@ -85,6 +88,7 @@ class Memory:
         options: Mapping[str, Mapping[str, Any]] | None = None,
         progress: Progress | None = None,
         policy: Mapping[str, Any] | WritePolicy | None = None,
+        encryption: Any = None,
     ) -> None:
         self.identity = Identity(agent_id, user_id, workspace_id, model_id)
         self.location = normalise_location(path)
@@ -98,6 +102,9 @@ class Memory:
         # governance (see tulving.domain.write_policy): checked here, before anything opens
         self.policy = parse_policy(policy)
         self._signing_key = load_signing_key(self.policy)
+        # encryption at rest (see governance.encryption): the key is read now, so a
+        # missing one fails before anything opens
+        self._encryption = parse_encryption(encryption)
         self._lock = threading.RLock()
         self._ctx: MemoryContext | None = None
         self._closed = False
@@ -113,20 +120,24 @@ class Memory:
                 return self
             defaults = default_names(self.location)
             opts = self._options
-            adapter_ctx = AdapterContext(location=self.location)
+            key = self._encryption
+            adapter_ctx = AdapterContext(location=self.location, encryption=key)
             storage = resolve("storage", self._choices["storage"], defaults["storage"],
                               adapter_ctx, opts.get("storage"))
             clock = resolve("clock", self._choices["clock"], "system", adapter_ctx,
                             opts.get("clock"))
+            require_encrypted(key, storage, None)  # before a plain file is created
             storage.open()
             try:
-                adapter_ctx = AdapterContext(location=storage.location, storage=storage)
+                adapter_ctx = AdapterContext(location=storage.location, storage=storage,
+                                             encryption=key)
                 embedder = resolve("embedder", self._choices["embedder"], "local",
                                    adapter_ctx, opts.get("embedder"))
                 vectors = None
                 if embedder is not None:
                     vectors = resolve("vectors", self._choices["vectors"],
                                       defaults["vectors"], adapter_ctx, opts.get("vectors"))
+                require_encrypted(key, storage, vectors)
                 tokenizer = resolve("tokenizer", self._choices["tokenizer"], "cl100k_base",
                                     adapter_ctx, opts.get("tokenizer"))
                 llm_opts = dict(opts.get("llm") or {})
