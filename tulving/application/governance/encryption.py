@@ -123,10 +123,11 @@ def change_store_encryption(
     """``tulving encrypt`` / ``rekey`` / ``decrypt``: re-write a closed store under ``new``.
 
     Order, so that a crash never leaves plain data beside an encrypted store nor breaks
-    the store: (1) with a new key and no old one, the plain vector cache is deleted first
-    (it is a cache; the next open rebuilds it); (2) the storage adapter switches the
-    database in one atomic step; (3) a sealed cache is resealed under the new key (after
-    a crash before this, it fails to open under the new key and is rebuilt).
+    the store: (1) the storage adapter checks the old key and writes and checks the
+    converted copy; (2) when encrypting or decrypting, the vector cache is deleted (it is
+    a cache; the next open rebuilds it); (3) the copy replaces the database in one atomic
+    step; (4) on a rekey the sealed cache is resealed under the new key (after a crash
+    before this, it fails to open under the new key and is rebuilt).
     """
     from tulving.application.plumbing.composition import (
         DEFAULT,
@@ -146,11 +147,10 @@ def change_store_encryption(
             f"the {getattr(store, 'name', 'chosen')} storage cannot be encrypted at rest")
     cache = resolve("vectors", DEFAULT if vectors == "__default__" else vectors,
                     defaults["vectors"], AdapterContext(location=location, encryption=new))
+    drop = None
     if cache is not None and (new is None or old is None):
         drop = getattr(cache, "drop_cache", None)
-        if drop is not None:
-            drop()
-    result = convert(new)
+    result = convert(new, drop)
     if cache is not None and old is not None and new is not None:
         reseal = getattr(cache, "reseal_cache", None)
         if reseal is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -60,9 +61,12 @@ def _counts(conn: Any) -> dict[str, int]:
             for t in _COUNTED if t in tables}
 
 
-def convert(path: str, old: EncryptionKey | None, new: EncryptionKey | None) -> Conversion:
+def convert(path: str, old: EncryptionKey | None, new: EncryptionKey | None,
+            before_switch: Callable[[], None] | None = None) -> Conversion:
     """Re-write the store at ``path`` from key ``old`` (None: plain) to ``new`` (None:
-    plain). Typed errors, and an untouched store, when the old key does not open it."""
+    plain). Typed errors, and an untouched store, when the old key does not open it.
+    ``before_switch`` runs once the copy has checked out, just before the rename (the
+    caller drops caches that must not outlive the old store)."""
     if path == ":memory:" or "://" in path:
         raise ConfigError("only a SQLite store file can be converted")
     if not os.path.isfile(path):
@@ -113,6 +117,8 @@ def convert(path: str, old: EncryptionKey | None, new: EncryptionKey | None) -> 
                 raise StorageError(f"{stale} still holds changes; the store is unchanged")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path + "-shm")
+        if before_switch is not None:
+            before_switch()
         os.replace(target, path)  # the switch: one atomic rename
         with contextlib.suppress(OSError):
             _fsync(os.path.dirname(os.path.abspath(path)))

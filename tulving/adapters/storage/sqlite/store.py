@@ -181,14 +181,16 @@ class SQLiteStorage:
                 self._writer_lock.release()
                 self._writer_lock = None
 
-    def change_encryption(self, new: EncryptionKey | None) -> Any:
+    def change_encryption(self, new: EncryptionKey | None,
+                          before_switch: Any = None) -> Any:
         """Re-write the (closed) store file from this store's key to ``new`` (None:
-        plain), crash-safe; see :mod:`.conversion`."""
+        plain), crash-safe; ``before_switch()`` runs just before the new file replaces
+        the old one. See :mod:`.conversion`."""
         from tulving.adapters.storage.sqlite.conversion import convert
 
         if self._conn is not None:
             raise StorageError("close the store before changing its encryption")
-        return convert(self.path, self._keying.key, new)
+        return convert(self.path, self._keying.key, new, before_switch)
 
     def _migrate(self) -> None:
         conn = self._c
