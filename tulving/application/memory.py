@@ -596,16 +596,20 @@ class Memory:
         include_archived: bool = True,
         include_embeddings: bool = True,
         redact: bool = False,
+        encryption: Any = None,
     ) -> ExportReport:
         """Write what this identity sees (filtered) as a bundle: a file path (written
         whole or not at all) or a binary file object. Archived entries are included by
-        default so history chains and corrections survive the trip."""
+        default so history chains and corrections survive the trip. ``encryption``
+        (``"env:NAME"``, ``"file:PATH"``, as for the store) encrypts the whole bundle,
+        manifest included (see ``portability.bundle_crypto``)."""
         from tulving.application.portability.exporter import export
 
         for name, flag in (("include_archived", include_archived),
                            ("include_embeddings", include_embeddings), ("redact", redact)):
             if not isinstance(flag, bool):
                 raise ValidationError(f"{name} must be True or False")
+        bundle_key = parse_encryption(encryption)
         self.startup()
         flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
                            include_archived=include_archived)
@@ -622,8 +626,9 @@ class Memory:
             report = export(self.ctx, target, flt, scope=chosen,
                             include_embeddings=include_embeddings, redacted=redact,
                             filters=filters, library_version=__version__,
-                            progress=self._progress)
-            self._audit.record("export", {"filters": filters, "redact": redact},
+                            progress=self._progress, encryption=bundle_key)
+            self._audit.record("export", {"filters": filters, "redact": redact,
+                                          "encrypted": bundle_key is not None},
                                details={"entries": report.entries, "vectors": report.vectors})
         return report
 
@@ -636,17 +641,21 @@ class Memory:
         dry_run: bool = False,
         remap_identity: bool = False,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        encryption: Any = None,
     ) -> ImportReport:
         """Merge a bundle into this store in one all-or-nothing call (see
         :mod:`tulving.application.portability.importer`); the report lists what was added,
-        updated, skipped and in conflict, and how many entries were re-embedded."""
+        updated, skipped and in conflict, and how many entries were re-embedded. An
+        encrypted bundle needs its key in ``encryption``; a plain one must come without."""
         from tulving.application.portability.importer import Importer
 
+        bundle_key = parse_encryption(encryption)
         self.startup()
         importer = Importer(self.ctx, self._audit, self._governance.seal, self.policy,
                             reembedding=reembedding, on_conflict=on_conflict,
                             dry_run=dry_run, remap_identity=remap_identity,
-                            progress=self._progress, max_bytes=max_bytes)
+                            progress=self._progress, max_bytes=max_bytes,
+                            encryption=bundle_key)
         with self._lock:
             return importer.run(source)
 
