@@ -52,3 +52,27 @@ class TestHnswIndexInMemory(VectorIndexContract):
             return index
 
         return make
+
+
+@pytest.mark.skipif(importlib.util.find_spec("hnswlib") is None
+                    or importlib.util.find_spec("cryptography") is None,
+                    reason="hnswlib or the encryption extra not installed")
+class TestHnswIndexSealed(VectorIndexContract):
+    """The cache of an encrypted store: one AES-GCM sealed file (see hnsw_sealed)."""
+
+    persistent = True
+
+    @pytest.fixture
+    def make_index(self, tmp_path: Path) -> MakeIndex:
+        from tulving.adapters.vectors.hnsw import create
+        from tulving.domain.encryption_key import EncryptionKey
+
+        key = EncryptionKey(b"vector contract passphrase", source="test")
+
+        def make(dimension: int, name: str = "default") -> Any:
+            index = create(AdapterContext(location=str(tmp_path / f"{name}.db"),
+                                          encryption=key))
+            index.open(dimension)
+            return index
+
+        return make

@@ -103,3 +103,27 @@ def proc_cleanup() -> Iterator[list[subprocess.Popen[bytes]]]:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=5)
+
+
+@pytest.fixture
+def run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., CLIResult]:
+    """``tulving ARGS`` in-process, in ``tmp_path``, with no TULVING_* from the outside."""
+    for name in list(os.environ):
+        if name.startswith("TULVING_") and name != "TULVING_PLUGINS":
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+    def invoke(*args: str, stdin: str | None = None) -> CLIResult:
+        if stdin is not None:
+            import io
+
+            monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        from tulving.interfaces.cli.main import main
+
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return CLIResult(subprocess.CompletedProcess(args, code, captured.out, captured.err))
+
+    return invoke

@@ -18,31 +18,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import FAST, CLIResult, clean_env
-from tulving.interfaces.cli.main import main
 
 SECRET = "sk-proj-abcdefghijklmnop1234567890XYZ"
-
-
-@pytest.fixture
-def run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Callable[..., CLIResult]:
-    """``tulving ARGS`` in-process, in ``tmp_path``, with no TULVING_* from the outside."""
-    for name in list(os.environ):
-        if name.startswith("TULVING_") and name != "TULVING_PLUGINS":
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-
-    def invoke(*args: str, stdin: str | None = None) -> CLIResult:
-        if stdin is not None:
-            import io
-
-            monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return CLIResult(subprocess.CompletedProcess(args, code, captured.out, captured.err))
-
-    return invoke
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from tulving.application.agent_memory.jobs import RememberJob
 from tulving.application.curation.curator import Curator
 from tulving.application.governance import corrections, erasure, retention
 from tulving.application.governance.audit import AuditTrail
+from tulving.application.governance.encryption import parse_encryption, require_encrypted
 from tulving.application.governance.integrity import Governance, load_signing_key
 from tulving.application.plumbing.composition import (
     DEFAULT,
@@ -66,6 +67,8 @@ class Memory:
     SQLite at ``path`` + an hnswlib index beside it + the local MiniLM model, offline.
     Pass adapter names (``storage="memory"``, ``embedder="hashing"``) or instances;
     ``embedder=None`` disables semantic search (lexical only, said once).
+    ``encryption="env:NAME"`` (or ``"file:PATH"``, ``True``) encrypts the store and its
+    vector cache at rest with the key found there (see ``governance.encryption``).
     """
 
     def __init__(
@@ -85,6 +88,7 @@ class Memory:
         options: Mapping[str, Mapping[str, Any]] | None = None,
         progress: Progress | None = None,
         policy: Mapping[str, Any] | WritePolicy | None = None,
+        encryption: Any = None,
     ) -> None:
         self.identity = Identity(agent_id, user_id, workspace_id, model_id)
         self.location = normalise_location(path)
@@ -98,6 +102,9 @@ class Memory:
         # governance (see tulving.domain.write_policy): checked here, before anything opens
         self.policy = parse_policy(policy)
         self._signing_key = load_signing_key(self.policy)
+        # encryption at rest (see governance.encryption): the key is read now, so a
+        # missing one fails before anything opens
+        self._encryption = parse_encryption(encryption)
         self._lock = threading.RLock()
         self._ctx: MemoryContext | None = None
         self._closed = False
@@ -113,20 +120,24 @@ class Memory:
                 return self
             defaults = default_names(self.location)
             opts = self._options
-            adapter_ctx = AdapterContext(location=self.location)
+            key = self._encryption
+            adapter_ctx = AdapterContext(location=self.location, encryption=key)
             storage = resolve("storage", self._choices["storage"], defaults["storage"],
                               adapter_ctx, opts.get("storage"))
             clock = resolve("clock", self._choices["clock"], "system", adapter_ctx,
                             opts.get("clock"))
+            require_encrypted(key, storage, None)  # before a plain file is created
             storage.open()
             try:
-                adapter_ctx = AdapterContext(location=storage.location, storage=storage)
+                adapter_ctx = AdapterContext(location=storage.location, storage=storage,
+                                             encryption=key)
                 embedder = resolve("embedder", self._choices["embedder"], "local",
                                    adapter_ctx, opts.get("embedder"))
                 vectors = None
                 if embedder is not None:
                     vectors = resolve("vectors", self._choices["vectors"],
                                       defaults["vectors"], adapter_ctx, opts.get("vectors"))
+                require_encrypted(key, storage, vectors)
                 tokenizer = resolve("tokenizer", self._choices["tokenizer"], "cl100k_base",
                                     adapter_ctx, opts.get("tokenizer"))
                 llm_opts = dict(opts.get("llm") or {})
@@ -585,16 +596,20 @@ class Memory:
         include_archived: bool = True,
         include_embeddings: bool = True,
         redact: bool = False,
+        encryption: Any = None,
     ) -> ExportReport:
         """Write what this identity sees (filtered) as a bundle: a file path (written
         whole or not at all) or a binary file object. Archived entries are included by
-        default so history chains and corrections survive the trip."""
+        default so history chains and corrections survive the trip. ``encryption``
+        (``"env:NAME"``, ``"file:PATH"``, as for the store) encrypts the whole bundle,
+        manifest included (see ``portability.bundle_crypto``)."""
         from tulving.application.portability.exporter import export
 
         for name, flag in (("include_archived", include_archived),
                            ("include_embeddings", include_embeddings), ("redact", redact)):
             if not isinstance(flag, bool):
                 raise ValidationError(f"{name} must be True or False")
+        bundle_key = parse_encryption(encryption)
         self.startup()
         flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
                            include_archived=include_archived)
@@ -611,8 +626,9 @@ class Memory:
             report = export(self.ctx, target, flt, scope=chosen,
                             include_embeddings=include_embeddings, redacted=redact,
                             filters=filters, library_version=__version__,
-                            progress=self._progress)
-            self._audit.record("export", {"filters": filters, "redact": redact},
+                            progress=self._progress, encryption=bundle_key)
+            self._audit.record("export", {"filters": filters, "redact": redact,
+                                          "encrypted": bundle_key is not None},
                                details={"entries": report.entries, "vectors": report.vectors})
         return report
 
@@ -625,17 +641,21 @@ class Memory:
         dry_run: bool = False,
         remap_identity: bool = False,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        encryption: Any = None,
     ) -> ImportReport:
         """Merge a bundle into this store in one all-or-nothing call (see
         :mod:`tulving.application.portability.importer`); the report lists what was added,
-        updated, skipped and in conflict, and how many entries were re-embedded."""
+        updated, skipped and in conflict, and how many entries were re-embedded. An
+        encrypted bundle needs its key in ``encryption``; a plain one must come without."""
         from tulving.application.portability.importer import Importer
 
+        bundle_key = parse_encryption(encryption)
         self.startup()
         importer = Importer(self.ctx, self._audit, self._governance.seal, self.policy,
                             reembedding=reembedding, on_conflict=on_conflict,
                             dry_run=dry_run, remap_identity=remap_identity,
-                            progress=self._progress, max_bytes=max_bytes)
+                            progress=self._progress, max_bytes=max_bytes,
+                            encryption=bundle_key)
         with self._lock:
             return importer.run(source)
 

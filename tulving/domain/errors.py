@@ -83,3 +83,13 @@ class ScopeError(TulvingError):
 
 class IntegrityError(TulvingError):
     """Stored data failed verification (audit chain, signature)."""
+
+
+class EncryptionError(SecurityError):
+    """Encryption at rest or of a bundle cannot be applied as asked: a plain store opened
+    with a key, a key source that is not allowed, a missing ``encryption`` extra."""
+
+
+class EncryptionKeyError(EncryptionError):
+    """The key is missing, unreadable, too short, or does not open this store or bundle
+    (a wrong key and tampered ciphertext look the same to authenticated encryption)."""

@@ -29,6 +29,8 @@ ENV = {
     "embedder": "TULVING_EMBEDDER",
     "tokenizer": "TULVING_TOKENIZER",
     "llm": "TULVING_LLM",
+    # where the encryption key is ("env:NAME" or "file:PATH"), never the key itself
+    "encryption": "TULVING_ENCRYPTION",
 }
 CONFIG_ENV = "TULVING_CONFIG"
 CONFIG_FILE = "tulving.toml"
@@ -49,6 +51,7 @@ class Settings:
     embedder: str | None = None
     tokenizer: str | None = None
     llm: str | None = None
+    encryption: str | None = None
     options: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     #: where each value came from ("flag", "env", the toml path, "default"), for doctor.
     sources: Mapping[str, str] = attrs.field(factory=dict)
@@ -63,6 +66,8 @@ class Settings:
             value = getattr(self, kind)
             if value is not None:
                 kwargs[kind] = None if value == "none" and kind != "llm" else value
+        if self.encryption is not None and self.encryption != "none":
+            kwargs["encryption"] = self.encryption
         if self.options:
             kwargs["options"] = {k: dict(v) for k, v in self.options.items()}
         return kwargs

@@ -45,10 +45,14 @@ class AdapterContext:
     ``location``: the store path or URL the Memory was opened with (``""`` when none).
     ``storage``: the storage adapter already built, for adapters sharing its engine
     (pgvector shares the PostgreSQL pool).
+    ``encryption``: the key of an encrypted store (``Memory(..., encryption=...)``).
     """
 
     location: str = ""
     storage: Any = None
+    #: The store's :class:`~tulving.domain.encryption_key.EncryptionKey`, or None: adapters
+    #: that write files (SQLite, the hnsw cache) encrypt them with it.
+    encryption: Any = None
 
 
 class Registry:

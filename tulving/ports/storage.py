@@ -49,6 +49,9 @@ class StorageCapabilities:
     #: lock); a read from a thread other than one with an open transaction sees the last
     #: committed state. Hybrid search then runs its lexical query beside the vector query.
     concurrent_reads: bool = False
+    #: Everything the adapter writes to disk is encrypted with the Memory's key
+    #: (``Memory(..., encryption=...)``); a Memory given a key refuses an adapter without it.
+    encrypted_at_rest: bool = False
 
 
 @attrs.frozen

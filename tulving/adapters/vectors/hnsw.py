@@ -47,7 +47,9 @@ from tulving.adapters.vectors._checks import (
     check_query,
 )
 from tulving.adapters.vectors.exact import top_k
-from tulving.domain.errors import ConfigError, VectorIndexError
+from tulving.adapters.vectors.hnsw_sealed import SealedCacheFile, pack, sealed_path, unpack
+from tulving.domain.encryption_key import EncryptionKey
+from tulving.domain.errors import ConfigError, EncryptionKeyError, VectorIndexError
 from tulving.domain.query import ScoredId
 from tulving.ports.vectors import Progress
 
@@ -93,7 +95,10 @@ class HnswIndex:
         initial_capacity: int = 1024,
         seed: int = 100,
         threads: int = -1,
+        encryption: EncryptionKey | None = None,
     ) -> None:
+        """``encryption``: the key of an encrypted store; the cache is then one sealed file
+        (:mod:`.hnsw_sealed`) and plain cache files beside the store are deleted."""
         for label, value in (
             ("M", M),
             ("ef_construction", ef_construction),
@@ -113,6 +118,10 @@ class HnswIndex:
             self._path = None
         else:
             self._path = Path(str(location) + ".hnsw")
+        self.sealed = encryption is not None
+        self._sealed_file = (
+            SealedCacheFile(sealed_path(self._path), encryption)
+            if encryption is not None and self._path is not None else None)
         self._lock = threading.RLock()
         self._dimension: int | None = None
         self._index: Any = None
@@ -171,10 +180,22 @@ class HnswIndex:
             if self._path is None:
                 return
             self._remove_stale_temps()
-            if not self._path.exists() and not self.sidecar_path.exists():  # type: ignore[union-attr]
+            if self._sealed_file is not None:
+                self._remove_plain_cache()
+                if not self._sealed_file.exists():
+                    return
+            elif not self._path.exists() and not self.sidecar_path.exists():  # type: ignore[union-attr]
                 return
             try:
-                self._load(dimension)
+                if self._sealed_file is not None:
+                    self._load_sealed(dimension)
+                else:
+                    self._load(dimension)
+            except EncryptionKeyError as exc:  # another key sealed it: rebuilt under ours
+                log.warning("discarding the sealed vector cache %s (%s); rebuilt from storage",
+                            self._sealed_file.path if self._sealed_file else self._path, exc)
+                self._reset(dimension)
+                self._dirty = True
             except Exception as exc:
                 log.warning(
                     "discarding the vector cache %s (%s); the index starts empty and is "
@@ -211,6 +232,29 @@ class HnswIndex:
             raise VectorIndexError("the vectors file has the wrong size")
         if _file_digest(vectors_path) != meta.get("vectors_checksum"):
             raise VectorIndexError("vectors checksum mismatch")
+        vectors = np.load(vectors_path, allow_pickle=False)
+        index = hnswlib.Index(space=SPACE, dim=dimension)
+        elements = meta.get("elements")
+        if not isinstance(elements, int):
+            raise VectorIndexError("malformed sidecar")
+        capacity = max(int(meta.get("capacity", elements)), elements, self._initial_capacity)
+        index.load_index(str(self._path), max_elements=capacity)
+        self._restore(meta, vectors, index, dimension)
+
+    def _load_sealed(self, dimension: int) -> None:
+        assert self._sealed_file is not None
+        meta, vectors, index = unpack(self._sealed_file.read())
+        if meta.get("format") != FORMAT or meta.get("space") != SPACE:
+            raise VectorIndexError("unknown format")
+        if meta.get("dimension") != dimension:
+            raise VectorIndexError(f"dimension {meta.get('dimension')} is not {dimension}")
+        elements = meta.get("elements")
+        if isinstance(elements, int) and index.get_max_elements() < self._initial_capacity:
+            index.resize_index(max(self._initial_capacity, elements))
+        self._restore(meta, vectors, index, dimension)
+
+    def _restore(self, meta: dict[str, Any], vectors: Any, index: Any, dimension: int) -> None:
+        """Adopt a loaded graph, label map and vectors once they agree with each other."""
         labels = meta.get("labels")
         elements, next_label = meta.get("elements"), meta.get("next_label")
         if not isinstance(labels, dict) or not isinstance(elements, int):
@@ -222,12 +266,8 @@ class HnswIndex:
             not isinstance(v, int) or not 0 <= v < next_label for v in values
         ):
             raise VectorIndexError("the label map is inconsistent")
-        vectors = np.load(vectors_path, allow_pickle=False)
         if vectors.dtype != np.float32 or vectors.shape != (next_label, dimension):
             raise VectorIndexError(f"the vectors file holds {vectors.dtype} {vectors.shape}")
-        index = hnswlib.Index(space=SPACE, dim=dimension)
-        capacity = max(int(meta.get("capacity", elements)), elements, self._initial_capacity)
-        index.load_index(str(self._path), max_elements=capacity)
         if index.get_current_count() != elements or index.dim != dimension:
             raise VectorIndexError("the index file does not match its sidecar")
         index.set_ef(self._ef_search)
@@ -249,9 +289,77 @@ class HnswIndex:
                 if leftover.stat().st_mtime < cutoff:
                     leftover.unlink()
 
+    def _remove_plain_cache(self, *, warn: bool = True) -> None:
+        for plain in (self._path, self.vectors_path, self.sidecar_path):
+            if plain is not None and plain.exists():
+                if warn:
+                        log.warning("deleting the unencrypted vector cache file %s beside "
+                                "an encrypted store", plain)
+                with contextlib.suppress(OSError):
+                    plain.unlink()
+
+    def drop_cache(self) -> None:
+        """Delete every cache file of this index, plain or sealed (``tulving encrypt``
+        does before the switch: plain vectors must not outlive the plain store)."""
+        with self._lock:
+            if self._path is None:
+                return
+            self._remove_plain_cache(warn=False)
+            sealed = sealed_path(self._path)
+            with contextlib.suppress(FileNotFoundError):
+                sealed.unlink()
+
+    def reseal_cache(self, old: EncryptionKey) -> bool:
+        """Seal the cache again under this index's key (``tulving rekey``); a cache the
+        old key does not open is dropped (rebuilt on the next open). True if resealed."""
+        with self._lock:
+            if self._path is None or self._sealed_file is None:
+                return False
+            path = sealed_path(self._path)
+            if not path.exists():
+                return False
+            try:
+                plain = SealedCacheFile(path, old).read()
+            except Exception as exc:  # any failure: it is only a cache
+                log.warning("dropping the vector cache %s instead of resealing it: %s",
+                            path, exc)
+                self.drop_cache()
+                return False
+            self._sealed_file.write(plain)
+            return True
+
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "space": SPACE,
+            "dimension": self._dimension,
+            "count": len(self._labels),
+            "elements": int(self._index.get_current_count()),
+            "capacity": int(self._index.get_max_elements()),
+            "next_label": self._next_label,
+            "M": self._M,
+            "ef_construction": self._ef_construction,
+            "labels": self._labels,
+        }
+
+    def _persist_sealed(self) -> None:
+        assert self._sealed_file is not None
+        if not self._dirty and self._sealed_file.exists():
+            return
+        plain = pack(self._meta(), self._vectors[: self._next_label], self._index)
+        try:
+            self._sealed_file.write(plain)
+        except OSError as exc:
+            raise VectorIndexError(
+                f"cannot write the vector cache {self._sealed_file.path}: {exc}") from exc
+        self._dirty = False
+
     def persist(self) -> None:
         with self._lock:
             if self._path is None or self._index is None:
+                return
+            if self._sealed_file is not None:
+                self._persist_sealed()
                 return
             sidecar = self.sidecar_path
             assert sidecar is not None
@@ -272,20 +380,11 @@ class HnswIndex:
                     handle.flush()
                     os.fsync(handle.fileno())
                 meta = {
-                    "format": FORMAT,
-                    "space": SPACE,
-                    "dimension": self._dimension,
-                    "count": len(self._labels),
-                    "elements": int(self._index.get_current_count()),
-                    "capacity": int(self._index.get_max_elements()),
-                    "next_label": self._next_label,
-                    "M": self._M,
-                    "ef_construction": self._ef_construction,
+                    **self._meta(),
                     "size": tmp_index.stat().st_size,
                     "checksum": _file_digest(tmp_index),
                     "vectors_size": tmp_vectors.stat().st_size,
                     "vectors_checksum": _file_digest(tmp_vectors),
-                    "labels": self._labels,
                 }
                 with tmp_meta.open("w", encoding="utf-8") as handle:
                     json.dump(meta, handle, separators=(",", ":"))
@@ -495,4 +594,5 @@ class HnswIndex:
 def create(context: Any = None, **options: Any) -> HnswIndex:
     location = "" if context is None else str(getattr(context, "location", "") or "")
     location = options.pop("location", location)
-    return HnswIndex(location, **options)
+    encryption = None if context is None else getattr(context, "encryption", None)
+    return HnswIndex(location, encryption=encryption, **options)

@@ -19,8 +19,10 @@ from typing import IO, Any
 import attrs
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.portability.bundle_crypto import EncryptingWriter
 from tulving.application.portability.bundle_format import BundleWriter
 from tulving.application.portability.entry_codec import entry_to_record
+from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import SecurityError, StorageError, ValidationError
 from tulving.domain.pii import redact_pii
@@ -65,6 +67,7 @@ def export(
     filters: dict[str, Any],
     library_version: str,
     progress: Progress | None = None,
+    encryption: EncryptionKey | None = None,
 ) -> ExportReport:
     total = ctx.storage.count(flt)
     if isinstance(target, str | os.PathLike):
@@ -77,7 +80,7 @@ def export(
         try:
             with open(partial, "wb") as handle:
                 report = _write(ctx, handle, flt, scope, include_embeddings, redacted,
-                                filters, library_version, total, progress)
+                                filters, library_version, total, progress, encryption)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(partial, path)
@@ -89,15 +92,18 @@ def export(
             raise
         return attrs.evolve(report, path=str(path), bytes=path.stat().st_size)
     return _write(ctx, target, flt, scope, include_embeddings, redacted, filters,
-                  library_version, total, progress)
+                  library_version, total, progress, encryption)
 
 
 def _write(
     ctx: MemoryContext, handle: IO[bytes], flt: EntryFilter, scope: Scope | None,
     include_embeddings: bool, redacted: bool, filters: dict[str, Any], library_version: str,
-    total: int, progress: Progress | None,
+    total: int, progress: Progress | None, encryption: EncryptionKey | None = None,
 ) -> ExportReport:
-    writer = BundleWriter(handle)
+    sink: IO[bytes] = handle
+    if encryption is not None:  # the whole zip, manifest included (see bundle_crypto)
+        sink = EncryptingWriter(handle, encryption)  # type: ignore[assignment]
+    writer = BundleWriter(sink)
     embedder = ctx.embedder
     with_vectors = include_embeddings and embedder is not None
     try:
@@ -127,6 +133,8 @@ def _write(
             "redacted": redacted,
             "embedding": _embedding_block(ctx) if writer.rows else None,
         })
+        if sink is not handle:
+            sink.close()
     except BaseException:
         writer.abort()
         raise

@@ -33,9 +33,11 @@ import numpy as np
 
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.portability.bundle_crypto import open_bundle
 from tulving.application.portability.bundle_format import BundleReader
 from tulving.application.portability.entry_codec import record_to_entry
 from tulving.application.writing.write_hooks import apply_before_write
+from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import BundleError, ScopeError, SecurityError, ValidationError
 from tulving.domain.identity import Identity
@@ -93,7 +95,7 @@ class Importer:
     def __init__(
         self, ctx: MemoryContext, audit: AuditTrail, seal: Seal, policy: WritePolicy,
         *, reembedding: str, on_conflict: str, dry_run: bool, remap_identity: bool,
-        progress: Progress | None, max_bytes: int,
+        progress: Progress | None, max_bytes: int, encryption: EncryptionKey | None = None,
     ) -> None:
         if reembedding not in REEMBEDDING:
             raise ValidationError(f"reembedding must be one of {', '.join(REEMBEDDING)}")
@@ -108,6 +110,7 @@ class Importer:
         self.reembedding, self.on_conflict = reembedding, on_conflict
         self.dry_run, self.remap, self.progress = dry_run, remap_identity, progress
         self.max_bytes = max_bytes
+        self.encryption = encryption
         self.report = ImportReport(dry_run=dry_run)
         self.hook_ctx = WriteContext(ctx.identity.agent_id, ctx.identity.tenant, "import",
                                      policy)
@@ -127,7 +130,7 @@ class Importer:
         return self._run(source)
 
     def _run(self, handle: IO[bytes]) -> ImportReport:
-        reader = BundleReader(handle, max_bytes=self.max_bytes)
+        reader = BundleReader(open_bundle(handle, self.encryption), max_bytes=self.max_bytes)
         try:
             keep_vectors = self._keeps_vectors(reader)
             storage = self.ctx.storage

@@ -32,6 +32,8 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.add_argument("--no-embeddings", action="store_true", help="leave vectors out")
     p.add_argument("--redact", action="store_true",
                    help="mask secrets and personal data (and drop the vectors of what changed)")
+    p.add_argument("--bundle-key", dest="bundle_key", default=None, metavar="env:VAR|file:PATH",
+                   help="encrypt the whole bundle (manifest included) with this key")
     add_json(p)
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _export, progress=True))
@@ -45,6 +47,8 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.add_argument("--remap-identity", action="store_true",
                    help="move entries of another user/workspace into this one")
     p.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
+    p.add_argument("--bundle-key", dest="bundle_key", default=None, metavar="env:VAR|file:PATH",
+                   help="the key of an encrypted bundle")
     add_json(p)
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _import, progress=True))
@@ -64,7 +68,7 @@ def _export(memory: Any, args: argparse.Namespace, out: Output) -> int:
         since=parse_time("--since", args.since) if args.since else None,
         until=parse_time("--until", args.until) if args.until else None,
         include_archived=not args.active_only, include_embeddings=not args.no_embeddings,
-        redact=args.redact)
+        redact=args.redact, encryption=args.bundle_key)
     out.result({"path": report.path, "entries": report.entries, "vectors": report.vectors,
                 "bytes": report.bytes, "manifest": report.manifest},
                f"exported {report.entries} memories ({report.vectors} vectors, "
@@ -75,7 +79,8 @@ def _export(memory: Any, args: argparse.Namespace, out: Output) -> int:
 def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
     report = memory.import_bundle(args.file, reembedding=args.reembedding,
                                   on_conflict=args.on_conflict, dry_run=args.dry_run,
-                                  remap_identity=args.remap_identity)
+                                  remap_identity=args.remap_identity,
+                                  encryption=args.bundle_key)
     counts = report.counts()
     verb = "would import" if report.dry_run else "imported"
     out.result({**counts, "dry_run": report.dry_run, "added_ids": report.added,

@@ -32,6 +32,12 @@ _FLAGS = (
         "tokenizer: cl100k_base, o200k_base, heuristic [TULVING_TOKENIZER]",
     ),
     ("--llm", "llm", "LLM adapter: none, openai [TULVING_LLM]"),
+    (
+        "--encryption",
+        "encryption",
+        "where the key of an encrypted store is: env:VARIABLE or file:PATH "
+        "[TULVING_ENCRYPTION]",
+    ),
 )
 
 

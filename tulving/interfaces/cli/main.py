@@ -20,6 +20,7 @@ from tulving.interfaces.cli import (
     commands_mcp,
     commands_portability,
     commands_search,
+    commands_security,
     commands_serve,
     demo,
 )
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands_portability.register(sub, run_with_memory)
     commands_mcp.register(sub)
     commands_serve.register(sub)
+    commands_security.register(sub)
     demo.register(sub)
     return parser
 

@@ -32,7 +32,8 @@ exit codes:
 
 configuration (first match wins): command-line flags, environment variables
 (TULVING_PATH, TULVING_AGENT_ID, TULVING_USER_ID, TULVING_WORKSPACE_ID, TULVING_STORAGE,
-TULVING_VECTORS, TULVING_EMBEDDER, TULVING_TOKENIZER, TULVING_LLM, TULVING_CONFIG), then
+TULVING_VECTORS, TULVING_EMBEDDER, TULVING_TOKENIZER, TULVING_LLM, TULVING_ENCRYPTION,
+TULVING_CONFIG), then
 tulving.toml ([tulving] table; --config FILE or ./tulving.toml), then defaults
 (~/.tulving/memory.db, agent "default", SQLite + hnsw + the local model).
 """

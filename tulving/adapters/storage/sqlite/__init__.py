@@ -27,4 +27,5 @@ def create(
             or fulltext_mirror_from < 0):
         raise ConfigError("fulltext_mirror_from must be a row count >= 0, or None/false to "
                           f"turn the mirror off; got {fulltext_mirror_from!r}")
-    return SQLiteStorage(location, lock=lock, fulltext_mirror_from=fulltext_mirror_from)
+    return SQLiteStorage(location, lock=lock, fulltext_mirror_from=fulltext_mirror_from,
+                         encryption=getattr(context, "encryption", None))

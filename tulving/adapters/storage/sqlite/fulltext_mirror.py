@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from tulving.adapters.storage.sqlite.encryption import ERRORS, Keying
+
 log = logging.getLogger(__name__)
 
 
@@ -170,8 +172,9 @@ class FullTextMirror:
     """Built on demand (:meth:`start`), kept current by :meth:`mark`, asked by
     :meth:`search`; thread-safe."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, keying: Keying | None = None) -> None:
         self._path = path
+        self._keying = keying or Keying(path, None)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._index: _Index | None = None
@@ -249,10 +252,10 @@ class FullTextMirror:
     # building ------------------------------------------------------------------------
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            conn = sqlite3.connect(":memory:", uri=True, check_same_thread=False,
-                                   isolation_level=None)
+            conn = self._keying.connect_memory(uri=True, check_same_thread=False,
+                                               isolation_level=None)
             location = "file:" + urllib.parse.quote(self._path) + "?mode=ro"
-            conn.execute("ATTACH DATABASE ? AS store", (location,))
+            self._keying.attach(conn, location, "store")
             conn.execute("CREATE VIRTUAL TABLE temp.store_terms USING "
                          "fts5vocab(store, entries_fts, row)")
             conn.execute("CREATE VIRTUAL TABLE temp.store_instances USING "
@@ -276,7 +279,7 @@ class FullTextMirror:
                 conn = self._connection()
                 generation = self._generation
             index = self._read_index(conn)
-        except (sqlite3.Error, ValueError) as exc:  # the store keeps answering through FTS5
+        except (*ERRORS, ValueError) as exc:  # the store keeps answering through FTS5
             if not self._closed:
                 log.warning("full-text mirror not built, FTS5 answers alone: %s", exc)
             with self._lock:
@@ -396,7 +399,7 @@ class FullTextMirror:
                     if self._index is None:
                         return None
                 tokens = self._query_tokens(terms)
-            except sqlite3.Error as exc:
+            except ERRORS as exc:
                 log.warning("full-text mirror dropped, FTS5 answers alone: %s", exc)
                 self._index = None
                 self._failed = True

@@ -35,6 +35,13 @@ from tulving.adapters.storage.rows import (
     ts,
     values_to_entry,
 )
+from tulving.adapters.storage.sqlite.encryption import (
+    DATABASE_ERRORS,
+    ERRORS,
+    INTEGRITY_ERRORS,
+    OPERATIONAL_ERRORS,
+    Keying,
+)
 from tulving.adapters.storage.sqlite.filters import where
 from tulving.adapters.storage.sqlite.fulltext_mirror import (
     CLEAR_DIRTY,
@@ -45,6 +52,7 @@ from tulving.adapters.storage.sqlite.fulltext_mirror import (
 from tulving.adapters.storage.sqlite.lock import WriterLock
 from tulving.adapters.storage.sqlite.schema import MIGRATIONS
 from tulving.domain.audit_chain import GENESIS, record_hash
+from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.errors import ConfigError, StorageError
 from tulving.domain.query import EntryFilter, ScoredId
@@ -84,13 +92,17 @@ class SQLiteStorage:
     name = "sqlite"
 
     def __init__(self, path: str, *, lock: bool = True, busy_timeout_ms: int = 5000,
-                 fulltext_mirror_from: int | None = MIRROR_FROM) -> None:
+                 fulltext_mirror_from: int | None = MIRROR_FROM,
+                 encryption: EncryptionKey | None = None) -> None:
         """``fulltext_mirror_from``: from how many rows full-text search is answered by
-        the in-memory mirror of the index (:mod:`.fulltext_mirror`); None: never."""
+        the in-memory mirror of the index (:mod:`.fulltext_mirror`); None: never.
+        ``encryption``: the key of an encrypted (SQLCipher) store (:mod:`.encryption`)."""
         self.path = path
         self.location = path
+        self._keying = Keying(path, encryption)
         self.capabilities = StorageCapabilities(
-            persistent=path != ":memory:", concurrent_reads=path != ":memory:")
+            persistent=path != ":memory:", concurrent_reads=path != ":memory:",
+            encrypted_at_rest=encryption is not None)
         self._use_lock = lock and path != ":memory:"
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
@@ -122,10 +134,11 @@ class SQLiteStorage:
                 self._writer_lock = WriterLock(self.path + ".lock")
                 self._writer_lock.acquire()
             try:
+                self._keying.check_file()
                 conn = self._connect("journal_mode = WAL", *_WRITER_PRAGMAS, *_READ_PRAGMAS)
                 self._conn = conn
                 self._migrate()
-            except sqlite3.DatabaseError as exc:
+            except DATABASE_ERRORS as exc:
                 self._abort_open()
                 raise StorageError(f"cannot open SQLite store {self.path}: {exc}") from exc
             except BaseException:
@@ -158,7 +171,7 @@ class SQLiteStorage:
             reader.close()
         with self._lock:
             if self._conn is not None:
-                with suppress(sqlite3.Error):
+                with suppress(*ERRORS):
                     self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._conn.close()
                 self._conn = None
@@ -167,6 +180,17 @@ class SQLiteStorage:
             if self._writer_lock is not None:
                 self._writer_lock.release()
                 self._writer_lock = None
+
+    def change_encryption(self, new: EncryptionKey | None,
+                          before_switch: Any = None) -> Any:
+        """Re-write the (closed) store file from this store's key to ``new`` (None:
+        plain), crash-safe; ``before_switch()`` runs just before the new file replaces
+        the old one. See :mod:`.conversion`."""
+        from tulving.adapters.storage.sqlite.conversion import convert
+
+        if self._conn is not None:
+            raise StorageError("close the store before changing its encryption")
+        return convert(self.path, self._keying.key, new, before_switch)
 
     def _migrate(self) -> None:
         conn = self._c
@@ -263,10 +287,9 @@ class SQLiteStorage:
         return self._connect("query_only = ON", *_READ_PRAGMAS)
 
     def _connect(self, *pragmas: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=30
-        )
-        conn.row_factory = sqlite3.Row
+        conn: sqlite3.Connection = self._keying.connect(
+            isolation_level=None, check_same_thread=False, timeout=30)
+        conn.row_factory = self._keying.Row
         for pragma in (f"busy_timeout = {int(self._busy_timeout_ms)}", *pragmas):
             conn.execute(f"PRAGMA {pragma}")
         return conn
@@ -338,7 +361,7 @@ class SQLiteStorage:
         try:
             with self.transaction():
                 return [self._write_one(entry, vec) for entry, vec in items]
-        except sqlite3.IntegrityError as exc:
+        except INTEGRITY_ERRORS as exc:
             raise StorageError(f"write rejected by the store: {exc}") from exc
 
     def replace(self, entry: MemoryEntry) -> None:
@@ -436,7 +459,7 @@ class SQLiteStorage:
                         (ts(at), entry_id),
                     )
                     changed += cur.rowcount
-        except sqlite3.IntegrityError as exc:
+        except INTEGRITY_ERRORS as exc:
             raise StorageError(f"cannot restore: another active entry holds its key ({exc})") from exc
         return changed
 
@@ -518,7 +541,7 @@ class SQLiteStorage:
                         "MATCH ? LIMIT ?)", [expression, head + 1]).fetchone()[0]
                     if matched > head:
                         return self._full_lexical(conn, expression, clause, params, limit)
-        except sqlite3.OperationalError as exc:
+        except OPERATIONAL_ERRORS as exc:
             raise StorageError(f"full-text query failed: {exc}") from exc
         return [ScoredId(r[0], float(r[1])) for r in rows]
 
@@ -541,7 +564,7 @@ class SQLiteStorage:
         )
         try:
             rows = conn.execute(full, [expression, *params, int(limit)]).fetchall()
-        except sqlite3.OperationalError as exc:
+        except OPERATIONAL_ERRORS as exc:
             raise StorageError(f"full-text query failed: {exc}") from exc
         return [ScoredId(r[0], float(r[1])) for r in rows]
 
@@ -572,7 +595,7 @@ class SQLiteStorage:
                         for statement in TRACKING:
                             self._c.execute(statement)
                         self._tracking = True
-                    self._mirror = FullTextMirror(self.path)
+                    self._mirror = FullTextMirror(self.path, self._keying)
                 mirror = self._mirror
             finally:
                 self._lock.release()
