@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -120,3 +121,23 @@ def test_corrupt_database_file_is_a_clear_error(tmp_path: Any) -> None:
         Memory(path, agent_id="a", embedder="hashing").startup()
     assert "broken.db" in str(info.value)
     assert path.read_bytes().startswith(b"this is not")  # nothing overwritten
+
+
+@pytest.mark.parametrize("storage", ["sqlite", "memory"])
+def test_event_times_before_year_1000_round_trip(tmp_path: Path, storage: str) -> None:
+    """Found by the HTTP fuzz run: year 73 was written as '73-12-05...' (strftime does not
+    pad the year), which no read could parse back."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from tulving import Memory, ValidationError
+
+    path = tmp_path / "old.db" if storage == "sqlite" else None
+    with Memory(path, agent_id="a", storage=storage, embedder="hashing") as m:
+        old = m.store("an ancient note", type="FACT", valid_from=datetime(73, 12, 5, tzinfo=UTC))
+        m.store("a new note", type="FACT")
+        assert [r.entry.id for r in m.search("note", top_k=5)][-1] == old.id
+        assert m.list_entries().entries[0].valid_from.year == 73
+        assert m.search("note", since=datetime(1000, 1, 1, tzinfo=UTC))[0].entry.id != old.id
+        with pytest.raises(ValidationError, match="range"):
+            m.store("x", type="FACT", valid_from=datetime(1, 1, 1, tzinfo=timezone(
+                timedelta(hours=5))))

@@ -40,7 +40,10 @@ def check_time(label: str, value: object) -> datetime | None:
         raise ValidationError(f"{label} must be a datetime, got {type(value).__name__}")
     if value.tzinfo is None:
         raise ValidationError(f"{label} must be timezone-aware (e.g. datetime.now(UTC))")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:  # year 1 or 9999 pushed past the calendar by its offset
+        raise ValidationError(f"{label} is outside the representable range") from exc
 
 
 def check_ids(label: str, value: object) -> tuple[str, ...]:

@@ -34,7 +34,9 @@ def ts(value: datetime | None) -> str | None:
     """Fixed-width UTC ISO text: lexicographic order equals time order in SQL."""
     if value is None:
         return None
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    # isoformat, not strftime: "%Y" is not zero-padded below year 1000 on glibc, which
+    # broke both the fixed width (ordering) and parsing back (found by the HTTP fuzz run)
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def parse_ts(value: Any) -> datetime | None:
