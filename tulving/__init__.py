@@ -36,11 +36,11 @@ from tulving.domain.query import SearchResult
 from tulving.domain.redaction import redact
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
 from tulving.domain.write_policy import WritePolicy
-
-__version__ = "0.1.0"
+from tulving.version import __version__
 
 __all__ = [
     "ArchiveReason",
+    "AsyncMemory",
     "BundleError",
     "ConfigError",
     "ContentError",
@@ -73,3 +73,12 @@ __all__ = [
     "__version__",
     "redact",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``tulving.AsyncMemory`` on first use: ``import tulving`` stays light (no anyio)."""
+    if name == "AsyncMemory":
+        from tulving.application.async_memory import AsyncMemory
+
+        return AsyncMemory
+    raise AttributeError(f"module 'tulving' has no attribute {name!r}")

@@ -166,7 +166,7 @@ def test_malformed_twice_then_valid_succeeds_with_three_requests(server) -> None
     # each retry shows the model its bad reply and what was wrong with it
     assert bodies[1]["messages"][-2] == {"role": "assistant", "content": "{not json"}
     assert "not valid" in bodies[1]["messages"][-1]["content"]
-    assert "missing required property 'attribute'" in bodies[2]["messages"][-1]["content"]
+    assert "'attribute' is a required property" in bodies[2]["messages"][-1]["content"]
 
 
 def test_malformed_always_raises_after_the_bounded_attempts(server) -> None:
@@ -189,7 +189,7 @@ def test_enum_and_additional_properties_are_enforced(server) -> None:
     server.queue_reply(bad_enum, extra, GOOD)
     make(server).complete(ASK, json_schema=FACTS)
     feedback = [b["messages"][-1]["content"] for b in chats(server)[1:]]
-    assert "GOSSIP" in feedback[0] and "unexpected property 'mood'" in feedback[1]
+    assert "GOSSIP" in feedback[0] and "'mood' was unexpected" in feedback[1]
 
 
 def test_server_without_json_schema_falls_back_to_json_object() -> None:

@@ -619,7 +619,7 @@ class Memory:
                    "since": since.isoformat() if since else None,
                    "until": until.isoformat() if until else None,
                    "include_archived": include_archived}
-        from tulving import __version__
+        from tulving.version import __version__
 
         with self._lock:
             self._access.flush()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Any, TextIO
 
 from tulving.domain import errors as E
@@ -81,8 +80,9 @@ class Output:
 
 
 class ProgressLine:
-    """A single self-overwriting stderr line; silent when stderr is not a terminal unless
-    forced, so logs of scripted runs are not flooded with carriage returns."""
+    """Progress of long commands (import, reindex, export) as a tqdm bar on stderr, one per
+    stage; silent when stderr is not a terminal unless forced, so logs of scripted runs are
+    not flooded with carriage returns. Called as ``progress(stage, done, total)``."""
 
     def __init__(
         self, stream: TextIO | None = None, force: bool = False, min_interval: float = 0.1
@@ -90,27 +90,28 @@ class ProgressLine:
         self.stream = stream or sys.stderr
         self.enabled = force or self.stream.isatty()
         self.min_interval = min_interval
-        self._last = 0.0
-        self._shown = False
+        self._bar: Any = None
+        self._stage: str | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled:
             return
-        now = time.monotonic()
-        if done < total and now - self._last < self.min_interval:
-            return
-        self._last = now
-        width = 30
-        filled = int(width * done / total) if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        self.stream.write(f"\r{stage:<10} [{bar}] {done}/{total}")
-        self.stream.flush()
-        self._shown = True
+        if self._bar is None or stage != self._stage:
+            self.finish()
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total or None, desc=f"{stage:<10}", file=self.stream,
+                             mininterval=self.min_interval, leave=True, unit="item",
+                             dynamic_ncols=True)
+            self._stage = stage
+        if total and self._bar.total != total:
+            self._bar.total = total
+        self._bar.update(max(0, done - self._bar.n))
         if total and done >= total:
             self.finish()
 
     def finish(self) -> None:
-        if self._shown:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._shown = False
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+            self._stage = None

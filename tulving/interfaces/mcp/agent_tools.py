@@ -16,6 +16,7 @@ from pydantic import Field
 
 from tulving.domain.errors import ValidationError
 from tulving.interfaces import render
+from tulving.interfaces.mcp.tool_hints import LOWER
 from tulving.interfaces.mcp.tools import Tags, Types, ok
 from tulving.interfaces.render import erase_phrase
 
@@ -102,6 +103,7 @@ def build_agent_tools(run: Run) -> ToolList:
     async def memory_erase(
         subject: Annotated[
             Literal["user", "agent"],
+            LOWER,
             Field(description="'user': every memory of this memory's user, in every "
                   "workspace. 'agent': every memory of this agent in this tenant."),
         ],

@@ -31,6 +31,7 @@ from tulving.domain.errors import ConfigError
 from tulving.domain.redaction import redact
 from tulving.interfaces.mcp.agent_tools import build_agent_tools
 from tulving.interfaces.mcp.service import MemoryService
+from tulving.interfaces.mcp.tool_hints import ANNOTATIONS
 from tulving.interfaces.mcp.tools import allowed_arguments, build_tools, runner
 
 #: Whole-call argument size cap; content itself is capped lower by the Memory.
@@ -65,7 +66,8 @@ class TulvingMCPServer(MCPServer[Any]):
         self._allowed: dict[str, frozenset[str]] = {}
         tools = [*build_tools(service), *build_agent_tools(runner(service))]
         for fn, description in tools:
-            self.add_tool(fn, name=fn.__name__, description=description)
+            self.add_tool(fn, name=fn.__name__, description=description,
+                          annotations=ANNOTATIONS[fn.__name__])
             self._allowed[fn.__name__] = allowed_arguments(fn)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:

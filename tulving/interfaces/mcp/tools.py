@@ -21,10 +21,15 @@ from tulving.domain.errors import TulvingError, ValidationError
 from tulving.domain.redaction import redact
 from tulving.interfaces import render
 from tulving.interfaces.mcp.service import MemoryService
+from tulving.interfaces.mcp.tool_hints import LOWER, UPPER
 
-MemoryTypeName = Literal[
-    "FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE", "EPISODE"
+MemoryTypeName = Annotated[
+    Literal["FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE",
+            "EPISODE"],
+    UPPER,
 ]
+ScopeName = Annotated[
+    Literal["agent", "session", "personal", "shared", "workspace", "model_specific"], LOWER]
 Types = Annotated[
     list[MemoryTypeName] | None, Field(description="Only these memory types (default: all).")
 ]
@@ -113,11 +118,30 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         pinned: Annotated[
             bool, Field(description="Pinned memories never decay or get evicted.")
         ] = False,
+        valid_from: Annotated[
+            str | None,
+            Field(description="ISO date or datetime when this became true or happened "
+                  "(default: now).", max_length=40),
+        ] = None,
+        metadata: Annotated[
+            dict[str, Any] | None,
+            Field(description="Optional JSON object kept with the memory (small).")
+        ] = None,
+        scope: Annotated[
+            ScopeName,
+            Field(description="Who may read it: agent (default, only you), session, personal "
+                  "(every agent of this user), shared or workspace (every agent here), "
+                  "model_specific."),
+        ] = "agent",
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
-            extra: dict[str, Any] = {}
+            extra: dict[str, Any] = {"scope": scope}
             if importance is not None:
                 extra["importance"] = importance
+            if valid_from is not None:
+                extra["valid_from"] = _parse_time("valid_from", valid_from)
+            if metadata is not None:
+                extra["metadata"] = metadata
             entry = memory.store(
                 content, type=type, key=key, tags=tags or (), pinned=pinned, **extra
             )
@@ -154,6 +178,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         tags: Tags = None,
         mode: Annotated[
             Literal["hybrid", "semantic", "lexical", "key"],
+            LOWER,
             Field(description="hybrid (default) combines meaning and exact words."),
         ] = "hybrid",
     ) -> CallToolResult:
@@ -181,6 +206,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         ] = 2000,
         mode: Annotated[
             Literal["query", "orient"],
+            LOWER,
             Field(
                 description="'query': memories relevant to `query`. 'orient': a cold-start briefing (decisions, plans, preferences, recent episodes) when starting or resuming work."
             ),
@@ -281,8 +307,9 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         (
             memory_curate,
             "Build a prompt-ready context of the most useful memories that fits a "
-            "token budget. Use mode='orient' at the start of a session (or after a break) for a "
-            "briefing; use a query when starting a specific task.",
+            "token budget. Use mode='orient' (no query) at the start of a session, after a "
+            "break or when you do not yet know what to ask: it briefs you on decisions, plans, "
+            "preferences and recent episodes. Use a query when starting a specific task.",
         ),
         (
             memory_forget,

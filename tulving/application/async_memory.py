@@ -1,0 +1,149 @@
+"""``AsyncMemory``: the ``Memory`` API for async code (agent frameworks call memory from
+an event loop).
+
+Every call runs the blocking ``Memory`` method on a worker thread (anyio, so asyncio and
+trio both work): the event loop never waits on SQLite, the embedding model or an LLM.
+Reads run in parallel up to ``max_concurrency``; writes queue on one async lock, as the
+store takes one writer at a time anyway. A write, once started, is not abandoned when its
+task is cancelled: the cancellation takes effect when the write's one transaction has
+committed or rolled back, so a cancelled ``remember`` leaves all of its batch or none.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import IO, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from tulving.application.memory import Memory
+from tulving.application.portability.exporter import ExportReport
+from tulving.application.portability.importer import ImportReport
+from tulving.application.retrieval.lookup import EntryPage
+from tulving.domain.curated import CuratedContext
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.errors import ValidationError
+from tulving.domain.query import SearchResult
+
+T = TypeVar("T")
+
+
+class AsyncMemory:
+    """``AsyncMemory(path, agent_id=..., **same keywords as Memory)``; use it with
+    ``async with`` (or ``await m.startup()`` / ``await m.aclose()``)."""
+
+    def __init__(self, *args: Any, max_concurrency: int = 8, **kwargs: Any) -> None:
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) \
+                or max_concurrency < 1:
+            raise ValidationError("max_concurrency must be a positive integer")
+        self.memory = Memory(*args, **kwargs)
+        self._readers = anyio.CapacityLimiter(max_concurrency)
+        self._writes = anyio.Lock()
+
+    @classmethod
+    def wrapping(cls, memory: Memory, *, max_concurrency: int = 8) -> AsyncMemory:
+        """An async face for an existing ``Memory`` (the same store and identity)."""
+        self = cls.__new__(cls)
+        self.memory = memory
+        self._readers = anyio.CapacityLimiter(max_concurrency)
+        self._writes = anyio.Lock()
+        return self
+
+    async def _read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs),
+                                              limiter=self._readers)
+
+    async def _write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        async with self._writes:
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs),
+                                                  limiter=self._readers)
+
+    # lifecycle ---------------------------------------------------------------------------
+    async def startup(self) -> AsyncMemory:
+        await self._write(self.memory.startup)
+        return self
+
+    async def aclose(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self._write(self.memory.close)
+
+    async def __aenter__(self) -> AsyncMemory:
+        return await self.startup()
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+    # writes ------------------------------------------------------------------------------
+    async def store(self, content: str, **fields: Any) -> MemoryEntry:
+        return await self._write(self.memory.store, content, **fields)
+
+    async def store_many(self, items: Iterable[Mapping[str, Any]]) -> list[MemoryEntry]:
+        return await self._write(self.memory.store_many, list(items))
+
+    async def remember(self, text: str, **options: Any) -> Any:
+        return await self._write(self.memory.remember, text, **options)
+
+    async def forget(self, key_or_id: str, *, hard: bool = False) -> MemoryEntry:
+        return await self._write(self.memory.forget, key_or_id, hard=hard)
+
+    async def correct(self, key_or_id: str, new_content: str, **fields: Any) -> MemoryEntry:
+        return await self._write(self.memory.correct, key_or_id, new_content, **fields)
+
+    async def consolidate(self, **options: Any) -> dict[str, Any]:
+        return await self._write(self.memory.consolidate, **options)
+
+    async def import_bundle(self, source: str | IO[bytes], **options: Any) -> ImportReport:
+        return await self._write(self.memory.import_bundle, source, **options)
+
+    # reads -------------------------------------------------------------------------------
+    async def get(self, key_or_id: str, *, as_of: datetime | None = None) -> MemoryEntry:
+        return await self._read(self.memory.get, key_or_id, as_of=as_of)
+
+    async def search(self, query: str, top_k: int = 10, **options: Any) -> list[SearchResult]:
+        return await self._read(self.memory.search, query, top_k, **options)
+
+    async def curate(self, query: str | None = None, **options: Any) -> CuratedContext:
+        return await self._read(self.memory.curate, query, **options)
+
+    async def history(self, key: str) -> list[MemoryEntry]:
+        return await self._read(self.memory.history, key)
+
+    async def list_keys(self, prefix: str = "") -> list[str]:
+        return await self._read(self.memory.list_keys, prefix)
+
+    async def list_entries(self, limit: int = 100, cursor: str | None = None,
+                           **filters: Any) -> EntryPage:
+        return await self._read(self.memory.list_entries, limit, cursor, **filters)
+
+    async def profile(self, subject: str = "user") -> dict[str, Any]:
+        return await self._read(self.memory.profile, subject)
+
+    async def stats(self) -> dict[str, Any]:
+        return await self._read(self.memory.stats)
+
+    async def count_tokens(self, text: str) -> int:
+        return await self._read(self.memory.count_tokens, text)
+
+    async def export(self, target: str | IO[bytes], **options: Any) -> ExportReport:
+        return await self._read(self.memory.export, target, **options)
+
+    # sessions ----------------------------------------------------------------------------
+    @asynccontextmanager
+    async def session(self, goal: str | None = None) -> AsyncIterator[AsyncMemory]:
+        """``async with memory.session("fix the login bug"):`` writes inside belong to
+        the session, which ends (and is summarised) on exit, error or cancellation."""
+        await self._write(self.memory.start_session, goal)
+        try:
+            yield self
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._write(self.memory.end_session)
+
+    @property
+    def session_id(self) -> str | None:
+        return self.memory.session_id
+
