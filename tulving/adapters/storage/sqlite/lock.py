@@ -13,7 +13,7 @@ import os
 import socket
 from typing import IO
 
-from tulving.domain.errors import LockError
+from tulving.domain.errors import LockError, StorageError
 
 
 class WriterLock:
@@ -24,7 +24,14 @@ class WriterLock:
     def acquire(self) -> None:
         if self._handle is not None:
             return
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open on purpose
+        try:
+            handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open on purpose
+        except OSError as exc:  # a read-only folder or file, a full disk
+            raise StorageError(
+                f"cannot open {self.path[:-5]} for writing ({exc.strerror or exc}): a SQLite "
+                "memory needs its folder writable (its lock, WAL and index cache live "
+                "beside it); copy a read-only store somewhere writable to read it"
+            ) from exc
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

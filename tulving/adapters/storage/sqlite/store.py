@@ -222,23 +222,34 @@ class SQLiteStorage:
         with self._lock:
             conn = self._c
             if self._depth == 0:
-                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except ERRORS as exc:
+                    raise _storage_error("could not start a write", exc) from exc
                 self._tx_thread = threading.get_ident()
             self._depth += 1
             try:
                 yield
-            except BaseException:
+            except BaseException as exc:
                 self._depth -= 1
                 if self._depth == 0:
                     self._tx_thread = None
-                    conn.execute("ROLLBACK")
+                    with suppress(*ERRORS):  # SQLite may have rolled back already
+                        conn.execute("ROLLBACK")
+                if isinstance(exc, ERRORS):  # a full disk, an I/O error: typed, all undone
+                    raise _storage_error("the write failed and was undone", exc) from exc
                 raise
             else:
                 self._depth -= 1
                 if self._depth == 0:
                     self._tx_thread = None
-                    added, removed = self._take_changed_rows(conn)
-                    conn.execute("COMMIT")
+                    try:
+                        added, removed = self._take_changed_rows(conn)
+                        conn.execute("COMMIT")
+                    except ERRORS as exc:
+                        with suppress(*ERRORS):
+                            conn.execute("ROLLBACK")
+                        raise _storage_error("the commit failed and was undone", exc) from exc
                     self._commits += 1
                     if self._mirror is not None:
                         if removed:
@@ -890,3 +901,9 @@ def _job(r: sqlite3.Row) -> JobRecord:
         created_at=_at(r["created_at"]), status=r["status"], attempts=int(r["attempts"]),
         idempotency_key=r["idempotency_key"], error=r["error"],
     )
+
+
+def _storage_error(what: str, exc: BaseException) -> StorageError:
+    """The engine's error as the port's: ``StorageError`` naming the cause (disk full,
+    read-only file, I/O error), nothing half-committed."""
+    return StorageError(f"{what}: {exc}")
