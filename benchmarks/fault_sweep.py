@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.faults.sweep import sweep  # noqa: E402 - after the path is set
+from tests.faults.sweep import sweep
 
 
 def main() -> None:
