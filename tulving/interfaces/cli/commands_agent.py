@@ -8,12 +8,11 @@ back (``--yes`` for scripts that already know what they erase).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from tulving.domain.errors import ValidationError
 from tulving.interfaces.cli.config import add_common, add_json
-from tulving.interfaces.cli.output import OK, USAGE, Output
+from tulving.interfaces.cli.output import OK, USAGE, Output, confirmed
 from tulving.interfaces.render import erase_phrase
 
 
@@ -62,15 +61,10 @@ def _erase(memory: Any, args: argparse.Namespace, out: Output) -> int:
     if name is None:
         raise ValidationError("erase user needs --user-id (or TULVING_USER_ID)")
     phrase = erase_phrase(args.subject, name)
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise ValidationError("erase deletes for good: confirm with --yes when not "
-                                  "at a terminal")
-        typed = input(f"This deletes every memory of {args.subject} {name!r} for good.\n"
-                      f"Type {phrase!r} to go on: ")
-        if typed.strip() != phrase:
-            out.info("not erased")
-            return USAGE
+    if not confirmed(args.yes, "erase deletes for good",
+                     f"This deletes every memory of {args.subject} {name!r} for good.", phrase):
+        out.info("not erased")
+        return USAGE
     report = memory.erase(**{f"{args.subject}_id": name})
     out.result({"erased": report},
                f"erased {report['deleted']} memories of {args.subject} {name} "

@@ -8,13 +8,11 @@ whole scope and asks first (``--yes`` for scripts).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from tulving.domain.errors import ValidationError
 from tulving.interfaces.cli.commands_entries import TYPES
 from tulving.interfaces.cli.config import add_common, add_json
-from tulving.interfaces.cli.output import OK, USAGE, Output
+from tulving.interfaces.cli.output import OK, USAGE, Output, confirmed
 from tulving.interfaces.jsonl import parse_time
 
 SCOPES = ("agent", "session", "personal", "shared", "workspace", "model_specific")
@@ -92,14 +90,10 @@ def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
 
 def _clear(memory: Any, args: argparse.Namespace, out: Output) -> int:
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise ValidationError("clear forgets a whole scope: confirm with --yes when not "
-                                  "at a terminal")
-        typed = input(f"Forget every {args.scope} memory of this agent? Type 'yes': ")
-        if typed.strip().lower() != "yes":
-            out.info("nothing cleared")
-            return USAGE
+    if not confirmed(args.yes, "clear forgets a whole scope",
+                     f"Forget every {args.scope} memory of this agent?", "yes"):
+        out.info("nothing cleared")
+        return USAGE
     count = memory.clear(scope=args.scope, confirm=True, hard=args.hard)
     verb = "deleted" if args.hard else "archived"
     out.result({"scope": args.scope, verb: count}, f"{verb} {count} {args.scope} memories")

@@ -115,3 +115,16 @@ class ProgressLine:
             self._bar.close()
             self._bar = None
             self._stage = None
+
+
+def confirmed(yes: bool, what: str, question: str, answer: str) -> bool:
+    """Whether a destructive command may go on: ``--yes``, or the person typed ``answer``
+    at the terminal. Without a terminal and without ``--yes`` it is a usage error, never
+    a silent go-ahead."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        from tulving.domain.errors import ValidationError
+
+        raise ValidationError(f"{what}: confirm with --yes when not at a terminal")
+    return input(f"{question} Type {answer!r} to go on: ").strip() == answer
