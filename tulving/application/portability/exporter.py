@@ -68,7 +68,9 @@ def export(
     library_version: str,
     progress: Progress | None = None,
     encryption: EncryptionKey | None = None,
+    select: Callable[[MemoryEntry], bool] | None = None,
 ) -> ExportReport:
+    """``select``: only the entries it accepts (sync sends what changed since a watermark)."""
     total = ctx.storage.count(flt)
     if isinstance(target, str | os.PathLike):
         path = Path(target)
@@ -80,7 +82,8 @@ def export(
         try:
             with open(partial, "wb") as handle:
                 report = _write(ctx, handle, flt, scope, include_embeddings, redacted,
-                                filters, library_version, total, progress, encryption)
+                                filters, library_version, total, progress, encryption,
+                                select)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(partial, path)
@@ -92,13 +95,14 @@ def export(
             raise
         return attrs.evolve(report, path=str(path), bytes=path.stat().st_size)
     return _write(ctx, target, flt, scope, include_embeddings, redacted, filters,
-                  library_version, total, progress, encryption)
+                  library_version, total, progress, encryption, select)
 
 
 def _write(
     ctx: MemoryContext, handle: IO[bytes], flt: EntryFilter, scope: Scope | None,
     include_embeddings: bool, redacted: bool, filters: dict[str, Any], library_version: str,
     total: int, progress: Progress | None, encryption: EncryptionKey | None = None,
+    select: Callable[[MemoryEntry], bool] | None = None,
 ) -> ExportReport:
     sink: IO[bytes] = handle
     if encryption is not None:  # the whole zip, manifest included (see bundle_crypto)
@@ -109,8 +113,9 @@ def _write(
     try:
         done = 0
         for page in _pages(ctx, flt):
-            vectors = ctx.storage.vectors_for([e.id for e in page]) if with_vectors else {}
-            for entry in page:
+            chosen = page if select is None else [e for e in page if select(e)]
+            vectors = ctx.storage.vectors_for([e.id for e in chosen]) if with_vectors else {}
+            for entry in chosen:
                 if scope is not None and entry.scope is not scope:
                     continue
                 shown = _scrub(entry) if redacted else entry
