@@ -69,8 +69,10 @@ def export(
     progress: Progress | None = None,
     encryption: EncryptionKey | None = None,
     select: Callable[[MemoryEntry], bool] | None = None,
+    salt: bytes | None = None,
 ) -> ExportReport:
-    """``select``: only the entries it accepts (sync sends what changed since a watermark)."""
+    """``select``: only the entries it accepts (sync sends what changed since a watermark);
+    ``salt``: the key-derivation salt of an encrypted bundle (sync reuses one per device)."""
     total = ctx.storage.count(flt)
     if isinstance(target, str | os.PathLike):
         path = Path(target)
@@ -83,7 +85,7 @@ def export(
             with open(partial, "wb") as handle:
                 report = _write(ctx, handle, flt, scope, include_embeddings, redacted,
                                 filters, library_version, total, progress, encryption,
-                                select)
+                                select, salt)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(partial, path)
@@ -95,18 +97,18 @@ def export(
             raise
         return attrs.evolve(report, path=str(path), bytes=path.stat().st_size)
     return _write(ctx, target, flt, scope, include_embeddings, redacted, filters,
-                  library_version, total, progress, encryption, select)
+                  library_version, total, progress, encryption, select, salt)
 
 
 def _write(
     ctx: MemoryContext, handle: IO[bytes], flt: EntryFilter, scope: Scope | None,
     include_embeddings: bool, redacted: bool, filters: dict[str, Any], library_version: str,
     total: int, progress: Progress | None, encryption: EncryptionKey | None = None,
-    select: Callable[[MemoryEntry], bool] | None = None,
+    select: Callable[[MemoryEntry], bool] | None = None, salt: bytes | None = None,
 ) -> ExportReport:
     sink: IO[bytes] = handle
     if encryption is not None:  # the whole zip, manifest included (see bundle_crypto)
-        sink = EncryptingWriter(handle, encryption)  # type: ignore[assignment]
+        sink = EncryptingWriter(handle, encryption, salt=salt)  # type: ignore[assignment]
     writer = BundleWriter(sink)
     embedder = ctx.embedder
     with_vectors = include_embeddings and embedder is not None

@@ -87,6 +87,17 @@ def device_id(ctx: MemoryContext) -> str:
     return made
 
 
+def _salt(ctx: MemoryContext) -> bytes:
+    """This device's key-derivation salt for E2E deltas: one, so the slow derivation runs
+    once per process (each delta still has its own key: see bundle_crypto)."""
+    found = ctx.storage.get_meta("sync:salt")
+    if found:
+        return bytes.fromhex(found)
+    made = secrets.token_bytes(16)
+    ctx.storage.set_meta("sync:salt", made.hex())
+    return made
+
+
 def pull(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
          report: SyncReport) -> None:
     ctx: MemoryContext = memory.ctx
@@ -130,7 +141,7 @@ def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
     flt = memory.sync_filter()
     result = export(ctx, buffer, flt, scope=None, include_embeddings=True, redacted=False,
                     filters={"sync_since": previous}, library_version=library_version,
-                    encryption=key, select=changed)
+                    encryption=key, select=changed, salt=_salt(ctx) if key else None)
     if result.entries:
         data = buffer.getvalue()
         remote.sync_push(device_id(ctx), data, key is not None)
