@@ -14,6 +14,11 @@ Why it looks like this:
   the store sets WAL or migrates. So a wrong or missing key never changes the file.
 - ``temp_store = MEMORY`` on encrypted connections: SQLite's spill files for sorts and
   temporary tables never reach the disk in clear.
+- A larger page cache on encrypted connections (:data:`CIPHER_PRAGMAS`): SQLCipher cannot
+  memory-map the file (pages must be decrypted), so a page not in the cache costs a read
+  plus an AES and HMAC pass; search reads tens of rows at random. Measured at 100k
+  entries: hybrid search 1.27x the plain store with the plain store's 32 MB cache, 1.22x
+  with 256 MB; 128 MB is the compromise (filled only as pages are read).
 - The two drivers raise their own exception classes; :data:`ERRORS` and friends list
   both so the store catches either.
 """
@@ -34,6 +39,8 @@ except ImportError:  # pragma: no cover - installed with tulving[encryption]
     _cipher = None
 
 PLAIN_HEADER = b"SQLite format 3\x00"
+#: Applied after the store's own pragmas on every encrypted connection.
+CIPHER_PRAGMAS = ("cache_size = -131072",)
 
 _drivers: list[Any] = [sqlite3] + ([_cipher] if _cipher is not None else [])
 ERRORS: tuple[type[Exception], ...] = tuple(d.Error for d in _drivers)
@@ -78,6 +85,7 @@ class Keying:
         self.encrypted = key is not None
         self.driver: Any = cipher_driver() if key is not None else sqlite3
         self.Row: Any = self.driver.Row
+        self.pragmas: tuple[str, ...] = CIPHER_PRAGMAS if key is not None else ()
         self._pragma: str | None = None
 
     # -- checks before the first connection ----------------------------------------------
