@@ -128,3 +128,22 @@ def test_a_delta_pushed_twice_is_one_delta(server: Server, tmp_path: Path) -> No
         assert first["seq"] == again["seq"] and first["new"] and not again["new"]
         assert [d["seq"] for d in remote.sync_list(0, 10)] == [first["seq"]]
         assert remote.sync_fetch(first["seq"]) == b"TVLBUNDLE-ENC\nopaque"
+
+
+@pytest.mark.parametrize("e2e", [None, "env:E2E_KEY"], ids=["plain", "e2e"])
+def test_an_erasure_reaches_the_other_device(server: Server, tmp_path: Path,
+                                             e2e: str | None) -> None:
+    a, b = device(tmp_path, "a"), device(tmp_path, "b")
+    with a, b, client(server) as remote:
+        a.store(f"{MARKER} a fact about u1 from a", type="FACT")
+        b.store(f"{MARKER} a fact about u1 from b", type="FACT")
+        for m in (a, b, a):
+            m.sync(remote, encryption=e2e)
+        assert len(state(a)) == len(state(b)) == 2
+        a.erase(user_id="u1")
+        b.store("written on b after the erasure", type="FACT")  # made later: it stays
+        for m in (b, a, b, a):  # b pushes its old copies before it knows: they go again
+            m.sync(remote, encryption=e2e)
+        assert state(a) == state(b)
+        assert [c for c, *_ in state(a).values()] == ["written on b after the erasure"]
+        assert a.verify_audit()["problems"] == [] and b.verify_audit()["problems"] == []

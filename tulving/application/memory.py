@@ -751,6 +751,14 @@ class Memory:
         return erasure.erase(self.ctx, self._audit, user_id=user_id,
                              workspace_id=workspace_id, agent_id=agent_id)
 
+    def replay_erasure(self, kind: str, subject_sha256: str, before: datetime) -> dict[str, Any]:
+        """Apply an erasure another device made (sync): see ``erasure.replay``."""
+        self.startup()
+        self._access.flush()
+        self._audit.flush()
+        with self._lock:
+            return erasure.replay(self.ctx, self._audit, kind, subject_sha256, before)
+
     def verify(self) -> dict[str, Any]:
         """Tamper check of every visible entry: content hash and HMAC signature."""
         self.startup()

@@ -19,6 +19,12 @@ connection dropped) and a second run converge with nothing lost or duplicated:
    and only when the server has acknowledged the delta does the watermark move to the
    noted time; a push that died is sent again, whole, and merges as the same versions.
 
+Erasures travel as deltas of their own (deletions leave no entry to send): the subject
+kind, the sha256 of its name (all the audit keeps) and the time, JSON, or sealed with the
+end-to-end key. A device replays one on the entries of that subject created by then
+(:func:`tulving.application.governance.erasure.replay`), remembers it, and replays what
+it remembers after every later merge, so an older delta cannot bring erased entries back.
+
 Watermarks and this device's id live in the store's meta table, per remote.
 """
 
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import secrets
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -35,9 +42,13 @@ import attrs
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import ValidationError
+from tulving.domain.errors import BundleError, EncryptionError, EncryptionKeyError, ValidationError
+from tulving.domain.sealing import is_sealed, seal, unseal
 
 PAGE = 200
+ERASURES = "tulving-erasures"
+_SEALED_ERASURES = "sync erasures"
+_REMEMBERED = "sync:erasures"
 #: Writes that were committing when the push watermark was taken are sent next time too.
 MARGIN = timedelta(seconds=2)
 
@@ -66,6 +77,8 @@ class SyncReport:
     pushed_entries: int = 0
     pushed_bytes: int = 0
     pull_watermark: int = 0
+    erasures_pushed: int = 0
+    erasures_applied: int = 0
     e2e: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -112,16 +125,86 @@ def pull(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
             seq = int(delta["seq"])
             if delta.get("device") != me:
                 data = remote.sync_fetch(seq)
-                result = memory.import_bundle(io.BytesIO(data), encryption=key,
-                                              reembedding="auto", on_conflict="newest")
+                apply_delta(memory, data, key, report)
                 report.pulled_deltas += 1
                 report.pulled_bytes += len(data)
-                report.added += len(result.added)
-                report.updated += len(result.updated)
-                report.conflicts += len(result.conflicts)
             watermark = seq
             ctx.storage.set_meta(name, str(watermark))
     report.pull_watermark = watermark
+
+
+def apply_delta(memory: Any, data: bytes, key: EncryptionKey | None,
+                report: SyncReport | None = None) -> None:
+    """Merge one delta: a bundle, or a list of erasures (the server calls this too for
+    plain deltas)."""
+    report = report if report is not None else SyncReport()
+    if is_sealed(data[:16]) or data[:1] == b"{":
+        events = _read_erasures(data, key)
+        _remember(memory.ctx, events)
+        report.erasures_applied += _replay(memory, events)
+        return
+    result = memory.import_bundle(io.BytesIO(data), encryption=key, reembedding="auto",
+                                  on_conflict="newest")
+    report.added += len(result.added)
+    report.updated += len(result.updated)
+    report.conflicts += len(result.conflicts)
+    if result.added or result.updated:  # an older delta must not bring erased entries back
+        _replay(memory, _remembered(memory.ctx))
+
+
+def _read_erasures(data: bytes, key: EncryptionKey | None) -> list[dict[str, str]]:
+    if is_sealed(data[:16]):
+        if key is None:
+            raise EncryptionKeyError("the delta is encrypted: sync with encryption= and its key")
+        data = unseal(key, data, _SEALED_ERASURES)
+    elif key is not None:
+        raise EncryptionError("a plain delta, but a key was given: refused (all devices of "
+                              "a tenant sync end to end, or none)")
+    try:
+        raw = json.loads(data)
+        events = raw["erasures"]
+        assert raw["format"] == ERASURES
+        return [{"kind": str(e["kind"]), "subject_sha256": str(e["subject_sha256"]),
+                 "before": str(e["before"])} for e in events]
+    except (ValueError, KeyError, TypeError, AssertionError):
+        raise BundleError("a malformed erasure delta") from None
+
+
+def _remembered(ctx: MemoryContext) -> list[dict[str, str]]:
+    raw = ctx.storage.get_meta(_REMEMBERED)
+    return list(json.loads(raw)) if raw else []
+
+
+def _remember(ctx: MemoryContext, events: list[dict[str, str]]) -> None:
+    known = _remembered(ctx)
+    for event in events:
+        if event not in known:
+            known.append(event)
+    ctx.storage.set_meta(_REMEMBERED, json.dumps(known))
+
+
+def _replay(memory: Any, events: list[dict[str, str]]) -> int:
+    done = 0
+    for event in events:
+        result = memory.replay_erasure(event["kind"], event["subject_sha256"],
+                                       datetime.fromisoformat(event["before"]))
+        done += int(result["deleted"])
+    return done
+
+
+def _erasures_since(memory: Any, since: datetime | None) -> list[dict[str, str]]:
+    """Erasures made on this device (not replays of other devices') since ``since``."""
+    events = []
+    for record in memory.ctx.storage.audit_records(memory.identity.tenant):
+        details = record.details
+        if record.action != "erase" or details.get("replayed"):
+            continue
+        if since is not None and record.at < since:
+            continue
+        events.append({"kind": str(details["subject_kind"]),
+                       "subject_sha256": str(details["subject_sha256"]),
+                       "before": record.at.isoformat()})
+    return events
 
 
 def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
@@ -147,6 +230,16 @@ def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
         remote.sync_push(device_id(ctx), data, key is not None)
         report.pushed_entries += result.entries
         report.pushed_bytes += len(data)
+    events = _erasures_since(memory, since)
+    _remember(ctx, events)
+    if events:
+        body = json.dumps({"format": ERASURES, "version": 1, "erasures": events},
+                          sort_keys=True).encode()
+        if key is not None:
+            body = seal(key, body, _SEALED_ERASURES, salt=_salt(ctx))
+        remote.sync_push(device_id(ctx), body, key is not None)
+        report.erasures_pushed += len(events)
+        report.pushed_bytes += len(body)
     ctx.storage.set_meta(name, started.isoformat())
 
 
@@ -156,6 +249,11 @@ def sync(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
         if not callable(getattr(remote, method, None)):
             raise ValidationError(f"the remote has no {method}(): pass a TulvingClient")
     report = SyncReport(e2e=key is not None)
+    previous = memory.ctx.storage.get_meta(_meta_key(remote, "pushed"))
+    # this device's own erasures are remembered before anything is merged: a delta
+    # pushed elsewhere before they were known must not bring the entries back here
+    _remember(memory.ctx, _erasures_since(
+        memory, datetime.fromisoformat(previous) - MARGIN if previous else None))
     pull(memory, remote, key, report)
     push(memory, remote, key, report, library_version)
     return report

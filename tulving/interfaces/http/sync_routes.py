@@ -14,7 +14,6 @@ The tenant comes from the token, as everywhere.
 
 from __future__ import annotations
 
-import io
 from typing import Annotated, Any
 
 import anyio
@@ -22,6 +21,8 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import Response
 
 from tulving.application.portability.bundle_crypto import is_encrypted_bundle
+from tulving.application.portability.sync import apply_delta
+from tulving.domain.sealing import is_sealed
 from tulving.interfaces.http.delta_log import DeltaLog
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.tenancy import Tenancy
@@ -46,13 +47,13 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, log: DeltaLog, *, timeou
         data = await request.body()
         if not data:
             raise HTTPError(400, "ValidationError", "an empty delta")
-        e2e = request.headers.get("x-tulving-e2e") == "1" or is_encrypted_bundle(data[:32])
+        e2e = (request.headers.get("x-tulving-e2e") == "1" or is_encrypted_bundle(data[:32])
+               or is_sealed(data[:16]))
         memory = who.memory
 
         def store() -> dict[str, Any]:
             if not e2e:  # merge first: a push retried after a failure merges nothing twice
-                memory.import_bundle(io.BytesIO(data), reembedding="auto",
-                                     on_conflict="newest")
+                apply_delta(memory, data, None)
             try:
                 delta, new = log.append(memory.identity.tenant, device, data)
             except ValueError as exc:
