@@ -29,7 +29,7 @@ KEY = EncryptionKey(b"contract suite passphrase", source="test")
 def raw_key_pragma(path: str, secret: bytes) -> str:
     """The documented key derivation, written again here so the back channel does not
     trust the adapter's: PBKDF2-HMAC-SHA512 (256k) over the file's 16-byte salt, then
-    HKDF-SHA256 with the label 'tulving sqlcipher page key'."""
+    HKDF-SHA256 with the label 'tulving sqlcipher page key'; pages under HMAC-SHA256."""
     with open(path, "rb") as handle:
         salt = handle.read(16)
     master = hashlib.pbkdf2_hmac("sha512", secret, salt, 256_000, dklen=32)
@@ -50,6 +50,7 @@ class SQLCipherBackChannel(SQLiteBackChannel):
 
         conn = dbapi2.connect(f"file:{self.path}?mode=ro", uri=True)
         conn.execute(f'PRAGMA key = "{self._pragma}"')
+        conn.execute("PRAGMA cipher_hmac_algorithm = HMAC_SHA256")
         conn.row_factory = dbapi2.Row
         return conn
 

@@ -70,7 +70,8 @@ def test_an_encrypted_bundle_round_trips_and_shows_only_its_format(
     start = len(bundle_crypto.MAGIC) + 4
     header = json.loads(data[start:start + header_size])
     assert header["format"] == "tulving-bundle-encrypted" and header["version"] == 1
-    assert set(header) == {"format", "version", "cipher", "kdf", "salt", "chunk", "key_check"}
+    assert set(header) == {"format", "version", "cipher", "kdf", "salt", "seed", "chunk",
+                           "key_check"}
     with memory(tmp_path / "target.db", agent="exporter-agent") as target:
         report = target.import_bundle(bundle, encryption="env:BUNDLE_KEY")
         assert report.counts()["added"] == 1502 and report.counts()["reembedded"] == 0
@@ -157,6 +158,7 @@ def test_a_changed_header_is_refused(bundle: Path, tmp_path: Path) -> None:
     text = data[len(bundle_crypto.MAGIC) + 4:start].decode()
     header = json.loads(text)
     for field, value in (("version", 2), ("chunk", 1024), ("salt", "00" * 16),
+                         ("seed", "11" * 16),
                          ("format", "other"), ("cipher", "AES-128-GCM")):
         changed = json.dumps({**header, field: value}, sort_keys=True,
                              separators=(",", ":")).encode()

@@ -659,6 +659,31 @@ class Memory:
         with self._lock:
             return importer.run(source)
 
+    def sync(self, remote: Any, *, encryption: Any = None) -> Any:
+        """Exchange deltas with a Tulving server (``remote``: a ``TulvingClient``): pull
+        what other devices pushed since this store's watermark and merge it, then push
+        what changed here. ``encryption`` (``"env:NAME"``, ``"file:PATH"``) encrypts
+        the deltas end to end: the server stores them without being able to read them,
+        and every device of the tenant must use the same key. Interrupted at any point,
+        a second call converges (see ``portability.sync``)."""
+        from tulving import __version__
+        from tulving.application.portability.sync import sync
+
+        key = parse_encryption(encryption)
+        self.startup()
+        with self._lock:
+            self._access.flush()
+            report = sync(self, remote, key, __version__)
+            with self.ctx.storage.transaction():
+                self._audit.record("sync", {"remote": remote.sync_id},
+                                   details={k: v for k, v in report.as_dict().items()})
+        return report
+
+    def sync_filter(self) -> Any:
+        """Everything this identity sees, archived versions included (what sync sends)."""
+        return attrs.evolve(build_filter(self.ctx, None, None, None, None),
+                            include_archived=True)
+
     def clear(self, *, scope: str, confirm: bool = False, hard: bool = False) -> int:
         """Forget every active entry this agent wrote in ``scope`` (seed 001: delete by
         scope): archived (reason ``forgotten``) unless ``hard``; one audit record. Needs
@@ -725,6 +750,14 @@ class Memory:
         self._audit.flush()
         return erasure.erase(self.ctx, self._audit, user_id=user_id,
                              workspace_id=workspace_id, agent_id=agent_id)
+
+    def replay_erasure(self, kind: str, subject_sha256: str, before: datetime) -> dict[str, Any]:
+        """Apply an erasure another device made (sync): see ``erasure.replay``."""
+        self.startup()
+        self._access.flush()
+        self._audit.flush()
+        with self._lock:
+            return erasure.replay(self.ctx, self._audit, kind, subject_sha256, before)
 
     def verify(self) -> dict[str, Any]:
         """Tamper check of every visible entry: content hash and HMAC signature."""

@@ -240,6 +240,33 @@ class TulvingClient:
                                                     dry_run=str(dry_run).lower()))
         return dict(data["report"])
 
+    # sync (``Memory.sync(client)``; see tulving.application.portability.sync) ------------
+    @property
+    def sync_id(self) -> str:
+        """Watermarks are kept per server, token and agent."""
+        import hashlib
+
+        token = self._shape.headers["Authorization"]
+        digest = hashlib.sha256(token.encode()).hexdigest()[:16]
+        return f"{self._shape.base_url}|{digest}|{self._shape.agent_id or ''}"
+
+    def sync_push(self, device: str, data: bytes, e2e: bool) -> dict[str, Any]:
+        """Append a delta; safe to retry: the same bytes from one device are one delta."""
+        return dict(self._call("POST", "/v1/sync/deltas", retry=True, content=data,
+                               headers={"Content-Type": "application/octet-stream",
+                                        "X-Tulving-E2E": "1" if e2e else "0"},
+                               params=self._shape.params(device=device)))
+
+    def sync_list(self, after: int, limit: int) -> list[dict[str, Any]]:
+        data = self._call("GET", "/v1/sync/deltas", retry=True,
+                          params=self._shape.params(after=after, limit=limit))
+        return list(data["deltas"])
+
+    def sync_fetch(self, seq: int) -> bytes:
+        data = self._call("GET", f"/v1/sync/deltas/{int(seq)}", retry=True,
+                          params=self._shape.params())
+        return bytes(data)
+
 
 class AsyncTulvingClient:
     """The same API with ``async def`` methods, on ``httpx.AsyncClient``."""

@@ -16,6 +16,8 @@ tenant. Anything else is a ScopeError.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from tulving.application.governance.audit import AuditTrail
@@ -68,10 +70,41 @@ def erase(
     agent_id: str | None = None,
 ) -> dict[str, Any]:
     kind, name = _subject(ctx, user_id, workspace_id, agent_id)
+    subject_hash = hashlib.sha256(f"{kind}={name}".encode()).hexdigest()
+    return _erase(ctx, audit, kind, subject_hash,
+                  lambda e: _matches(e, kind, name, ctx.identity.tenant))
+
+
+def replay(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,
+           before: datetime) -> dict[str, Any]:
+    """An erasure made on another device (sync): the subject is known only by the sha256
+    the audit keeps; entries of this tenant whose subject hashes to it and that were
+    created by ``before`` go, with what was derived from them. Entries made after the
+    erasure stay, as they would on the device that erased."""
+    if kind not in ("user_id", "workspace_id", "agent_id"):
+        raise ValidationError(f"unknown erasure subject kind {kind!r}")
+    tenant = ctx.identity.tenant
+
+    def hit(e: MemoryEntry) -> bool:
+        value = getattr(e, kind)
+        return (value is not None and e.created_at <= before
+                and tenant_of_partition(e.partition) == tenant
+                and hashlib.sha256(f"{kind}={value}".encode()).hexdigest() == subject_hash)
+
+    return _erase(ctx, audit, kind, subject_hash, hit, quiet_when_empty=True,
+                  extra={"replayed": True, "before": before.isoformat()})
+
+
+def _erase(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,
+           matches: Callable[[MemoryEntry], bool], *,
+           quiet_when_empty: bool = False,
+           extra: dict[str, Any] | None = None) -> dict[str, Any]:
     storage = ctx.storage
     everything = storage.query(EntryFilter(partitions=STORE_WIDE, include_archived=True))
-    doomed = {e.id for e in everything if _matches(e, kind, name, ctx.identity.tenant)}
+    doomed = {e.id for e in everything if matches(e)}
     direct = len(doomed)
+    if quiet_when_empty and not doomed:
+        return {"subject": kind, "deleted": 0, "derived": 0}
     grew = True
     while grew:  # summaries of erased entries, and summaries of those summaries
         grew = False
@@ -79,7 +112,6 @@ def erase(
             if e.id not in doomed and doomed.intersection(e.source_entry_ids):
                 doomed.add(e.id)
                 grew = True
-    subject_hash = hashlib.sha256(f"{kind}={name}".encode()).hexdigest()
     with storage.transaction():
         deleted = storage.delete(sorted(doomed))
         audit.record(
@@ -90,6 +122,7 @@ def erase(
                 "subject_sha256": subject_hash,
                 "entries": direct,
                 "derived": len(doomed) - direct,
+                **(extra or {}),
             },
         )
     if ctx.vectors is not None:

@@ -12,7 +12,10 @@ Why chunks (the STREAM construction): a bundle can be gigabytes and is written a
 as a stream. Chunk ``i`` is sealed with the nonce ``i`` (11 bytes) plus a last-chunk flag
 and with the header as associated data, so reordering, dropping or appending chunks,
 cutting the file short, or changing the header fails to open, and each bundle has its
-own key (a fresh salt), so nonces never repeat under a key. The reader decrypts chunks on
+own key (HKDF of the passphrase-derived key with a random 16-byte ``seed`` of the bundle),
+so nonces never repeat under a key. The slow passphrase derivation (PBKDF2) depends only
+on the ``salt``: a writer may reuse one (sync does, per device) and the derivation runs
+once per process, while every bundle still gets a key of its own. The reader decrypts chunks on
 demand behind a seekable file object (zipfile seeks to the central directory at the end),
 so nothing decrypted is ever written to disk.
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 import hmac
 import io
 import json
+import secrets
 from collections import OrderedDict
 from typing import IO, Any
 
@@ -69,17 +73,20 @@ class EncryptingWriter(io.RawIOBase):
     (zipfile writes to it with data descriptors). ``close`` seals the last chunk and
     leaves ``target`` open."""
 
-    def __init__(self, target: IO[bytes], key: EncryptionKey) -> None:
+    def __init__(self, target: IO[bytes], key: EncryptionKey, *,
+                 salt: bytes | None = None) -> None:
         super().__init__()
         self._target = target
-        salt = new_salt()
+        salt = new_salt() if salt is None else salt
+        seed = secrets.token_bytes(16)
         header = json.dumps({
             "format": FORMAT, "version": VERSION, "cipher": "AES-256-GCM",
             "kdf": f"PBKDF2-HMAC-SHA512/{KDF_ITERATIONS}+HKDF-SHA256",
-            "salt": salt.hex(), "chunk": CHUNK, "key_check": _key_check(key, salt),
+            "salt": salt.hex(), "seed": seed.hex(), "chunk": CHUNK,
+            "key_check": _key_check(key, salt),
         }, sort_keys=True, separators=(",", ":")).encode()
         self._aad = MAGIC + len(header).to_bytes(4, "big") + header
-        self._aes = _cipher(subkey(key, salt, "bundle"))
+        self._aes = _cipher(subkey(key, salt, "bundle " + seed.hex()))
         target.write(self._aad)
         self._buffer = bytearray()
         self._index = 0
@@ -138,16 +145,17 @@ class DecryptingReader(io.RawIOBase):
                               f"{VERSION}: upgrade tulving to read it")
         try:
             salt = bytes.fromhex(header["salt"])
+            seed = bytes.fromhex(header["seed"])
             check = str(header["key_check"])
         except (KeyError, ValueError, TypeError):
             raise BundleError("the encrypted bundle's header is damaged") from None
-        if len(salt) != SALT_BYTES or header.get("chunk") != CHUNK:
+        if len(salt) != SALT_BYTES or len(seed) != 16 or header.get("chunk") != CHUNK:
             raise BundleError("the encrypted bundle's header is damaged")
         if not hmac.compare_digest(_key_check(key, salt), check):
             raise EncryptionKeyError(
                 f"the key from {key.source} does not open this bundle (wrong key)")
         self._aad = MAGIC + size.to_bytes(4, "big") + raw
-        self._aes = _cipher(subkey(key, salt, "bundle"))
+        self._aes = _cipher(subkey(key, salt, "bundle " + seed.hex()))
         self._start = len(self._aad)
         total = source.seek(0, io.SEEK_END) - self._start
         step = CHUNK + TAG

@@ -68,7 +68,11 @@ def export(
     library_version: str,
     progress: Progress | None = None,
     encryption: EncryptionKey | None = None,
+    select: Callable[[MemoryEntry], bool] | None = None,
+    salt: bytes | None = None,
 ) -> ExportReport:
+    """``select``: only the entries it accepts (sync sends what changed since a watermark);
+    ``salt``: the key-derivation salt of an encrypted bundle (sync reuses one per device)."""
     total = ctx.storage.count(flt)
     if isinstance(target, str | os.PathLike):
         path = Path(target)
@@ -80,7 +84,8 @@ def export(
         try:
             with open(partial, "wb") as handle:
                 report = _write(ctx, handle, flt, scope, include_embeddings, redacted,
-                                filters, library_version, total, progress, encryption)
+                                filters, library_version, total, progress, encryption,
+                                select, salt)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(partial, path)
@@ -92,25 +97,27 @@ def export(
             raise
         return attrs.evolve(report, path=str(path), bytes=path.stat().st_size)
     return _write(ctx, target, flt, scope, include_embeddings, redacted, filters,
-                  library_version, total, progress, encryption)
+                  library_version, total, progress, encryption, select, salt)
 
 
 def _write(
     ctx: MemoryContext, handle: IO[bytes], flt: EntryFilter, scope: Scope | None,
     include_embeddings: bool, redacted: bool, filters: dict[str, Any], library_version: str,
     total: int, progress: Progress | None, encryption: EncryptionKey | None = None,
+    select: Callable[[MemoryEntry], bool] | None = None, salt: bytes | None = None,
 ) -> ExportReport:
     sink: IO[bytes] = handle
     if encryption is not None:  # the whole zip, manifest included (see bundle_crypto)
-        sink = EncryptingWriter(handle, encryption)  # type: ignore[assignment]
+        sink = EncryptingWriter(handle, encryption, salt=salt)  # type: ignore[assignment]
     writer = BundleWriter(sink)
     embedder = ctx.embedder
     with_vectors = include_embeddings and embedder is not None
     try:
         done = 0
         for page in _pages(ctx, flt):
-            vectors = ctx.storage.vectors_for([e.id for e in page]) if with_vectors else {}
-            for entry in page:
+            chosen = page if select is None else [e for e in page if select(e)]
+            vectors = ctx.storage.vectors_for([e.id for e in chosen]) if with_vectors else {}
+            for entry in chosen:
                 if scope is not None and entry.scope is not scope:
                     continue
                 shown = _scrub(entry) if redacted else entry

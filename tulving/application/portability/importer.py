@@ -258,7 +258,10 @@ class Importer:
                 and existing.superseded_by == entry.superseded_by)
 
     def _settle_key(self, entry: MemoryEntry) -> MemoryEntry:
-        """Two stores superseded the same key: keep the newer active, link the older."""
+        """Two stores superseded the same key: keep the newer active, link the older.
+        Both entries this changes get ``updated_at`` now: the merge is a change of this
+        store, which sync then carries to the other side (whose copies are older), so
+        every device ends with the same links."""
         holder = self.ctx.storage.active_by_key([entry.partition], entry.key or "")
         if holder is None or holder.id == entry.id:
             return entry
@@ -271,11 +274,14 @@ class Importer:
                 valid_until=holder.valid_until or entry.valid_from)
             self.ctx.storage.replace(self.seal(retired))
             self._index_remove.add(holder.id)
-            return attrs.evolve(entry, supersedes=entry.supersedes or holder.id)
+            if entry.supersedes:
+                return entry
+            return attrs.evolve(entry, supersedes=holder.id, updated_at=max(now, entry.updated_at))
         return attrs.evolve(
             entry, archived_at=now, archive_reason=ArchiveReason.SUPERSEDED,
             superseded_by=holder.id, expired_at=entry.expired_at or now,
-            valid_until=entry.valid_until or holder.valid_from)
+            valid_until=entry.valid_until or holder.valid_from,
+            updated_at=max(now, entry.updated_at))
 
     def _queue(self, into: list[tuple[MemoryEntry, Any]], entry: MemoryEntry, vector: Any,
                batch: _Batch, kind: str) -> None:

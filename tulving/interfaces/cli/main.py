@@ -22,6 +22,7 @@ from tulving.interfaces.cli import (
     commands_search,
     commands_security,
     commands_serve,
+    commands_sync,
     demo,
 )
 from tulving.interfaces.cli.config import add_common, open_memory, settings_from
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands_mcp.register(sub)
     commands_serve.register(sub)
     commands_security.register(sub)
+    commands_sync.register(sub, run_with_memory)
     demo.register(sub)
     return parser
 

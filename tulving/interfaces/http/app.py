@@ -39,7 +39,8 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.bundle_limit if scope["path"] == "/v1/import" else self.limit
+        limit = (self.bundle_limit if scope["path"] in ("/v1/import", "/v1/sync/deltas")
+                 else self.limit)
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             await _too_large(send, limit)
@@ -84,10 +85,13 @@ def create_app(
     timeout: float = DEFAULT_TIMEOUT,
     max_body: int = MAX_BODY,
     max_bundle: int = MAX_BUNDLE,
+    sync_dir: str | None = None,
 ) -> FastAPI:
     """The server for ``memory`` (an unopened or open ``Memory``; the app owns it and
     closes it on shutdown). Tokens come from ``registry`` (default: the store's own, as
-    ``tulving serve token create`` writes them)."""
+    ``tulving serve token create`` writes them). Sync deltas live in ``sync_dir``
+    (default: ``<store>.sync`` beside a SQLite store; no sync for other stores without
+    one)."""
     tenancy_box: dict[str, Tenancy] = {}
 
     @asynccontextmanager
@@ -107,5 +111,14 @@ def create_app(
     app.state.tenancy = tenancy
     errors.install(app)
     include_routes(app, tenancy, timeout=timeout, version=SCHEMA_VERSION)
+    location = str(getattr(memory, "location", "") or "")
+    if sync_dir is None and location and "://" not in location and location != ":memory:":
+        sync_dir = location + ".sync"
+    if sync_dir is not None:
+        from tulving.interfaces.http.delta_log import DeltaLog
+        from tulving.interfaces.http.sync_routes import include_sync_routes
+
+        include_sync_routes(app, tenancy, DeltaLog(sync_dir), timeout=timeout,
+                            version=SCHEMA_VERSION)
     app.add_middleware(BodyLimit, limit=max_body, bundle_limit=max_bundle)
     return app

@@ -21,7 +21,13 @@ from typing import Any
 
 import attrs
 
-from tulving.adapters.storage.sqlite.encryption import DATABASE_ERRORS, Keying, cipher_driver
+from tulving.adapters.storage.sqlite.encryption import (
+    DATABASE_ERRORS,
+    HMAC,
+    Keying,
+    attach_encrypted,
+    cipher_driver,
+)
 from tulving.adapters.storage.sqlite.lock import WriterLock
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.errors import ConfigError, EncryptionError, StorageError
@@ -93,9 +99,12 @@ def convert(path: str, old: EncryptionKey | None, new: EncryptionKey | None,
         try:
             if old is not None:
                 source.execute(f'PRAGMA key = "{source_keying.key_pragma()}"')
+                source.execute(f"PRAGMA cipher_hmac_algorithm = {HMAC}")
             source.execute("PRAGMA temp_store = MEMORY")
-            pragma = target_keying.key_pragma() if new is not None else ""
-            source.execute("ATTACH DATABASE ? AS target KEY ?", (target, pragma))
+            if new is not None:
+                attach_encrypted(source, target, "target", target_keying.key_pragma())
+            else:
+                source.execute("ATTACH DATABASE ? AS target KEY ''", (target,))
             source.execute("SELECT sqlcipher_export('target')")
             source.execute("DETACH DATABASE target")
         finally:

@@ -14,6 +14,15 @@ Why it looks like this:
   the store sets WAL or migrates. So a wrong or missing key never changes the file.
 - ``temp_store = MEMORY`` on encrypted connections: SQLite's spill files for sorts and
   temporary tables never reach the disk in clear.
+- A larger page cache on encrypted connections (:data:`CIPHER_PRAGMAS`): SQLCipher cannot
+  memory-map the file (pages must be decrypted), so a page not in the cache costs a read
+  plus an AES and HMAC pass; search reads tens of rows at random. Measured at 100k
+  entries: hybrid search 1.27x the plain store with the plain store's 32 MB cache, 1.22x
+  with 256 MB; 128 MB is the compromise (filled only as pages are read).
+- Pages are authenticated with HMAC-SHA256 rather than SQLCipher 4's default SHA-512:
+  the CPUs this runs on hash SHA-256 in hardware, and a random read on an encrypted file
+  measured 48 us against 67 us (29 us plain). Part of the file format, so every connection
+  and every ATTACH of an encrypted store says it (:data:`HMAC`).
 - The two drivers raise their own exception classes; :data:`ERRORS` and friends list
   both so the store catches either.
 """
@@ -34,6 +43,9 @@ except ImportError:  # pragma: no cover - installed with tulving[encryption]
     _cipher = None
 
 PLAIN_HEADER = b"SQLite format 3\x00"
+HMAC = "HMAC_SHA256"
+#: Applied after the store's own pragmas on every encrypted connection.
+CIPHER_PRAGMAS = ("cache_size = -131072",)
 
 _drivers: list[Any] = [sqlite3] + ([_cipher] if _cipher is not None else [])
 ERRORS: tuple[type[Exception], ...] = tuple(d.Error for d in _drivers)
@@ -78,6 +90,7 @@ class Keying:
         self.encrypted = key is not None
         self.driver: Any = cipher_driver() if key is not None else sqlite3
         self.Row: Any = self.driver.Row
+        self.pragmas: tuple[str, ...] = CIPHER_PRAGMAS if key is not None else ()
         self._pragma: str | None = None
 
     # -- checks before the first connection ----------------------------------------------
@@ -121,6 +134,7 @@ class Keying:
         try:
             conn.execute("PRAGMA cipher_log_level = NONE")  # the typed error says it
             conn.execute(f'PRAGMA key = "{self.key_pragma()}"')
+            conn.execute(f"PRAGMA cipher_hmac_algorithm = {HMAC}")
             conn.execute("PRAGMA temp_store = MEMORY")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except self.driver.DatabaseError as exc:
@@ -142,4 +156,10 @@ class Keying:
         if self.key is None:
             conn.execute(f"ATTACH DATABASE ? AS {name}", (location,))
         else:
-            conn.execute(f"ATTACH DATABASE ? AS {name} KEY ?", (location, self.key_pragma()))
+            attach_encrypted(conn, location, name, self.key_pragma())
+
+
+def attach_encrypted(conn: Any, location: str, name: str, pragma: str) -> None:
+    """ATTACH an encrypted file (an attached database takes SQLCipher's defaults)."""
+    conn.execute(f"PRAGMA cipher_default_hmac_algorithm = {HMAC}")
+    conn.execute(f"ATTACH DATABASE ? AS {name} KEY ?", (location, pragma))

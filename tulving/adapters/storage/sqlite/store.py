@@ -301,7 +301,8 @@ class SQLiteStorage:
         conn: sqlite3.Connection = self._keying.connect(
             isolation_level=None, check_same_thread=False, timeout=30)
         conn.row_factory = self._keying.Row
-        for pragma in (f"busy_timeout = {int(self._busy_timeout_ms)}", *pragmas):
+        for pragma in (f"busy_timeout = {int(self._busy_timeout_ms)}", *pragmas,
+                       *self._keying.pragmas):
             conn.execute(f"PRAGMA {pragma}")
         return conn
 
