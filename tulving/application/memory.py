@@ -666,8 +666,8 @@ class Memory:
         the deltas end to end: the server stores them without being able to read them,
         and every device of the tenant must use the same key. Interrupted at any point,
         a second call converges (see ``portability.sync``)."""
-        from tulving import __version__
         from tulving.application.portability.sync import sync
+        from tulving.version import __version__
 
         key = parse_encryption(encryption)
         self.startup()

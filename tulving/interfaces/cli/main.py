@@ -52,7 +52,7 @@ def run_with_memory(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tulving import __version__
+    from tulving.version import __version__
 
     parser = _Parser(
         prog="tulving",

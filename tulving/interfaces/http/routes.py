@@ -53,7 +53,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
 
     @router.get("/health")
     async def health() -> dict[str, Any]:
-        from tulving import __version__
+        from tulving.version import __version__
 
         return {"schema_version": version, "status": "ok", "version": __version__}
 
