@@ -109,7 +109,9 @@ def test_the_sealed_cache_is_reused_and_a_changed_byte_rebuilds_it(
     written = sealed.read_bytes()
     with open_memory(path, key_env) as memory:
         assert memory.ctx.vectors.count() == 41  # the superseded entry left the index
-        first = [r.entry.id for r in memory.search("deployments", mode="semantic")]
+        # the top of the list: the tail of an approximate index rebuilt in another
+        # insertion order may order near-ties differently
+        first = [r.entry.id for r in memory.search("deployments", mode="semantic")][:5]
     assert "discarding" not in caplog.text
     assert sealed.read_bytes() == written  # loaded as it was: not rebuilt, not rewritten
     data = bytearray(sealed.read_bytes())
@@ -117,7 +119,7 @@ def test_the_sealed_cache_is_reused_and_a_changed_byte_rebuilds_it(
     sealed.write_bytes(bytes(data))
     with open_memory(path, key_env) as memory:
         assert "discarding the sealed vector cache" in caplog.text
-        assert [r.entry.id for r in memory.search("deployments", mode="semantic")] == first
+        assert [r.entry.id for r in memory.search("deployments", mode="semantic")][:5] == first
     assert sealed.read_bytes() != bytes(data)  # written again, whole
 
 

@@ -80,6 +80,14 @@ class _Batch:
     inserts: list[tuple[MemoryEntry, Any]] = attrs.field(factory=list)
     replaces: list[tuple[MemoryEntry, Any]] = attrs.field(factory=list)
     embed: list[tuple[int, str, MemoryEntry]] = attrs.field(factory=list)  # (slot, list, entry)
+    #: (partition, key) of the active keyed entries queued here, not yet in storage.
+    keys: set[tuple[str, str]] = attrs.field(factory=set)
+
+    def clear(self) -> None:
+        self.inserts.clear()
+        self.replaces.clear()
+        self.embed.clear()
+        self.keys.clear()
 
 
 def derived_id(entry_id: str, tenant_salt: str) -> str:
@@ -243,11 +251,13 @@ class Importer:
                 if existing.content_hash != entry.content_hash:
                     self.report.conflicts.append(entry.id)
                 return
+            if entry.archived_at is None and entry.key is not None:
+                entry = self._settle_key(entry, batch)  # a newer version may re-take a key
             self.report.updated.append(entry.id)
             self._queue(batch.replaces, entry, vector, batch, "replaces")
             return
         if entry.archived_at is None and entry.key is not None:
-            entry = self._settle_key(entry)
+            entry = self._settle_key(entry, batch)
         self.report.added.append(entry.id)
         self._queue(batch.inserts, entry, vector, batch, "inserts")
 
@@ -257,13 +267,18 @@ class Importer:
                 and existing.archived_at == entry.archived_at
                 and existing.superseded_by == entry.superseded_by)
 
-    def _settle_key(self, entry: MemoryEntry) -> MemoryEntry:
+    def _settle_key(self, entry: MemoryEntry, batch: _Batch) -> MemoryEntry:
         """Two stores superseded the same key: keep the newer active, link the older.
         Both entries this changes get ``updated_at`` now: the merge is a change of this
         store, which sync then carries to the other side (whose copies are older), so
         every device ends with the same links."""
+        slot = (entry.partition, entry.key or "")
+        if slot in batch.keys:  # the holder is queued in this batch: let storage see it
+            self._flush(batch)
+            batch.clear()
         holder = self.ctx.storage.active_by_key([entry.partition], entry.key or "")
         if holder is None or holder.id == entry.id:
+            batch.keys.add(slot)
             return entry
         self.report.conflicts.append(entry.id)
         now = self.ctx.clock.now()
@@ -274,6 +289,7 @@ class Importer:
                 valid_until=holder.valid_until or entry.valid_from)
             self.ctx.storage.replace(self.seal(retired))
             self._index_remove.add(holder.id)
+            batch.keys.add(slot)
             if entry.supersedes:
                 return entry
             return attrs.evolve(entry, supersedes=holder.id, updated_at=max(now, entry.updated_at))
