@@ -243,6 +243,8 @@ class Importer:
                 if existing.content_hash != entry.content_hash:
                     self.report.conflicts.append(entry.id)
                 return
+            if entry.archived_at is None and entry.key is not None:
+                entry = self._settle_key(entry)  # another active entry may hold its key here
             self.report.updated.append(entry.id)
             self._queue(batch.replaces, entry, vector, batch, "replaces")
             return
@@ -259,15 +261,18 @@ class Importer:
 
     def _settle_key(self, entry: MemoryEntry) -> MemoryEntry:
         """Two stores superseded the same key: keep the newer active, link the older.
-        Both entries this changes get ``updated_at`` now: the merge is a change of this
-        store, which sync then carries to the other side (whose copies are older), so
+        Which one stays active is decided on what never changes, the later write
+        (``created_at``, then the id), so every store that meets the two decides alike
+        (deciding on ``updated_at``, which a merge itself moves, let two devices each keep
+        a different one active). Both entries this changes get ``updated_at`` now: the
+        merge is a change of this store, which sync then carries to the other side, so
         every device ends with the same links."""
         holder = self.ctx.storage.active_by_key([entry.partition], entry.key or "")
         if holder is None or holder.id == entry.id:
             return entry
         self.report.conflicts.append(entry.id)
         now = self.ctx.clock.now()
-        if entry.updated_at >= holder.updated_at:
+        if (entry.created_at, entry.id) >= (holder.created_at, holder.id):
             retired = attrs.evolve(
                 holder, archived_at=now, archive_reason=ArchiveReason.SUPERSEDED,
                 superseded_by=entry.id, expired_at=holder.expired_at or now, updated_at=now,
