@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,8 +79,12 @@ def test_two_devices_converge_through_the_server(server: Server, tmp_path: Path)
         assert all(r.added == r.updated == r.conflicts == 0 for r in again)
         assert state(a) == state(b)
         assert a.verify_audit()["problems"] == [] and b.verify_audit()["problems"] == []
-        # plain sync: the server merged the deltas into its own store too
-        assert any(MARKER in h.entry.content for h in remote.search(MARKER))
+        # plain sync: the server merges the deltas into its own store too (in the
+        # background, after acknowledging them)
+        deadline = time.monotonic() + 20
+        while not any(MARKER in h.entry.content for h in remote.search(MARKER)):
+            assert time.monotonic() < deadline, "the server never merged the deltas"
+            time.sleep(0.1)
 
 
 def test_both_devices_superseded_one_key(server: Server, tmp_path: Path) -> None:

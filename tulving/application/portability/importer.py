@@ -252,7 +252,7 @@ class Importer:
                     self.report.conflicts.append(entry.id)
                 return
             if entry.archived_at is None and entry.key is not None:
-                entry = self._settle_key(entry, batch)  # a newer version may re-take a key
+                entry = self._settle_key(entry, batch)  # another active entry may hold its key
             self.report.updated.append(entry.id)
             self._queue(batch.replaces, entry, vector, batch, "replaces")
             return
@@ -269,8 +269,11 @@ class Importer:
 
     def _settle_key(self, entry: MemoryEntry, batch: _Batch) -> MemoryEntry:
         """Two stores superseded the same key: keep the newer active, link the older.
-        Both entries this changes get ``updated_at`` now: the merge is a change of this
-        store, which sync then carries to the other side (whose copies are older), so
+        Which one stays active is decided on what never changes, the later write
+        (``created_at``, then the id), so every store that meets the two decides alike
+        (deciding on ``updated_at``, which a merge itself moves, let two devices each keep
+        a different one active). Both entries this changes get ``updated_at`` now: the
+        merge is a change of this store, which sync then carries to the other side, so
         every device ends with the same links."""
         slot = (entry.partition, entry.key or "")
         if slot in batch.keys:  # the holder is queued in this batch: let storage see it
@@ -282,7 +285,7 @@ class Importer:
             return entry
         self.report.conflicts.append(entry.id)
         now = self.ctx.clock.now()
-        if entry.updated_at >= holder.updated_at:
+        if (entry.created_at, entry.id) >= (holder.created_at, holder.id):
             retired = attrs.evolve(
                 holder, archived_at=now, archive_reason=ArchiveReason.SUPERSEDED,
                 superseded_by=entry.id, expired_at=holder.expired_at or now, updated_at=now,

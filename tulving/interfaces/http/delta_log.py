@@ -101,6 +101,26 @@ class DeltaLog:
     def after(self, tenant: str, seq: int, limit: int) -> list[Delta]:
         return [d for d in self._entries(self._folder(tenant)) if d.seq > seq][:limit]
 
+    def last(self, tenant: str) -> int:
+        """The highest sequence number of the tenant's log (0 when empty)."""
+        found = self._entries(self._folder(tenant))
+        return found[-1].seq if found else 0
+
+    def mark(self, tenant: str, name: str) -> int:
+        """A named watermark kept beside the tenant's deltas (0 when unset)."""
+        path = self._folder(tenant) / f".{name}"
+        try:
+            return int(path.read_text(encoding="ascii").strip() or 0)
+        except (FileNotFoundError, ValueError):
+            return 0
+
+    def set_mark(self, tenant: str, name: str, seq: int) -> None:
+        folder = self._folder(tenant)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{name}.tmp-{secrets.token_hex(4)}"
+        tmp.write_text(str(int(seq)), encoding="ascii")
+        os.replace(tmp, folder / f".{name}")
+
     def read(self, tenant: str, seq: int) -> bytes | None:
         folder = self._folder(tenant)
         for delta in self._entries(folder):

@@ -379,7 +379,11 @@ class SQLiteStorage:
     def replace(self, entry: MemoryEntry) -> None:
         row = entry_to_row(entry)
         with self.transaction():
-            cur = self._c.execute(_UPDATE, [row[c] for c in COLUMNS if c != "id"] + [entry.id])
+            try:
+                cur = self._c.execute(_UPDATE, [row[c] for c in COLUMNS if c != "id"]
+                                      + [entry.id])
+            except INTEGRITY_ERRORS as exc:
+                raise StorageError(f"replace rejected by the store: {exc}") from exc
             if cur.rowcount == 0:
                 raise StorageError(f"no entry {entry.id} to replace")
             self._write_tags(entry)
