@@ -7,7 +7,8 @@ both devices hold the same entries, the same active set and the same history per
 every write a device acknowledged is there, and both audit chains verify.
 
 ``TULVING_SYNC_SCHEDULES`` sets how many schedules run (default 100, half of them end to
-end encrypted); ``TULVING_SYNC_SEED`` replays one run; set both higher for a long run.
+end encrypted), ``TULVING_SYNC_STEPS`` the most operations in one (default 14; e.g. 10
+schedules of 400 steps for a nightly-style run), ``TULVING_SYNC_SEED`` replays a run.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tests.http.conftest import free_port
 
 SCHEDULES = int(os.environ.get("TULVING_SYNC_SCHEDULES", "100"))
 SEED = int(os.environ.get("TULVING_SYNC_SEED", "20261124"))
+STEPS = max(6, int(os.environ.get("TULVING_SYNC_STEPS", "14")))
 KEYS = ("cfg/port", "cfg/host", "plan/next")
 
 
@@ -122,7 +124,7 @@ def test_randomized_schedules_with_kills_converge(tmp_path: Path) -> None:
             for name in devices:
                 open_on(name)
             acknowledged: list[str] = []
-            for _step in range(rng.randint(6, 14)):
+            for _step in range(rng.randint(6, STEPS)):
                 name = rng.choice(sorted(devices))
                 device = devices[name]
                 roll = rng.random()
