@@ -370,6 +370,9 @@ class StorageContract(GovernanceContract):
         assert verify_chain(storage.audit_records(BOB.tenant)) == []
         assert len(storage.audit_records()) == 6
         assert alice[1].details == {"i": 1}
+        about = storage.audit_records(ALICE.tenant, entry_id="e1")
+        assert [r.entry_id for r in about] == ["e1"] and about[0].details == {"i": 1}
+        assert storage.audit_records(BOB.tenant, entry_id="e1") == []
 
     def test_concurrent_audit_appends_never_fork(self, storage: Storage, clock: Clockwork) -> None:
         at = clock.tick()

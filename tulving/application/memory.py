@@ -301,13 +301,17 @@ class Memory:
     def _resolve(self, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
         return lookup.resolve(self.ctx, key_or_id, include_archived=include_archived)
 
-    def get(self, key_or_id: str, *, as_of: datetime | None = None) -> MemoryEntry:
+    def get(self, key_or_id: str, *, as_of: datetime | None = None,
+            include_archived: bool = False) -> MemoryEntry:
         """The active entry with this id or key, raw (not redacted); with ``as_of``, the
-        entry as the store held it at that transaction time."""
+        entry as the store held it at that transaction time; with ``include_archived``,
+        also an archived version by its id (an older version from ``history``)."""
+        if not isinstance(include_archived, bool):
+            raise ValidationError("include_archived must be True or False")
         if as_of is not None:
             entry = lookup.get_as_of(self.ctx, key_or_id, as_of)
         else:
-            entry = self._resolve(key_or_id)
+            entry = self._resolve(key_or_id, include_archived=include_archived)
             self._access.record([entry.id])
         self._audit.record_read("get", {"key_or_id": key_or_id, "as_of": as_of}, [entry.id])
         return entry
@@ -325,14 +329,17 @@ class Memory:
         since: datetime | None = None,
         until: datetime | None = None,
         include_archived: bool = False,
+        scope: Scope | str | None = None,
     ) -> lookup.EntryPage:
         """Every visible entry, with or without a key, oldest first, ``limit`` at a time;
-        pass the page's ``next_cursor`` back for the next one (None: no more)."""
+        pass the page's ``next_cursor`` back for the next one (None: no more). With
+        ``scope`` a page may come back short before the last one (see ``next_cursor``)."""
         if not isinstance(include_archived, bool):
             raise ValidationError("include_archived must be True or False")
         flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
                            include_archived=include_archived)
-        page = lookup.list_entries(self.ctx, flt, limit, cursor)
+        chosen = Scope.parse(scope) if scope is not None else None
+        page = lookup.list_entries(self.ctx, flt, limit, cursor, chosen)
         self._audit.record_read("list_entries", {"limit": limit, "cursor": cursor},
                                 [e.id for e in page.entries])
         return page
@@ -382,12 +389,16 @@ class Memory:
         since: datetime | None = None,
         until: datetime | None = None,
         weights: Any = None,
+        explain: bool = False,
     ) -> CuratedContext:
         """The memories that matter for ``query`` as a prompt block of at most
         ``token_budget`` tokens (counted by the configured tokenizer, headers included).
-        ``mode="orient"`` needs no query: a cold-start briefing. Secrets are redacted."""
+        ``mode="orient"`` needs no query: a cold-start briefing. Secrets are redacted.
+        ``explain=True`` also reports every ranked candidate (``.candidates``): its score
+        broken down, shown in full, truncated, as an index line or left out, and its cost."""
         flt = build_filter(self.ctx, types, tags, since, until)
-        result = self._curator.curate(query, token_budget, mode, flt, weights)
+        result = self._curator.curate(query, token_budget, mode, flt, weights,
+                                      explain=explain)
         self._access.record([c.entry.id for c in result.entries])
         self._audit.record_read("curate", {"query": query, "token_budget": token_budget,
                                            "mode": mode}, [c.entry.id for c in result.entries])
@@ -775,9 +786,13 @@ class Memory:
         self.startup()
         return self._audit.export(os.fspath(target) if isinstance(target, os.PathLike) else target)
 
-    def audit_log(self) -> list[Any]:
+    def audit_log(self, entry: str | None = None) -> list[Any]:
+        """This tenant's audit records, oldest first; with ``entry`` (an id or key, archived
+        versions included), only the records about that entry."""
         self.startup()
-        return self._audit.records()
+        if entry is None:
+            return self._audit.records()
+        return self._audit.records(self._resolve(entry, include_archived=True).id)
 
     def health(self) -> dict[str, Any]:
         self.startup()

@@ -22,6 +22,31 @@ class CuratedEntry:
 
 
 @attrs.frozen
+class CandidateReport:
+    """Why one candidate was shown, cut short or left out: the inspector's curate preview
+    and ``curate(explain=True)`` show where the budget went. ``tokens`` is what its line
+    cost in the block (for a left-out candidate: what its full line would have cost)."""
+
+    entry_id: str
+    type: str
+    key: str | None
+    preview: str
+    score: float
+    relevance: float
+    recency: float
+    importance: float
+    frequency: float
+    type_prior: float
+    trust: float
+    #: "full", "truncated", "index", or "left out".
+    disclosure: str
+    #: Why a candidate was left out: "near-duplicate" or "over budget"; None when shown.
+    reason: str | None
+    tokens: int
+    section: str = "relevant"
+
+
+@attrs.frozen
 class CuratedContext:
     content: str
     token_count: int
@@ -33,6 +58,8 @@ class CuratedContext:
     sources_consulted: int
     mode: str = "query"
     query: str | None = None
+    #: Every ranked candidate with its score broken down (only with ``explain=True``).
+    candidates: tuple[CandidateReport, ...] = ()
 
     @property
     def budget_remaining(self) -> int:

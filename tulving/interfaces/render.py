@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+import attrs
+
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import SearchResult
 from tulving.domain.redaction import redact, redact_stored
@@ -54,11 +56,22 @@ def entry_dict(entry: MemoryEntry, *, raw: bool = False) -> dict[str, Any]:
         "superseded_by": entry.superseded_by,
         "archived_at": entry.archived_at,
         "archive_reason": entry.archive_reason.value if entry.archive_reason else None,
+        "session_id": entry.session_id,
+        "confidence": entry.confidence,
+        "review_status": entry.review_status.value,
+        "related_to": list(entry.related_to),
+        "source_entry_ids": list(entry.source_entry_ids),
+        "conflict_ids": list(entry.conflict_ids),
+        "entity": entry.entity,
+        "attribute": entry.attribute,
+        "value": entry.value,
         "metadata": dict(entry.metadata),
     }
     if raw:
         return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in data.items()}
     data["content"] = redact_stored(entry.content, entry.key)
+    if entry.value is not None:
+        data["value"] = redact_stored(entry.value, entry.key)
     result: dict[str, Any] = scrub(data)
     return result
 
@@ -114,6 +127,9 @@ def curated_dict(curated: Any) -> dict[str, Any]:
     out["omitted"] = (
         [_curated_item(e) for e in omitted] if not isinstance(omitted, int) else omitted
     )
+    candidates = getattr(curated, "candidates", ()) or ()
+    if candidates:
+        out["candidates"] = [attrs.asdict(c) for c in candidates]
     result: dict[str, Any] = scrub(out)
     return result
 

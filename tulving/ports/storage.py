@@ -201,8 +201,11 @@ class AuditLog(Protocol):
         """Append records, each chained to the previous record of its tenant, atomically."""
         ...
 
-    def audit_records(self, tenant: str | None = None) -> list[AuditRecord]:
-        """Records in append order, of one tenant or all."""
+    def audit_records(
+        self, tenant: str | None = None, *, entry_id: str | None = None
+    ) -> list[AuditRecord]:
+        """Records in append order, of one tenant or all; with ``entry_id``, only the
+        records about that entry (the inspector's audit trail of one memory)."""
         ...
 
 

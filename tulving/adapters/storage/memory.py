@@ -335,9 +335,12 @@ class InMemoryStorage:
                 out.append(rec)
         return out
 
-    def audit_records(self, tenant: str | None = None) -> list[AuditRecord]:
+    def audit_records(
+        self, tenant: str | None = None, *, entry_id: str | None = None
+    ) -> list[AuditRecord]:
         with self._lock:
-            return [r for r in self._audit if tenant is None or r.tenant == tenant]
+            return [r for r in self._audit if (tenant is None or r.tenant == tenant)
+                    and (entry_id is None or r.entry_id == entry_id)]
 
     def enqueue(self, job: JobRecord) -> JobRecord:
         with self.transaction():

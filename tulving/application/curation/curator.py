@@ -24,7 +24,8 @@ import attrs
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.retrieval.search import Searcher, check_query
-from tulving.domain.curated import CuratedContext, CuratedEntry
+from tulving.domain.curated import CandidateReport, CuratedContext, CuratedEntry
+from tulving.domain.curation_report import explain as explain_packing
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.injection import is_curatable
@@ -99,7 +100,13 @@ class Curator:
         mode: str,
         flt: EntryFilter,
         weights: RankingWeights | str | dict[str, Any] | None = None,
+        *,
+        explain: bool = False,
     ) -> CuratedContext:
+        """``explain`` adds a report per ranked candidate (``CuratedContext.candidates``):
+        the score's signals, the disclosure packing chose and the token cost."""
+        if not isinstance(explain, bool):
+            raise ValidationError("explain must be True or False")
         budget = check_budget(token_budget)
         if mode not in MODES:
             raise ValidationError(f"unknown curate mode {mode!r}; use 'query' or 'orient'")
@@ -107,12 +114,13 @@ class Curator:
         if mode == "orient" or query is None:
             if mode == "query":
                 raise ValidationError("curate(mode='query') needs a query; use mode='orient'")
-            return self._orient(budget, flt, chosen)
-        return self._query(check_query(query), budget, flt, chosen)
+            return self._orient(budget, flt, chosen, explain)
+        return self._query(check_query(query), budget, flt, chosen, explain)
 
     # query mode -----------------------------------------------------------------------
     def _query(
-        self, query: str, budget: int, flt: EntryFilter, weights: RankingWeights
+        self, query: str, budget: int, flt: EntryFilter, weights: RankingWeights,
+        explain: bool,
     ) -> CuratedContext:
         now = self.ctx.clock.now()
         hits, entries = self._candidates(query, budget, flt)
@@ -141,8 +149,10 @@ class Curator:
         ranked = rank(candidates, now, weights)
         packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
                       header="## Memory", now=now, clean=shown_text)
+        report = (tuple(explain_packing(ranked, packed, self.tokenizer, now=now,
+                                        clean=shown_text)) if explain else ())
         return self._result(packed, {r.id: r.entry for r in ranked}, budget, len(hits),
-                            "query", query, {r.id: r.score for r in ranked})
+                            "query", query, {r.id: r.score for r in ranked}, report)
 
     def _candidates(
         self, query: str, budget: int, flt: EntryFilter
@@ -179,10 +189,13 @@ class Curator:
         return ranked, entries
 
     # orient mode ----------------------------------------------------------------------
-    def _orient(self, budget: int, flt: EntryFilter, weights: RankingWeights) -> CuratedContext:
+    def _orient(
+        self, budget: int, flt: EntryFilter, weights: RankingWeights, explain: bool
+    ) -> CuratedContext:
         now = self.ctx.clock.now()
         parts: list[str] = []
         shown: list[CuratedEntry] = []
+        report: list[CandidateReport] = []
         seen: set[str] = set()
         consulted = omitted = 0
         carry = 0
@@ -204,6 +217,9 @@ class Curator:
             packed = pack(ranked, budget=max(0, room - join_cost), tokenizer=tokenizer,
                           header=heading, now=now, clean=shown_text)
             omitted += packed.omitted
+            if explain:
+                report += explain_packing(ranked, packed, tokenizer, now=now,
+                                          clean=shown_text, section=name)
             by_id = {r.id: r for r in ranked}
             for item in packed.included:
                 seen.add(item.entry_id)
@@ -222,7 +238,7 @@ class Curator:
             content = _SEPARATOR.join(parts)
             used = tokenizer.count(content)
         return CuratedContext(content, used, budget, tuple(shown), omitted, consulted,
-                              "orient", None)
+                              "orient", None, tuple(report))
 
     def _section(self, name: str, flt: EntryFilter, now: datetime) -> list[MemoryEntry]:
         storage = self.ctx.storage
@@ -269,13 +285,14 @@ class Curator:
     def _result(
         self, packed: Packed, entries: dict[str, MemoryEntry], budget: int, consulted: int,
         mode: str, query: str | None, scores: dict[str, float],
+        report: tuple[CandidateReport, ...] = (),
     ) -> CuratedContext:
         shown = tuple(
             CuratedEntry(_redacted(entries[i.entry_id]), scores[i.entry_id], i.disclosure.value)
             for i in packed.included
         )
         return CuratedContext(packed.content, packed.token_count, budget, shown,
-                              packed.omitted, consulted, mode, query)
+                              packed.omitted, consulted, mode, query, report)
 
 
 def _only(flt: EntryFilter, *types: MemoryType) -> tuple[MemoryType, ...]:

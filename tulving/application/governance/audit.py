@@ -100,9 +100,9 @@ class AuditTrail:
         self._reads.flush()
 
     # reading the log ----------------------------------------------------------------
-    def records(self) -> list[AuditRecord]:
+    def records(self, entry_id: str | None = None) -> list[AuditRecord]:
         self.flush()
-        return self._storage.audit_records(self.tenant)
+        return self._storage.audit_records(self.tenant, entry_id=entry_id)
 
     def verify(self) -> dict[str, Any]:
         records = self.records()

@@ -20,6 +20,7 @@ from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import NotFoundError, ScopeError, ValidationError
 from tulving.domain.ids import looks_like_id
 from tulving.domain.query import HIDDEN_FROM_HISTORY, EntryFilter
+from tulving.domain.types import Scope
 
 
 def _by_id(ctx: MemoryContext, key_or_id: str) -> MemoryEntry | None:
@@ -63,6 +64,8 @@ def list_keys(ctx: MemoryContext, prefix: str = "") -> list[str]:
 
 #: Largest page ``list_entries`` returns.
 MAX_PAGE = 1000
+#: Pages of entries a scope-filtered ``list_entries`` page reads at most to fill itself.
+SCOPE_SCAN = 20
 
 
 @attrs.frozen
@@ -75,17 +78,35 @@ class EntryPage:
     next_cursor: str | None
 
 
-def list_entries(ctx: MemoryContext, flt: EntryFilter, limit: int, cursor: str | None) -> EntryPage:
-    """Every visible entry matching ``flt``, keyed or not, a page at a time."""
+def list_entries(ctx: MemoryContext, flt: EntryFilter, limit: int, cursor: str | None,
+                 scope: Scope | None = None) -> EntryPage:
+    """Every visible entry matching ``flt`` (and ``scope``), keyed or not, a page at a
+    time. Scope has no index, so a page with a scope reads at most ``SCOPE_SCAN`` pages of
+    entries to fill itself and may come back short, with a cursor to go on from."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
         raise ValidationError(f"limit must be an integer in 1..{MAX_PAGE}")
     if cursor is not None and (not isinstance(cursor, str) or not looks_like_id(cursor)):
         raise ValidationError("cursor must be the next_cursor of a previous page")
-    page = ctx.storage.query(attrs.evolve(flt, after_id=cursor), limit=limit + 1,
-                             newest_first=False)
-    more = len(page) > limit
-    entries = tuple(page[:limit])
-    return EntryPage(entries, entries[-1].id if more and entries else None)
+    if scope is None:
+        page = ctx.storage.query(attrs.evolve(flt, after_id=cursor), limit=limit + 1,
+                                 newest_first=False)
+        more = len(page) > limit
+        entries = tuple(page[:limit])
+        return EntryPage(entries, entries[-1].id if more and entries else None)
+    found: list[MemoryEntry] = []
+    after = cursor
+    for _ in range(SCOPE_SCAN):
+        batch = ctx.storage.query(attrs.evolve(flt, after_id=after), limit=limit,
+                                  newest_first=False)
+        for entry in batch:
+            after = entry.id
+            if entry.scope is scope:
+                found.append(entry)
+                if len(found) == limit:
+                    return EntryPage(tuple(found), after)
+        if len(batch) < limit:
+            return EntryPage(tuple(found), None)
+    return EntryPage(tuple(found), after)
 
 
 def history(ctx: MemoryContext, key: str) -> list[MemoryEntry]:

@@ -82,7 +82,8 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
                             lifespan="on")
     server = _server_class()(config)
     print(f"tulving: serving {memory.location} on http://{args.host}:{args.port}/v1 "
-          f"(ready in {time.perf_counter() - began:.2f} s)", file=sys.stderr, flush=True)
+          f"(ready in {time.perf_counter() - began:.2f} s); inspector: "
+          f"http://{args.host}:{args.port}/ui/", file=sys.stderr, flush=True)
     server.run()
     return OK
 

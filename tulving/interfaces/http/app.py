@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tulving.interfaces.auth.bearer_tokens import TokenRegistry, registry_for
 from tulving.interfaces.http import errors
 from tulving.interfaces.http.errors import body as error_body
+from tulving.interfaces.http.inspector import include_inspector
 from tulving.interfaces.http.routes import include_routes
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 from tulving.interfaces.http.tenancy import Tenancy
@@ -111,6 +112,7 @@ def create_app(
     app.state.tenancy = tenancy
     errors.install(app)
     include_routes(app, tenancy, timeout=timeout, version=SCHEMA_VERSION)
+    include_inspector(app)
     location = str(getattr(memory, "location", "") or "")
     if sync_dir is None and location and "://" not in location and location != ":memory:":
         sync_dir = location + ".sync"

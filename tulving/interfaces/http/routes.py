@@ -97,7 +97,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
         def do(m: Any) -> dict[str, Any]:
             curated = m.curate(body.query, token_budget=body.token_budget, mode=body.mode,
                                types=body.types, tags=body.tags, since=body.since,
-                               until=body.until)
+                               until=body.until, explain=body.explain)
             return {"curated": render.curated_dict(curated)}
         return await act(request, named(body), do)
 
@@ -105,6 +105,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
     async def correct(request: Request, body: S.Correct) -> dict[str, Any]:
         def do(m: Any) -> dict[str, Any]:
             fields: dict[str, Any] = {}
+            if body.pinned is not None:
+                fields["pinned"] = body.pinned
             if body.reason:
                 current = m.get(body.memory_id)
                 fields["metadata"] = {**dict(current.metadata), "correction_reason": body.reason}
@@ -130,12 +132,27 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
             return {"versions": [render.entry_dict(e) for e in versions]}
         return await act(request, query_named(user_id, workspace_id, agent_id), do)
 
+    @router.get("/memory/{memory_id:path}/audit")
+    async def entry_audit(request: Request, memory_id: str,
+                          limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+                          user_id: UserQ = None, workspace_id: UserQ = None,
+                          agent_id: UserQ = None) -> dict[str, Any]:
+        def do(m: Any) -> dict[str, Any]:
+            records = m.audit_log(memory_id)
+            return {"records": [render.scrub({"seq": r.seq, "at": r.at, "actor": r.actor,
+                                              "action": r.action, "entry_id": r.entry_id,
+                                              "details": dict(r.details)})
+                                for r in records[-limit:]],
+                    "total": len(records)}
+        return await act(request, query_named(user_id, workspace_id, agent_id), do)
+
     @router.get("/memory/{memory_id:path}")
     async def get(request: Request, memory_id: str, as_of: datetime | None = None,
-                  user_id: UserQ = None, workspace_id: UserQ = None,
-                  agent_id: UserQ = None) -> dict[str, Any]:
+                  include_archived: bool = False, user_id: UserQ = None,
+                  workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
-                         lambda m: {"entry": render.entry_dict(m.get(memory_id, as_of=as_of))})
+                         lambda m: {"entry": render.entry_dict(
+                             m.get(memory_id, as_of=as_of, include_archived=include_archived))})
 
     @router.get("/keys")
     async def keys(request: Request, prefix: Annotated[str, Query(max_length=200)] = "",
@@ -147,10 +164,16 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
     @router.get("/entries")
     async def entries(request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
                       cursor: Annotated[str | None, Query(max_length=40)] = None,
+                      type: Annotated[list[S.MemoryTypeName] | None, Query()] = None,
+                      tag: Annotated[list[str] | None, Query(max_length=64)] = None,
+                      scope: S.ScopeName | None = None, since: datetime | None = None,
+                      until: datetime | None = None, include_archived: bool = False,
                       user_id: UserQ = None, workspace_id: UserQ = None,
                       agent_id: UserQ = None) -> dict[str, Any]:
         def do(m: Any) -> dict[str, Any]:
-            page = m.list_entries(limit, cursor)
+            page = m.list_entries(limit, cursor, types=type, tags=tag, since=since,
+                                  until=until, include_archived=include_archived,
+                                  scope=scope)
             return {"entries": [render.entry_dict(e) for e in page.entries],
                     "next_cursor": page.next_cursor}
         return await act(request, query_named(user_id, workspace_id, agent_id), do)

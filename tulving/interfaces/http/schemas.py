@@ -89,12 +89,17 @@ class Curate(Body):
     tags: list[str] | None = Field(default=None, max_length=64)
     since: datetime | None = None
     until: datetime | None = None
+    #: Add ``candidates``: each ranked candidate's score broken down, its disclosure and
+    #: token cost (the inspector's curate preview).
+    explain: bool = False
 
 
 class Correct(Body):
     memory_id: str = Field(min_length=1, max_length=300, description="id or key")
     content: str = Text
     reason: str | None = Field(default=None, max_length=2000)
+    #: Pin or unpin in the same correction (``content`` unchanged pins the memory as is).
+    pinned: bool | None = None
 
 
 class Session(Body):

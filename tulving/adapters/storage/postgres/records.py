@@ -192,14 +192,17 @@ class RecordMixin(PgConnections):
         return self._atomic(work)
 
     @translate_errors
-    def audit_records(self, tenant: str | None = None) -> list[AuditRecord]:
+    def audit_records(
+        self, tenant: str | None = None, *, entry_id: str | None = None
+    ) -> list[AuditRecord]:
+        conditions = [(c, v) for c, v in (("tenant = %s", tenant), ("entry_id = %s", entry_id))
+                      if v is not None]
+        where_sql = " AND ".join(c for c, _ in conditions) or "TRUE"
         with self._read() as conn:
-            if tenant is None:
-                rows = conn.execute("SELECT * FROM audit_log ORDER BY seq").fetchall()
-            else:
-                rows = conn.execute(
-                    "SELECT * FROM audit_log WHERE tenant = %s ORDER BY seq", (tenant,)
-                ).fetchall()
+            rows = conn.execute(
+                f"SELECT * FROM audit_log WHERE {where_sql} ORDER BY seq",
+                [v for _, v in conditions],
+            ).fetchall()
         return [_audit(row) for row in rows]
 
     # -- jobs ------------------------------------------------------------------------

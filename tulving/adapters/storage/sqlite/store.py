@@ -796,11 +796,14 @@ class SQLiteStorage:
                                        d.input_hash, details, prev, digest))
         return out
 
-    def audit_records(self, tenant: str | None = None) -> list[AuditRecord]:
-        if tenant is None:
-            rows = self._fetch("SELECT * FROM audit_log ORDER BY seq")
-        else:
-            rows = self._fetch("SELECT * FROM audit_log WHERE tenant = ? ORDER BY seq", (tenant,))
+    def audit_records(
+        self, tenant: str | None = None, *, entry_id: str | None = None
+    ) -> list[AuditRecord]:
+        conditions = [(c, v) for c, v in (("tenant = ?", tenant), ("entry_id = ?", entry_id))
+                      if v is not None]
+        where_sql = " AND ".join(c for c, _ in conditions) or "1"
+        rows = self._fetch(f"SELECT * FROM audit_log WHERE {where_sql} ORDER BY seq",
+                           [v for _, v in conditions])
         return [
             AuditRecord(int(r["seq"]), r["tenant"], _at(r["at"]), r["actor"], r["action"],
                         r["entry_id"], r["input_hash"], json.loads(r["details"]),
