@@ -47,6 +47,12 @@ def seeded(server: Server) -> dict[str, Any]:
     return ids
 
 
+def assert_clean(page: Page) -> None:
+    """Nothing the page drew by mistake: stringified lists, absent values."""
+    text = page.locator("#main").inner_text()
+    assert "[object" not in text and not re.search(r"^(null|undefined)$", text, re.M), text
+
+
 def curated_text(page: Page) -> str:
     return page.locator("#curated-block").inner_text()
 
@@ -64,6 +70,7 @@ def test_curate_preview_equals_the_api_and_follows_the_budget(
         "query": "when do deploys go out", "token_budget": 300})["curated"]
     assert shown.strip() == api_block["content"].strip()
     assert "Tuesdays" in shown
+    assert_clean(page)
     OUTPUT.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(OUTPUT / "curate-preview.png"), full_page=False)
 
@@ -97,11 +104,14 @@ def test_one_memory_history_and_forget_behind_a_confirmation(
         page: Page, server: Server, seeded: dict[str, Any]) -> None:
     login(page, server, "alice", f"#/memory/{seeded['port_new']}")
     expect(page.locator("#memory-content")).to_have_text("the service port is 9000")
+    expect(page.locator("#memory-fields")).to_contain_text("valid_from")
+    assert_clean(page)
     history = page.locator("#history li")
     expect(history).to_have_count(2)
     history.nth(1).locator("a").click()  # the older version, archived by the correction
     expect(page.locator("#memory-content")).to_have_text("the service port is 8000")
     expect(page.locator("#archived-note")).to_contain_text("corrected")
+    assert_clean(page)
     expect(page.locator("#forget")).to_have_count(0)  # an archived version has no actions
     page.go_back()
     expect(page.locator("#memory-content")).to_have_text("the service port is 9000")
@@ -144,6 +154,10 @@ def test_browse_search_modes_filters_and_timeline(
     days = [re.match(r"\d{4}-\d{2}-\d{2}", g).group(0)  # type: ignore[union-attr]
             for g in groups.all_inner_texts()]
     assert days == sorted(days, reverse=True) and len(days) >= 9
+    assert_clean(page)
+    page.goto(f"{server.url}/ui/#/timeline?by=session")
+    expect(page.locator("#timeline section.group h3").first).to_contain_text("Session ")
+    assert_clean(page)
 
 
 def test_another_tenant_sees_nothing_of_this_one(

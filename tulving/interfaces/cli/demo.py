@@ -118,6 +118,8 @@ def _text(data: dict[str, Any], results: Any, curated: Any, budget: int) -> str:
         f"  tulving --path {q} search 'timezone bug' --type OBSERVATION",
         f"  tulving --path {q} store 'We chose Alembic for migrations' --type DECISION --key db/tool",
         f"  tulving --path {q} mcp     # serve it to Claude Code over MCP",
+        f"  tulving --path {q} serve token create me --bind-agent demo",
+        f"  tulving --path {q} serve   # then open http://127.0.0.1:8780/ui/ (the inspector)",
         f"Finished in {t['total_s']:.2f} s.",
     ]
     return "\n".join(lines)

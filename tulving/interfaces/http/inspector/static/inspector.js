@@ -52,11 +52,17 @@ function h(tag, props = {}, ...children) {
     else if (k === "text") node.textContent = v;
     else node.setAttribute(k, v === true ? "" : v);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return node;
+}
+
+// replaceChildren with nested lists and absent (null/false) parts allowed, like h().
+function put(target, ...children) {
+  target.replaceChildren(...children.flat(Infinity)
+    .filter((c) => c !== null && c !== undefined && c !== false));
 }
 
 const fmt = (n, digits = 3) => (typeof n === "number" ? n.toFixed(digits) : "");
@@ -68,7 +74,7 @@ function say(message) { status.textContent = message; }
 
 function showError(err) {
   say("");
-  main.replaceChildren(h("p", { class: "error", role: "alert" },
+  put(main, h("p", { class: "error", role: "alert" },
     `${err.kind || "Error"} (${err.status || "?"}): ${err.message}`));
 }
 
@@ -108,14 +114,14 @@ async function curateView(params) {
       { any: null })),
     h("button", { type: "submit" }, "Curate"));
   const result = h("section", { id: "curate-result", "aria-label": "Curated result" });
-  main.replaceChildren(h("h2", {}, "Curate preview"), form, result);
+  put(main, h("h2", {}, "Curate preview"), form, result);
   let timer;
   const run = async () => {
     const data = new FormData(form);
     const mode = data.get("mode");
     const query = (data.get("query") || "").trim();
     if (mode === "query" && !query) {
-      result.replaceChildren(h("p", { class: "muted" },
+      put(result, h("p", { class: "muted" },
         "Type a query (or pick orient mode) and see what curate() puts in the prompt."));
       return;
     }
@@ -127,7 +133,7 @@ async function curateView(params) {
       const { curated } = await api("POST", "/curate", { body });
       renderCurated(result, curated, performance.now() - started);
       say(`Curated in ${Math.round(performance.now() - started)} ms.`);
-    } catch (err) { result.replaceChildren(h("p", { class: "error", role: "alert" }, err.message)); say(""); }
+    } catch (err) { put(result, h("p", { class: "error", role: "alert" }, err.message)); say(""); }
   };
   form.addEventListener("submit", (e) => { e.preventDefault(); run(); });
   form.budget.addEventListener("input", () => {
@@ -164,7 +170,7 @@ function renderCurated(target, curated, ms) {
     h("td", { class: "disclosure" }, c.disclosure + (c.reason ? ` (${c.reason})` : ""),
       curated.mode === "orient" ? h("div", { class: "muted" }, c.section) : null),
     h("td", { class: "num" }, c.tokens)));
-  target.replaceChildren(summary, meter, h("div", { class: "split" },
+  put(target, summary, meter, h("div", { class: "split" },
     h("div", {}, h("h3", {}, "The block curate() returns"),
       h("pre", { class: "block", id: "curated-block", tabindex: 0 }, curated.content)),
     h("div", { class: "scroll" }, h("h3", {}, "Every candidate, best first"),
@@ -187,7 +193,7 @@ async function browseView(params) {
     field(h("span", {}, "Archived too"), h("input", { name: "archived", type: "checkbox", checked: params.get("archived") === "1" })),
     h("button", { type: "submit" }, "Show"));
   const out = h("section", { id: "browse-result", "aria-label": "Memories" });
-  main.replaceChildren(h("h2", {}, "Browse and search"), form, out);
+  put(main, h("h2", {}, "Browse and search"), form, out);
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const data = new FormData(form);
@@ -208,7 +214,7 @@ async function browseView(params) {
         tags: params.get("tag") ? [params.get("tag")] : undefined, since, until } });
       const scope = params.get("scope");
       const kept = results.filter((r) => !scope || r.scope === scope);
-      out.replaceChildren(entryTable(kept, { scored: true }));
+      put(out, entryTable(kept, { scored: true }));
       say(`${kept.length} results.`);
     } else {
       await pagedEntries(out, { type: params.get("type"), tag: params.get("tag"),
@@ -228,7 +234,7 @@ async function pagedEntries(out, filters) {
       h("button", { type: "button", disabled: index === 0, onclick: () => load(index - 1) }, "Previous page"),
       h("span", {}, `Page ${index + 1}`),
       h("button", { type: "button", disabled: !page.next_cursor, onclick: () => load(index + 1) }, "Next page"));
-    out.replaceChildren(entryTable(page.entries, { scored: false }), pager);
+    put(out, entryTable(page.entries, { scored: false }), pager);
     say(`${page.entries.length} memories on this page (oldest first).`);
   };
   await load(0);
@@ -278,7 +284,7 @@ async function memoryView(id) {
     v.content.length > 120 ? v.content.slice(0, 119) + "…" : v.content));
   const rows = audit.records.map((r) => h("tr", {}, h("td", { class: "num" }, r.seq), h("td", {}, r.at),
     h("td", {}, r.actor), h("td", {}, r.action), h("td", {}, JSON.stringify(r.details))));
-  main.replaceChildren(
+  put(main,
     h("h2", {}, `Memory ${entry.key || entry.id}`),
     entry.archived_at ? h("p", { id: "archived-note" }, `Archived (${entry.archive_reason}) at ${entry.archived_at}.`) : null,
     h("pre", { class: "block", id: "memory-content" }, entry.content),
@@ -333,7 +339,7 @@ async function timelineView(params) {
     h("button", { type: "submit" }, "Show"));
   const out = h("section", { id: "timeline", "aria-label": "Timeline" });
   const more = h("button", { type: "button", id: "more" }, "Load more");
-  main.replaceChildren(h("h2", {}, "Timeline"), form, out, more);
+  put(main, h("h2", {}, "Timeline"), form, out, more);
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const next = new URLSearchParams([...new FormData(form)].filter(([, v]) => v));
@@ -366,7 +372,7 @@ function renderTimeline(out, entries, by) {
     if (!groups.has(keyOf(e))) groups.set(keyOf(e), []);
     groups.get(keyOf(e)).push(e);
   }
-  out.replaceChildren(...[...groups].map(([name, items]) => {
+  put(out, ...[...groups].map(([name, items]) => {
     const summaries = items.filter((e) => e.type === "SUMMARY");
     const rest = items.filter((e) => e.type !== "SUMMARY");
     return h("section", { class: "group" },
@@ -387,7 +393,7 @@ async function route() {
     if (a.dataset.view === view) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   if (!credentials().token) {
-    main.replaceChildren(h("p", {}, "Enter an access token above to inspect this memory."));
+    put(main, h("p", {}, "Enter an access token above to inspect this memory."));
     document.getElementById("token").focus();
     return;
   }
