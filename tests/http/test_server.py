@@ -58,6 +58,10 @@ def test_the_memory_api_through_the_python_client(alice: TulvingClient) -> None:
                                           idempotency_key="k1")] == [e.id for e in said]
     curated = alice.curate("deploy day", token_budget=200)
     assert "Wednesdays" in curated.content and curated.token_count <= 200
+    assert curated.candidates == ()
+    explained = alice.curate("deploy day", token_budget=200, explain=True)
+    shown = [c["entry_id"] for c in explained.candidates if c["disclosure"] != "left out"]
+    assert shown == [e["id"] for e in explained.entries] and explained.candidates
     assert alice.search("Lisbon", mode="lexical")[0].entry.content.startswith("Ann")
     gone = alice.forget("deploy/day")
     assert gone.id == fixed.id and gone.id != first.id

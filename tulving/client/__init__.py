@@ -66,6 +66,9 @@ class Curated:
     token_count: int
     token_budget: int
     entries: tuple[Mapping[str, Any], ...]
+    #: With ``curate(..., explain=True)``: every ranked candidate, its score broken down,
+    #: its disclosure ("full", "truncated", "index", "left out") and its token cost.
+    candidates: tuple[Mapping[str, Any], ...] = ()
 
 
 def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
@@ -75,7 +78,8 @@ def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
 
 def _curated(data: Mapping[str, Any]) -> Curated:
     return Curated(data.get("content") or "", int(data.get("token_count", 0)),
-                   int(data.get("token_budget", 0)), tuple(data.get("entries") or ()))
+                   int(data.get("token_budget", 0)), tuple(data.get("entries") or ()),
+                   tuple(data.get("candidates") or ()))
 
 
 class _Shape:

@@ -47,7 +47,28 @@ export interface Curated {
   token_count: number;
   token_budget: number;
   entries: Array<{ id: string; type: MemoryType; key: string | null; score?: number }>;
+  /** With `explain: true`: every ranked candidate, best first. */
+  candidates?: CandidateReport[];
   [field: string]: unknown;
+}
+
+/** Why one candidate was shown in full, truncated, as an index line, or left out. */
+export interface CandidateReport {
+  entry_id: string;
+  type: MemoryType;
+  key: string | null;
+  preview: string;
+  score: number;
+  relevance: number;
+  recency: number;
+  importance: number;
+  frequency: number;
+  type_prior: number;
+  trust: number;
+  disclosure: "full" | "truncated" | "index" | "left out";
+  reason: "over budget" | "near-duplicate" | null;
+  tokens: number;
+  section: string;
 }
 
 export interface StoreOptions {
@@ -94,6 +115,8 @@ export interface CurateOptions {
   tags?: string[];
   since?: string;
   until?: string;
+  /** Add `candidates`: each ranked candidate's score broken down, disclosure, cost. */
+  explain?: boolean;
 }
 
 export interface ImportReport {

@@ -90,6 +90,11 @@ test("store, recall, history, correct, curate, forget", async () => {
   assert.equal((await alice.correctionChain(fixed.id)).length, 3);
   const curated = await alice.curate("deploy day", { token_budget: 200 });
   assert.ok(curated.content.includes("Wednesdays") && curated.token_count <= 200);
+  assert.equal(curated.candidates, undefined);
+  const explained = await alice.curate("deploy day", { token_budget: 200, explain: true });
+  assert.ok(explained.token_count <= 200 && (explained.candidates ?? []).length > 0);
+  const shown = (explained.candidates ?? []).filter((c) => c.disclosure !== "left out");
+  assert.deepEqual(shown.map((c) => c.entry_id), explained.entries.map((e) => e.id));
   const said = await alice.remember("Ann: I live in Lisbon.", { subject: "Ann",
     idempotencyKey: "ts-1" });
   assert.ok(said.some((e) => e.type === "FACT"));
