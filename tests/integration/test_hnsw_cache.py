@@ -97,9 +97,60 @@ def test_missing_index_file_opens_empty(db: Path) -> None:
     assert reopen(db).count() == 0
 
 
+def legacy(db: Path) -> tuple[list[str], np.ndarray]:
+    """A cache as written before the vectors copy stopped being saved: a ``.vectors``
+    file beside the graph, vouched for by the sidecar."""
+    ids, vectors = persisted(db)
+    index = reopen(db)
+    meta = json.loads(sidecar(db).read_text())
+    labels = meta["labels"]
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = np.zeros((meta["next_label"], DIM), dtype=np.float32)
+    for i, item in enumerate(ids):
+        rows[labels[item]] = unit[i]
+    path = Path(str(db) + ".hnsw.vectors")
+    np.save(path.open("wb"), rows, allow_pickle=False)
+    import hashlib
+
+    digest = hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+    sidecar(db).write_text(json.dumps({**meta, "vectors_size": path.stat().st_size,
+                                       "vectors_checksum": digest}))
+    index.close()
+    return ids, vectors
+
+
+def test_a_legacy_cache_is_read_then_rewritten_without_its_vectors_file(db: Path) -> None:
+    ids, vectors = legacy(db)
+    index = reopen(db)
+    assert index.count() == len(ids) and not index.needs_vectors
+    hit = index.query(vectors[5], 1, allow=ids[:10])
+    assert hit[0].id == ids[5] and hit[0].score == pytest.approx(1.0, abs=1e-5)
+    index.persist()
+    assert not Path(str(db) + ".hnsw.vectors").exists()
+    assert "vectors_checksum" not in json.loads(sidecar(db).read_text())
+    assert reopen(db).count() == len(ids)
+
+
+def test_a_cache_without_its_vectors_answers_exactly_and_takes_them_from_storage(
+        db: Path) -> None:
+    ids, vectors = persisted(db)
+    index = reopen(db)
+    assert index.needs_vectors  # nothing on disk but the graph and the sidecar
+    hit = index.query(vectors[7], 3, allow=ids[:20])  # exact scoring, rows from the graph
+    assert hit[0].id == ids[7] and hit[0].score == pytest.approx(1.0, abs=1e-5)
+    # the 20 rows exact scoring read from the graph are filled already
+    assert index.fill_vectors(zip(ids, vectors, strict=True)) == len(ids) - 20
+    assert not index.needs_vectors
+    assert index.fill_vectors([("not-an-id", vectors[0])]) == 0
+    scores = [h.score for h in index.query(vectors[3], 5, allow=ids[:50])]
+    assert scores[0] == pytest.approx(1.0, abs=1e-5) and scores == sorted(scores, reverse=True)
+    index.remove(ids[: int(len(ids) * 0.3)])  # compaction reads every live row
+    assert index.query(vectors[150], 1)[0].id == ids[150]
+
+
 @pytest.mark.parametrize("damage", ["missing", "truncated", "garbage"])
-def test_damaged_vectors_file_opens_empty(db: Path, damage: str) -> None:
-    persisted(db)
+def test_damaged_legacy_vectors_file_opens_empty(db: Path, damage: str) -> None:
+    legacy(db)
     vectors = Path(str(db) + ".hnsw.vectors")
     if damage == "missing":
         vectors.unlink()
@@ -181,7 +232,7 @@ def test_stale_temp_files_are_removed_on_open(db: Path) -> None:
 def test_persist_leaves_no_temp_files(db: Path) -> None:
     persisted(db)
     names = sorted(p.name for p in db.parent.iterdir())
-    assert names == ["memory.db.hnsw", "memory.db.hnsw.json", "memory.db.hnsw.vectors"]
+    assert names == ["memory.db.hnsw", "memory.db.hnsw.json"]
 
 
 def test_persist_without_changes_does_not_rewrite(db: Path) -> None:
@@ -282,3 +333,22 @@ def test_persist_after_a_discard_replaces_the_bad_files(
     with caplog.at_level(logging.WARNING):
         assert reopen(db).count() == 0
     assert "discarding" not in caplog.text
+
+
+def test_a_reopened_store_fills_the_index_from_storage_at_start_up(tmp_path: Path) -> None:
+    from tulving import Memory
+
+    path = tmp_path / "m.db"
+    with Memory(path, agent_id="a", embedder="hashing", vectors="hnsw") as memory:
+        memory.store_many({"content": f"note {i} on topic {i % 13}", "type": "FACT"}
+                          for i in range(300))
+    assert not Path(str(path) + ".hnsw.vectors").exists()
+    with Memory(path, agent_id="a", embedder="hashing", vectors="hnsw") as memory:
+        memory.startup()
+        index = memory.ctx.vectors
+        assert index.count() == 300 and not index.needs_vectors
+        stored = memory.ctx.storage.vectors_for([memory.list_entries(1).entries[0].id])
+        (entry_id, vector), = stored.items()
+        top = memory.search("x", top_k=1, mode="semantic")  # answers at all
+        assert top and index.query(vector, 1, allow=[entry_id])[0].score == pytest.approx(
+            1.0, abs=1e-5)

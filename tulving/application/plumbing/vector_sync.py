@@ -14,6 +14,7 @@ Storage holds the vectors and is the source of truth. At startup:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.warnings_once import log
@@ -22,6 +23,7 @@ from tulving.domain.query import STORE_WIDE, EntryFilter
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 64
+FILL_BATCH = 1000
 
 
 def check_model(ctx: MemoryContext, progress: Progress | None = None) -> bool:
@@ -77,7 +79,21 @@ def reconcile_index(ctx: MemoryContext, progress: Progress | None = None) -> boo
     if vectors is None or ctx.embedder is None:
         return False
     flt = _unrestricted(ctx)
-    expected = {entry_id for entry_id, _ in storage.iter_vectors(flt)}
+    # An index that does not keep its own copy of the vectors on disk (hnsw) takes the
+    # ones read here, which this check reads anyway (optional: ``fill_vectors``).
+    fill = getattr(vectors, "fill_vectors", None) if getattr(vectors, "needs_vectors",
+                                                            False) else None
+    expected: set[str] = set()
+    batch: list[tuple[str, Any]] = []
+    for entry_id, vector in storage.iter_vectors(flt):
+        expected.add(entry_id)
+        if fill is not None:
+            batch.append((entry_id, vector))
+            if len(batch) >= FILL_BATCH:
+                fill(batch)
+                batch = []
+    if fill is not None and batch:
+        fill(batch)
     if vectors.ids() == expected:
         return False
     log.info("vector index is stale (%d cached, %d stored): rebuilding",
