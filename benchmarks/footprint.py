@@ -29,9 +29,15 @@ from tulving import Memory
 DIMENSION = 384
 
 
+#: ``--vector-format``: how the store keeps vectors on disk (None: float32).
+VECTOR_FORMAT: str | None = None
+
+
 def fill(path: Path, texts: list[str]) -> float:
     began = time.perf_counter()
-    options = {"embedder": {"dimension": DIMENSION}}
+    options: dict[str, dict[str, object]] = {"embedder": {"dimension": DIMENSION}}
+    if VECTOR_FORMAT:
+        options["storage"] = {"vector_format": VECTOR_FORMAT}
     with Memory(path, agent_id="bench", embedder="hashing", options=options) as memory:
         for i in range(0, len(texts), 2000):
             memory.store_many({"content": t, "type": "FACT"} for t in texts[i:i + 2000])
@@ -93,7 +99,8 @@ def run(n: int, folder: Path) -> None:
     total = sum(size for _, size in files)
     minimum = raw_minimum(folder / f"raw{n}.db", texts)
     text_bytes = sum(len(t.encode()) for t in texts)
-    print(f"\n{n:,} memories ({seconds:.0f} s to store), {DIMENSION}-d float32 vectors; "
+    print(f"\n{n:,} memories ({seconds:.0f} s to store), {DIMENSION}-d "
+          f"{VECTOR_FORMAT or 'float32'} vectors on disk; "
           f"text alone {text_bytes / n:.0f} B/memory")
     print(f"  {'file':34} {'bytes':>12} {'B/memory':>9}")
     for name, size in files:
@@ -112,7 +119,10 @@ def run(n: int, folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--vector-format", choices=["float32", "float16"], default=None)
     args = parser.parse_args()
+    global VECTOR_FORMAT
+    VECTOR_FORMAT = args.vector_format
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
             run(n, Path(tmp))

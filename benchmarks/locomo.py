@@ -105,8 +105,14 @@ def coverage(ranked: Sequence[str], evidence: Sequence[str], cost: dict[str, int
 
 
 # -- one conversation -----------------------------------------------------------------------
+#: ``--vector-format``: the on-disk vector format of the SQLite store (None: float32).
+VECTOR_FORMAT: str | None = None
+
+
 def ingest(conv: Conversation, folder: Path) -> tuple[Memory, float]:
-    memory = Memory(folder / f"{conv.sample_id}.db", agent_id="locomo")
+    path = folder / f"{conv.sample_id}.db"
+    options = {"storage": {"vector_format": VECTOR_FORMAT}} if VECTOR_FORMAT else None
+    memory = Memory(path, agent_id="locomo", options=options)
     memory.startup()
     started = time.perf_counter()
     for session in sorted({t.session for t in conv.turns}):
@@ -115,7 +121,15 @@ def ingest(conv: Conversation, folder: Path) -> tuple[Memory, float]:
              "metadata": {"dia_id": t.dia_id}}
             for t in conv.turns if t.session == session
         )
-    return memory, time.perf_counter() - started
+    took = time.perf_counter() - started
+    if VECTOR_FORMAT:
+        # What a compact format changes shows once vectors come back from disk: reopen,
+        # and rebuild the graph from the stored vectors (the worst case: every vector the
+        # index and exact scoring use has been through the format).
+        memory.close()
+        memory = Memory(path, agent_id="locomo", options=options)
+        memory.maintenance("reindex")
+    return memory, took
 
 
 def tulving_ranker(memory: Memory, mode: str, options: SearchOptions | None,
@@ -234,7 +248,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--ablation", action="store_true",
                         help="also run hybrid with each quality idea switched off")
+    parser.add_argument("--vector-format", choices=["float32", "float16"], default=None,
+                        help="store vectors in this format, then reopen and reindex from "
+                             "the stored vectors before querying")
     args = parser.parse_args(argv)
+    global VECTOR_FORMAT
+    VECTOR_FORMAT = args.vector_format
     conversations = load(args.path, args.limit_conversations)
     report = evaluate(conversations, args.ablation)
     print(json.dumps(report, indent=2) if args.json else render(report))

@@ -139,9 +139,9 @@ def test_a_cache_without_its_vectors_answers_exactly_and_takes_them_from_storage
     hit = index.query(vectors[7], 3, allow=ids[:20])  # exact scoring, rows from the graph
     assert hit[0].id == ids[7] and hit[0].score == pytest.approx(1.0, abs=1e-5)
     # the 20 rows exact scoring read from the graph are filled already
-    assert index.fill_vectors(zip(ids, vectors, strict=True)) == len(ids) - 20
+    assert index.fill_vectors(ids, vectors) == len(ids) - 20
     assert not index.needs_vectors
-    assert index.fill_vectors([("not-an-id", vectors[0])]) == 0
+    assert index.fill_vectors(["not-an-id"], vectors[:1]) == 0
     scores = [h.score for h in index.query(vectors[3], 5, allow=ids[:50])]
     assert scores[0] == pytest.approx(1.0, abs=1e-5) and scores == sorted(scores, reverse=True)
     index.remove(ids[: int(len(ids) * 0.3)])  # compaction reads every live row

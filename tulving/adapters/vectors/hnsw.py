@@ -300,7 +300,11 @@ class HnswIndex:
         self._ids_by_label = {v: k for k, v in self._labels.items()}
         self._next_label = next_label
         self._deleted = elements - len(self._labels)
-        self._vectors = np.array(vectors, dtype=np.float32)
+        # Adopted as is (a loaded file is ours; zeros for a cache without its vectors):
+        # a copy held a second 1.5 GB at a million entries for the time of the open.
+        self._vectors = np.asarray(vectors, dtype=np.float32)
+        if not self._vectors.flags.writeable:
+            self._vectors = self._vectors.copy()
         self._ensure_rows(self._initial_capacity)
 
     def _remove_stale_temps(self) -> None:
@@ -617,24 +621,30 @@ class HnswIndex:
             self._vectors[missing] = np.asarray(rows, dtype=np.float32)
             self._unfilled.difference_update(missing)
 
-    def fill_vectors(self, items: Iterable[tuple[str, Matrix]]) -> int:
-        """Hand over stored vectors for the rows a loaded cache left unfilled (start-up
-        reconciliation reads them anyway); returns how many rows were filled. A vector
-        for an id the index does not hold is ignored: reconciliation rebuilds then."""
+    def fill_vectors(self, ids: Sequence[str], vectors: Matrix) -> int:
+        """Hand over stored vectors (row i of ``vectors`` for ``ids[i]``) for the rows a
+        loaded cache left unfilled; start-up reconciliation reads them anyway. Returns how
+        many rows were filled. An id the index does not hold, or whose row is filled, is
+        skipped: reconciliation rebuilds the index when ids differ."""
         with self._lock:
-            filled = 0
-            for item, vector in items:
-                label = self._labels.get(item)
-                if label is None or label not in self._unfilled:
-                    continue
-                row = np.asarray(vector, dtype=np.float32).reshape(-1)
-                norm = float(np.linalg.norm(row))
-                if row.shape[0] != self._vectors.shape[1] or norm == 0.0:
-                    continue
-                self._vectors[label] = row / norm
-                self._unfilled.discard(label)
-                filled += 1
-            return filled
+            if not self._unfilled or len(ids) == 0:
+                return 0
+            matrix = np.asarray(vectors, dtype=np.float32)
+            if matrix.ndim != 2 or matrix.shape != (len(ids), self._vectors.shape[1]):
+                return 0
+            get, unfilled = self._labels.get, self._unfilled
+            picked = [(row, label) for row, label in enumerate(map(get, ids))
+                      if label is not None and label in unfilled]
+            if not picked:
+                return 0
+            rows = np.fromiter((r for r, _ in picked), dtype=np.int64, count=len(picked))
+            labels = np.fromiter((lb for _, lb in picked), dtype=np.int64, count=len(picked))
+            chosen = matrix[rows]
+            norms = np.linalg.norm(chosen, axis=1)
+            keep = norms > 0
+            self._vectors[labels[keep]] = chosen[keep] / norms[keep, None]
+            unfilled.difference_update(labels[keep].tolist())
+            return int(keep.sum())
 
     @property
     def needs_vectors(self) -> bool:

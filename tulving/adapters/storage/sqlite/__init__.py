@@ -13,10 +13,13 @@ __all__ = ["SQLiteStorage", "create"]
 def create(
     context: Any, *, path: str | None = None, lock: bool = True,
     fulltext_mirror_from: int | bool | None = MIRROR_FROM,
+    vector_format: str | None = None,
 ) -> SQLiteStorage:
     """``fulltext_mirror_from``: rows from which full-text search runs on the in-memory
     mirror of the FTS5 index (same ranking, faster on large stores); None or False (TOML
-    has no null) turns it off."""
+    has no null) turns it off. ``vector_format``: ``float32`` or ``float16`` (vectors take
+    half the bytes on disk; a store kept in the other format is converted on open); unset
+    keeps the store's own (float32 for a new store)."""
     location = path or getattr(context, "location", "") or ""
     if not location:
         raise ConfigError("the sqlite storage needs a file path (or ':memory:')")
@@ -28,4 +31,5 @@ def create(
         raise ConfigError("fulltext_mirror_from must be a row count >= 0, or None/false to "
                           f"turn the mirror off; got {fulltext_mirror_from!r}")
     return SQLiteStorage(location, lock=lock, fulltext_mirror_from=fulltext_mirror_from,
-                         encryption=getattr(context, "encryption", None))
+                         encryption=getattr(context, "encryption", None),
+                         vector_format=vector_format)

@@ -88,15 +88,29 @@ _UPDATE = (
 )
 
 
+#: On-disk vector formats (``vector_format``) and their numpy types.
+VECTOR_FORMATS: dict[str, Any] = {"float32": np.float32, "float16": np.float16}
+
+
 class SQLiteStorage:
     name = "sqlite"
 
     def __init__(self, path: str, *, lock: bool = True, busy_timeout_ms: int = 5000,
                  fulltext_mirror_from: int | None = MIRROR_FROM,
-                 encryption: EncryptionKey | None = None) -> None:
+                 encryption: EncryptionKey | None = None,
+                 vector_format: str | None = None) -> None:
         """``fulltext_mirror_from``: from how many rows full-text search is answered by
         the in-memory mirror of the index (:mod:`.fulltext_mirror`); None: never.
-        ``encryption``: the key of an encrypted (SQLCipher) store (:mod:`.encryption`)."""
+        ``encryption``: the key of an encrypted (SQLCipher) store (:mod:`.encryption`).
+        ``vector_format``: how vectors are kept on disk, ``float32`` or ``float16`` (half
+        the bytes; read back as float32); None keeps the store's own (float32 for a new
+        one). A store kept in the other format is converted when it opens, in one
+        transaction (see ``_settle_vector_format``)."""
+        if vector_format is not None and vector_format not in VECTOR_FORMATS:
+            raise ConfigError(f"vector_format must be one of {', '.join(VECTOR_FORMATS)}, "
+                              f"got {vector_format!r}")
+        self._wanted_format = vector_format
+        self._dtype: Any = np.float32
         self.path = path
         self.location = path
         self._keying = Keying(path, encryption)
@@ -138,6 +152,7 @@ class SQLiteStorage:
                 conn = self._connect("journal_mode = WAL", *_WRITER_PRAGMAS, *_READ_PRAGMAS)
                 self._conn = conn
                 self._migrate()
+                self._settle_vector_format()
             except DATABASE_ERRORS as exc:
                 self._abort_open()
                 raise StorageError(f"cannot open SQLite store {self.path}: {exc}") from exc
@@ -210,6 +225,37 @@ class SQLiteStorage:
                     "INSERT OR REPLACE INTO meta(name, value) VALUES ('schema_version', ?)",
                     (str(version),),
                 )
+
+    def _settle_vector_format(self) -> None:
+        """Convert every stored vector when the store was kept in another format. One
+        transaction: a crash leaves the old format whole (and its meta saying so), and the
+        conversion runs again at the next open."""
+        conn = self._c
+        row = conn.execute("SELECT value FROM meta WHERE name = 'vector_format'").fetchone()
+        recorded = str(row[0]) if row else "float32"
+        if recorded not in VECTOR_FORMATS:
+            raise StorageError(f"{self.path} keeps vectors as {recorded!r}, unknown here")
+        wanted = self._wanted_format or recorded
+        self._dtype = VECTOR_FORMATS[wanted]
+        if recorded == wanted:
+            return
+        source, target = VECTOR_FORMATS[recorded], self._dtype
+
+        def convert(blob: bytes) -> bytes:
+            return bytes(np.frombuffer(blob, dtype=source).astype(target).tobytes())
+
+        conn.create_function("tulving_convert_vector", 1, convert, deterministic=True)
+        with self.transaction():
+            conn.execute("UPDATE embeddings SET vector = tulving_convert_vector(vector)")
+            conn.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('vector_format', ?)",
+                         (wanted,))
+
+    def _blob(self, vector: Vectors) -> bytes:
+        return np.ascontiguousarray(vector, dtype=np.float32).reshape(-1).astype(
+            self._dtype, copy=False).tobytes()
+
+    def _vector(self, blob: bytes) -> Vectors:
+        return np.frombuffer(blob, dtype=self._dtype).astype(np.float32)
 
     @property
     def _c(self) -> sqlite3.Connection:
@@ -331,7 +377,7 @@ class SQLiteStorage:
         if embedding is not None:
             self._c.execute(
                 "INSERT OR REPLACE INTO embeddings(entry_id, vector) VALUES (?, ?)",
-                (entry.id, _blob(embedding)),
+                (entry.id, self._blob(embedding)),
             )
 
     def _write_tags(self, entry: MemoryEntry) -> None:
@@ -696,7 +742,7 @@ class SQLiteStorage:
                     chunk,
                 ).fetchall()
                 for row in rows:
-                    out[row[0]] = np.frombuffer(row[1], dtype=np.float32).copy()
+                    out[row[0]] = self._vector(row[1])
         return out
 
     def iter_vectors(self, flt: EntryFilter, batch: int = 1000) -> Iterator[tuple[str, Vectors]]:
@@ -711,14 +757,14 @@ class SQLiteStorage:
             if not rows:
                 return
             for row in rows:
-                yield row[0], np.frombuffer(row[1], dtype=np.float32).copy()
+                yield row[0], self._vector(row[1])
             last = rows[-1][0]
 
     def put_vectors(self, items: Sequence[tuple[str, Vectors]]) -> None:
         with self.transaction():
             self._c.executemany(
                 "INSERT OR REPLACE INTO embeddings(entry_id, vector) VALUES (?, ?)",
-                [(i, _blob(v)) for i, v in items],
+                [(i, self._blob(v)) for i, v in items],
             )
 
     def missing_vectors(self, flt: EntryFilter, limit: int) -> list[MemoryEntry]:
@@ -882,10 +928,6 @@ class SQLiteStorage:
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def _blob(vector: Vectors) -> bytes:
-    return np.ascontiguousarray(vector, dtype=np.float32).reshape(-1).tobytes()
 
 
 def _at(value: str) -> datetime:
