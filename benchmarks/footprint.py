@@ -57,7 +57,8 @@ def cold_open(path: Path) -> tuple[float, float]:
     con = sqlite3.connect(path)
     began = time.perf_counter()
     rows = con.execute("SELECT vector FROM embeddings").fetchall()
-    matrix = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32)
+    dtype = np.float16 if VECTOR_FORMAT == "float16" else np.float32
+    matrix = np.frombuffer(b"".join(r[0] for r in rows), dtype=dtype).astype(np.float32)
     raw = time.perf_counter() - began
     con.close()
     assert matrix.size == len(rows) * DIMENSION
