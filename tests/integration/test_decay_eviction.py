@@ -62,3 +62,17 @@ def test_evict_archives_faded_but_never_decisions_or_pinned(make_memory: Any, cl
         EntryFilter(partitions=again.ctx.visible_partitions()))}
     assert {fresh.id, decision.id, pinned.id} <= active and faded.id not in active
     assert MemoryType.DECISION in {again.get(decision.id).type}
+
+
+def test_evict_walks_every_page_once(make_memory: Any, clock: Any) -> None:
+    """Pages of 1,000 by keyset: nothing skipped or examined twice across page ends."""
+    m = make_memory()
+    faded = m.store_many({"content": f"passing remark {i}", "type": "OBSERVATION",
+                          "importance": 0.2} for i in range(2_300))
+    kept = m.store_many({"content": f"standing decision {i}", "type": "DECISION",
+                         "importance": 0.2} for i in range(50))
+    clock.advance(timedelta(days=60))
+    report = m.evict(threshold=0.1, dry_run=True)
+    assert report.examined == 2_300 and len(set(report.evicted)) == 2_300
+    assert set(report.evicted) == {e.id for e in faded}
+    assert not set(report.evicted) & {e.id for e in kept}

@@ -41,12 +41,16 @@ def evict(
     decaying = tuple(t for t in MemoryType if t is not MemoryType.DECISION)
     flt = EntryFilter(partitions=ctx.visible_partitions(), types=decaying, pinned=False)
     doomed: list[str] = []
-    examined = offset = 0
+    examined = 0
+    after: str | None = None
     while True:
-        page = ctx.storage.query(flt, limit=PAGE, offset=offset, newest_first=False)
+        # Keyset pages (ids after the last one seen): OFFSET pages re-read every row
+        # before the page, which made a dry run at a million entries take over 14 minutes.
+        page = ctx.storage.query(attrs.evolve(flt, after_id=after), limit=PAGE,
+                                 newest_first=False)
         if not page:
             break
-        offset += len(page)
+        after = page[-1].id
         examined += len(page)
         doomed.extend(e.id for e in page if evictable(e) and e.importance_at(now) < threshold)
     if doomed and not dry_run:
