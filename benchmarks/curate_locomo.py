@@ -21,8 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import locomo
 from _locomo_data import load
-from locomo import DEPTH, baselines, coverage, ingest
+from locomo import DEPTH, baselines, coverage, half_of, ingest
 
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
 
@@ -34,13 +35,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("path")
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--context-window", type=int, default=None,
+                        help="as in locomo.py (0: vectors read no context)")
     args = parser.parse_args(argv)
+    locomo.CONTEXT_WINDOW = args.context_window
     conversations = load(args.path, args.limit_conversations)
     tokenizer = create_cl100k(None)
     sums: dict[str, dict[int, list[float]]] = {}
     timings: list[float] = []
     with tempfile.TemporaryDirectory() as folder:
-        for conv in conversations:
+        for index, conv in enumerate(conversations):
+            half = half_of(index)
             memory, _ = ingest(conv, Path(folder))
             by_text = {t.dia_id: t.text for t in conv.turns}
             cost = {d: tokenizer.count(t) + 1 for d, t in by_text.items()}
@@ -53,8 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     assert result.token_count <= budget
                     full = {c.entry.metadata.get("dia_id") for c in result.entries if c.full}
                     hit = [e for e in q.evidence if e in full and by_text[e] in result.content]
-                    sums.setdefault("tulving curate()", {}).setdefault(budget, []).append(
-                        len(hit) / len(q.evidence))
+                    for name in ("tulving curate()", f"tulving curate(), {half}"):
+                        sums.setdefault(name, {}).setdefault(budget, []).append(
+                            len(hit) / len(q.evidence))
                 for name, ranker in rankers.items():
                     ranked = ranker(q.text)[:DEPTH]
                     for budget in BUDGETS:
@@ -71,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps({"coverage": report, "curate_latency": latency,
                           "questions": questions}, indent=2))
         return 0
-    print(f"LoCoMo curate coverage ({questions} questions, {len(conversations)} conversations)")
+    print(f"LoCoMo curate coverage ({questions} questions, {len(conversations)} conversations;"
+          f" tune = conversations 1-{locomo.TUNING}, hold = the rest)")
     print(f"{'system':34s}" + "".join(f"{'cov@' + str(b):>10s}" for b in BUDGETS))
     for name, per in report.items():
         print(f"{name:34s}" + "".join(f"{per[b]:>10.1f}" for b in BUDGETS))

@@ -107,11 +107,30 @@ def coverage(ranked: Sequence[str], evidence: Sequence[str], cost: dict[str, int
 # -- one conversation -----------------------------------------------------------------------
 #: ``--vector-format``: the on-disk vector format of the SQLite store (None: float32).
 VECTOR_FORMAT: str | None = None
+#: ``--context-window``: entries written just before a turn that its vector reads with it
+#: (None: the library's default).
+CONTEXT_WINDOW: int | None = None
+#: The hold-out discipline of issue 19: ideas are tuned on the first three conversations
+#: of the dev file and confirmed on the last two (every table shows both halves).
+TUNING = 3
+
+
+def half_of(index: int) -> str:
+    return "tune" if index < TUNING else "hold"
+
+
+def memory_options() -> dict[str, dict[str, Any]] | None:
+    options: dict[str, dict[str, Any]] = {}
+    if VECTOR_FORMAT:
+        options["storage"] = {"vector_format": VECTOR_FORMAT}
+    if CONTEXT_WINDOW is not None:
+        options["writing"] = {"context_window": CONTEXT_WINDOW}
+    return options or None
 
 
 def ingest(conv: Conversation, folder: Path) -> tuple[Memory, float]:
     path = folder / f"{conv.sample_id}.db"
-    options = {"storage": {"vector_format": VECTOR_FORMAT}} if VECTOR_FORMAT else None
+    options = memory_options()
     memory = Memory(path, agent_id="locomo", options=options)
     memory.startup()
     started = time.perf_counter()
@@ -181,7 +200,8 @@ def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, A
     timings: dict[str, list[float]] = {}
     ingest_seconds, ingested = 0.0, 0
     with tempfile.TemporaryDirectory(prefix="tulving-locomo-") as tmp:
-        for conv in conversations:
+        for index, conv in enumerate(conversations):
+            half = half_of(index)
             memory, seconds = ingest(conv, Path(tmp))
             ingest_seconds += seconds
             ingested += len(conv.turns)
@@ -207,6 +227,11 @@ def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, A
                                 coverage(ranked, q.evidence, cost, b))
                         sink.setdefault(f"cat{q.category}", []).append(
                             recall(ranked, q.evidence, 10))
+                        for k in (5, 10):
+                            sink.setdefault(f"{half} R@{k}", []).append(
+                                recall(ranked, q.evidence, k))
+                        sink.setdefault(f"{half} cov@1000", []).append(
+                            coverage(ranked, q.evidence, cost, 1000))
             finally:
                 memory.close()
     table = {name: {m: round(100 * statistics.fmean(v), 1) for m, v in metrics.items()}
@@ -234,6 +259,12 @@ def render(report: dict[str, Any]) -> str:
     ]
     for name, row in report["table"].items():
         lines.append(name.ljust(width) + "".join(f"{row.get(c, 0):9.1f}" for c in columns))
+    halves = [f"{h} {m}" for h in ("tune", "hold") for m in ("R@5", "R@10", "cov@1000")]
+    if any(halves[0] in row for row in report["table"].values()):
+        lines.append(f"halves: tune = conversations 1-{TUNING}, hold = the rest")
+        lines.append("system".ljust(width) + "".join(c.rjust(14) for c in halves))
+        for name, row in report["table"].items():
+            lines.append(name.ljust(width) + "".join(f"{row.get(c, 0):14.1f}" for c in halves))
     lines.append(f"ingest: {report['ingest_entries_per_s']} entries/s (store_many, embedded)")
     for mode, p50 in report["query_p50_ms"].items():
         lines.append(f"query {mode}: p50 {p50} ms, p95 {report['query_p95_ms'][mode]} ms "
@@ -251,9 +282,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--vector-format", choices=["float32", "float16"], default=None,
                         help="store vectors in this format, then reopen and reindex from "
                              "the stored vectors before querying")
+    parser.add_argument("--context-window", type=int, default=None,
+                        help="entries written just before a turn that its vector reads "
+                             "with it (0: off; default: the library's)")
     args = parser.parse_args(argv)
-    global VECTOR_FORMAT
+    global VECTOR_FORMAT, CONTEXT_WINDOW
     VECTOR_FORMAT = args.vector_format
+    CONTEXT_WINDOW = args.context_window
     conversations = load(args.path, args.limit_conversations)
     report = evaluate(conversations, args.ablation)
     print(json.dumps(report, indent=2) if args.json else render(report))

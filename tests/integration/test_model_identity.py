@@ -141,10 +141,17 @@ def test_entries_written_by_a_killed_process_are_indexed_at_startup(tmp_path: Pa
 
 
 def test_store_many_embeds_in_batches(tmp_path: Path) -> None:
+    # One batch, one event time: one call for the plain texts and one for the 149 entries
+    # that have entries written before them (contextual vectors), each batched inside.
     counting = CountingEmbedder()
     with _open(tmp_path / "m.db", embedder=counting) as m:
         m.store_many({"content": f"fact number {i}", "type": "FACT"} for i in range(150))
-    assert len(counting.calls) == 1 and counting.calls[0] == 150  # one call, batched inside
+    assert counting.calls == [150, 149]
+    plain_only = CountingEmbedder()
+    with _open(tmp_path / "p.db", embedder=plain_only,
+               options={"writing": {"context_window": 0}}) as m:
+        m.store_many({"content": f"fact number {i}", "type": "FACT"} for i in range(150))
+    assert plain_only.calls == [150]
 
 
 @pytest.mark.model

@@ -48,6 +48,7 @@ from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.query import EntryFilter, SearchResult
+from tulving.domain.representation import parse_writing
 from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
 from tulving.plugins.registry import AdapterContext, get_manager
@@ -95,6 +96,7 @@ class Memory:
         self._choices = {"storage": storage, "vectors": vectors, "embedder": embedder,
                          "tokenizer": tokenizer, "clock": clock, "llm": llm}
         self._options = {k: dict(v) for k, v in (options or {}).items()}
+        self._context_window = parse_writing(self._options.pop("writing", {}))
         unknown = set(self._options) - set(self._choices)
         if unknown:
             raise ConfigError(f"options for unknown adapter kinds: {', '.join(sorted(unknown))}")
@@ -150,6 +152,7 @@ class Memory:
                 ctx = MemoryContext(
                     identity=self.identity, storage=storage, clock=clock, embedder=embedder,
                     vectors=vectors, tokenizer=tokenizer, llm=llm, hooks=pm.hook,
+                    context_window=self._context_window,
                 )
                 if embedder is None:
                     warn_once("no-embedder", "no embedder configured: search runs lexically only")

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.representation import embed_entries
 from tulving.application.plumbing.warnings_once import log
 from tulving.domain.errors import VectorIndexError
 from tulving.domain.query import STORE_WIDE, EntryFilter
@@ -68,7 +69,7 @@ def embed_missing(ctx: MemoryContext, progress: Progress | None = None) -> int:
         if not batch:
             break
         total = total or storage.count(flt)
-        vectors = embedder.embed([e.content for e in batch])
+        vectors = embed_entries(ctx, batch)
         storage.put_vectors([(e.id, vectors[i]) for i, e in enumerate(batch)])
         done += len(batch)
         if progress:

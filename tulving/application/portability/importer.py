@@ -33,6 +33,7 @@ import numpy as np
 
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.representation import embed_entries
 from tulving.application.portability.bundle_crypto import open_bundle
 from tulving.application.portability.bundle_format import BundleReader
 from tulving.application.portability.entry_codec import record_to_entry
@@ -314,7 +315,7 @@ class Importer:
         storage = self.ctx.storage
         if batch.embed:
             assert self.ctx.embedder is not None
-            matrix = self.ctx.embedder.embed([e.content for _, _, e in batch.embed])
+            matrix = embed_entries(self.ctx, [e for _, _, e in batch.embed])
             for row, (slot, kind, entry) in enumerate(batch.embed):
                 getattr(batch, kind)[slot] = (entry, matrix[row])
             self.report.reembedded += len(batch.embed)

@@ -4,7 +4,8 @@ In order, for a batch:
 1. each item becomes a validated entry (:func:`tulving.domain.entry_factory.build_entry`),
    goes through the plugins' ``tulving_before_write`` chain (write policy, PII) and is
    sealed (content hash, signature);
-2. the batch is embedded once;
+2. the batch is embedded once, each entry read with what was written just before it
+   (:mod:`tulving.application.plumbing.representation`);
 3. write-time decisions are planned (:mod:`tulving.application.writing.contradictions`):
    supersede by key or fact, deduplicate restatements, flag conflicts;
 4. one transaction writes the changed existing entries, the new entries and one audit
@@ -23,6 +24,7 @@ from typing import Any
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.representation import embed_entries
 from tulving.application.writing.contradictions import plan_writes
 from tulving.application.writing.write_hooks import apply_before_write
 from tulving.domain.entry import MemoryEntry
@@ -62,7 +64,7 @@ class Writer:
         ]
         vectors: list[Any] = [None] * len(entries)
         if ctx.embedder is not None and entries:
-            matrix = ctx.embedder.embed([e.content for e in entries])
+            matrix = embed_entries(ctx, entries)
             vectors = [matrix[i] for i in range(len(entries))]
         self._check_keys(entries)
         plan = plan_writes(ctx, entries, vectors, dedup, now, self.governance.may_change)

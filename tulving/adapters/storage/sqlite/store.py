@@ -481,7 +481,13 @@ class SQLiteStorage:
         newest_first: bool = True,
     ) -> list[MemoryEntry]:
         clause, params = where(flt)
-        sql = f"{_SELECT} WHERE {clause} ORDER BY e.id {'DESC' if newest_first else 'ASC'}"
+        select = _SELECT
+        if flt.since is not None and flt.since == flt.until and flt.as_of is None:
+            # One event time (what was written just before a new entry, for its vector):
+            # the planner would walk the partition index in id order and test every row's
+            # time (51 ms at 40k entries); the (valid_from, id) index answers in a probe.
+            select += " INDEXED BY entries_event_order"
+        sql = f"{select} WHERE {clause} ORDER BY e.id {'DESC' if newest_first else 'ASC'}"
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
             params += [int(limit), int(offset)]

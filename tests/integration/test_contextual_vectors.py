@@ -1,0 +1,131 @@
+"""An entry's vector reads the entries written just before it (same partition, same event
+time), whichever path embeds it: a write, a later single write, re-embedding after a model
+change, an import that re-embeds. Stored content never changes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tulving import Memory
+from tulving.adapters.embedders.hashing import HashingEmbedder
+from tulving.application.plumbing.representation import combine
+from tulving.domain.errors import ConfigError
+from tulving.domain.representation import contextual_text
+
+SESSION = datetime(2026, 2, 14, 18, 0, tzinfo=UTC)
+TURNS = [
+    "Caroline: I finally finished the pottery course!",
+    "Melanie: That's amazing, how long did it take you?",
+    "Caroline: Two years, one evening a week.",
+    "Melanie: Worth every minute then.",
+]
+
+
+def expected(texts: list[str], index: int, window: int = 2) -> np.ndarray:
+    """What the write path must have stored for ``texts[index]``."""
+    embedder = HashingEmbedder()
+    plain = np.asarray(embedder.embed([texts[index]]), dtype=np.float32)
+    before = texts[max(0, index - window):index]
+    if not before:
+        return plain[0]
+    ctx = np.asarray(embedder.embed([contextual_text(before, texts[index])]),
+                     dtype=np.float32)
+    return combine(plain, ctx)[0]
+
+
+def stored(memory: Memory, ids: list[str]) -> list[np.ndarray]:
+    vectors = memory.ctx.storage.vectors_for(ids)
+    return [np.asarray(vectors[i], dtype=np.float32) for i in ids]
+
+
+def turns(texts: list[str], at: datetime = SESSION) -> list[dict[str, Any]]:
+    return [{"content": t, "type": "EPISODE", "valid_from": at} for t in texts]
+
+
+def test_a_batch_reads_each_turn_with_the_two_before_it(
+        make_memory: Callable[..., Memory]) -> None:
+    memory = make_memory()
+    ids = [e.id for e in memory.store_many(turns(TURNS))]
+    for i, vector in enumerate(stored(memory, ids)):
+        assert np.allclose(vector, expected(TURNS, i), atol=1e-6), i
+    # the first turn has nothing before it: its plain vector, exactly
+    first = np.asarray(HashingEmbedder().embed([TURNS[0]]), dtype=np.float32)[0]
+    assert np.allclose(stored(memory, ids[:1])[0], first, atol=1e-6)
+    # content is stored as written
+    assert [memory.get(i).content for i in ids] == TURNS  # type: ignore[union-attr]
+
+
+def test_single_writes_read_the_stored_turns_before_them(
+        make_memory: Callable[..., Memory]) -> None:
+    memory = make_memory()
+    ids = [memory.store(t, type="EPISODE", valid_from=SESSION).id for t in TURNS]
+    for i, vector in enumerate(stored(memory, ids)):
+        assert np.allclose(vector, expected(TURNS, i), atol=1e-6), i
+
+
+def test_other_event_times_and_other_agents_are_not_context(
+        make_memory: Callable[..., Memory]) -> None:
+    other_agent = make_memory(agent_id="agent-b")
+    other_agent.store_many(turns(["Bob: secret plans for the launch", "Bob: tell no one"]))
+    other_agent.close()
+    memory = make_memory()
+    memory.store_many(turns(["Caroline: an earlier evening"],
+                            at=datetime(2026, 2, 13, 18, 0, tzinfo=UTC)))
+    ids = [e.id for e in memory.store_many(turns(TURNS[:2]))]
+    plain = np.asarray(HashingEmbedder().embed([TURNS[0]]), dtype=np.float32)[0]
+    vectors = stored(memory, ids)
+    assert np.allclose(vectors[0], plain, atol=1e-6)  # neither Bob nor another evening
+    assert np.allclose(vectors[1], expected(TURNS, 1), atol=1e-6)
+
+
+def test_window_zero_stores_plain_vectors(make_memory: Callable[..., Memory]) -> None:
+    memory = make_memory(options={"writing": {"context_window": 0}})
+    ids = [e.id for e in memory.store_many(turns(TURNS))]
+    plain = np.asarray(HashingEmbedder().embed(TURNS), dtype=np.float32)
+    assert np.allclose(np.stack(stored(memory, ids)), plain, atol=1e-6)
+
+
+def test_window_one_reads_one_turn(make_memory: Callable[..., Memory]) -> None:
+    memory = make_memory(options={"writing": {"context_window": 1}})
+    ids = [e.id for e in memory.store_many(turns(TURNS))]
+    for i, vector in enumerate(stored(memory, ids)):
+        assert np.allclose(vector, expected(TURNS, i, window=1), atol=1e-6), i
+
+
+@pytest.mark.parametrize("bad", [{"context_window": -1}, {"context_window": "2"},
+                                 {"contextwindow": 2}])
+def test_bad_writing_options_fail_before_anything_opens(tmp_path: Path,
+                                                         bad: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        Memory(tmp_path / "m.db", agent_id="a", embedder="hashing", options={"writing": bad})
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_reembedding_after_a_model_change_rebuilds_the_same_vectors(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with Memory(path, agent_id="a", embedder="hashing", vectors="exact") as memory:
+        ids = [e.id for e in memory.store_many(turns(TURNS))]
+        written = stored(memory, ids)
+        memory.ctx.storage.set_meta("embedding_model_id", "some-older-model")
+    with Memory(path, agent_id="a", embedder="hashing", vectors="exact") as memory:
+        memory.startup()  # a different recorded model: every entry is re-embedded
+        for before, after in zip(written, stored(memory, ids), strict=True):
+            assert np.allclose(before, after, atol=1e-6)
+
+
+def test_an_import_that_reembeds_rebuilds_the_same_vectors(tmp_path: Path) -> None:
+    with Memory(tmp_path / "a.db", agent_id="a", embedder="hashing", vectors="exact") as a:
+        ids = [e.id for e in a.store_many(turns(TURNS))]
+        written = stored(a, ids)
+        a.export(tmp_path / "bundle.zip")
+    with Memory(tmp_path / "b.db", agent_id="a", embedder="hashing", vectors="exact") as b:
+        report = b.import_bundle(tmp_path / "bundle.zip", reembedding="drop")
+        assert report.reembedded == len(TURNS)
+        for before, after in zip(written, stored(b, ids), strict=True):
+            assert np.allclose(before, after, atol=1e-6)

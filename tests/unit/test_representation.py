@@ -1,0 +1,34 @@
+"""The rule of what an entry's vector reads, and its setting."""
+
+from __future__ import annotations
+
+import pytest
+
+from tulving.domain.errors import ConfigError
+from tulving.domain.representation import CONTEXT_WINDOW, contextual_text, parse_writing
+
+
+def test_context_comes_first_then_the_memory() -> None:
+    assert contextual_text(["A: how long?", "B: which one?"], "A: two years") == (
+        "A: how long? B: which one? A: two years")
+    assert contextual_text([], "alone") == "alone"
+
+
+def test_window_defaults_and_accepts_zero_to_switch_off() -> None:
+    assert parse_writing({}) == CONTEXT_WINDOW
+    assert parse_writing({"context_window": 0}) == 0
+    assert parse_writing({"context_window": 8}) == 8
+
+
+@pytest.mark.parametrize("bad", [
+    {"context_window": -1}, {"context_window": 9}, {"context_window": True},
+    {"context_window": "2"}, {"context_window": 2.0}, {"window": 2},
+])
+def test_bad_settings_are_config_errors(bad: dict[str, object]) -> None:
+    with pytest.raises(ConfigError):
+        parse_writing(bad)
+
+
+def test_writing_options_must_be_a_mapping() -> None:
+    with pytest.raises(ConfigError, match="mapping"):
+        parse_writing(["context_window", 2])

@@ -1,0 +1,103 @@
+"""Embedding entries as they are indexed: each one read with what was written just before it.
+
+Every path that gives an entry a vector (a write, an import that re-embeds, re-embedding
+after a model change or for entries written without one) goes through :func:`embed_entries`,
+so the index holds one kind of vector whichever path wrote it. The rule and its reasons
+are in :mod:`tulving.domain.representation`.
+
+"Just before" is write order (ids sort by creation time) among the entries of the same
+partition recorded at the same event time (``valid_from``): the turns of one conversation
+session stored together, the steps of one task. Those in the same batch are read from the
+batch; the first of a group in a batch reads the ones already stored (``Storage.adjacent``
+for an entry that is stored, the newest of its event time for one that is not yet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from tulving.application.plumbing.context import MemoryContext
+from tulving.domain.entry import MemoryEntry
+from tulving.domain.query import EntryFilter
+from tulving.domain.representation import contextual_text
+
+Group = tuple[str, datetime]
+
+
+def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndarray:
+    """One vector row per entry, in order (the embedder must be configured)."""
+    embedder = ctx.embedder
+    assert embedder is not None
+    plain = np.asarray(embedder.embed([e.content for e in entries]), dtype=np.float32)
+    window = ctx.context_window
+    if window <= 0 or not entries:
+        return plain
+    before = _preceding(ctx, entries, window)
+    rows = [i for i, texts in enumerate(before) if texts]
+    if not rows:
+        return plain
+    contextual = np.asarray(embedder.embed(
+        [contextual_text(before[i], entries[i].content) for i in rows]), dtype=np.float32)
+    out = plain.copy()
+    out[rows] = combine(plain[rows], contextual)
+    return out
+
+
+def combine(plain: np.ndarray, contextual: np.ndarray) -> np.ndarray:
+    """Unit-length sum of each row's plain and contextual vectors."""
+    mixed = plain + contextual
+    norms = np.linalg.norm(mixed, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    unit: np.ndarray = (mixed / norms).astype(np.float32)
+    return unit
+
+
+def _preceding(
+    ctx: MemoryContext, entries: Sequence[MemoryEntry], window: int
+) -> list[list[str]]:
+    """Per entry, the contents of up to ``window`` entries written just before it in its
+    group, oldest first."""
+    seen: dict[Group, list[tuple[str, str]]] = {}  # group -> (id, content) in id order
+    out: list[list[str]] = [[] for _ in entries]
+    for i in sorted(range(len(entries)), key=lambda j: entries[j].id):
+        entry = entries[i]
+        group = (entry.partition, entry.valid_from)
+        if group not in seen:
+            seen[group] = _stored_before(ctx, entry, window)
+        earlier = [content for entry_id, content in seen[group] if entry_id < entry.id]
+        out[i] = earlier[-window:]
+        seen[group].append((entry.id, entry.content))
+    return out
+
+
+def _stored_before(ctx: MemoryContext, entry: MemoryEntry, window: int) -> list[tuple[str, str]]:
+    """Up to ``window`` stored entries of ``entry``'s group written before it, oldest first."""
+    storage = ctx.storage
+    flt = EntryFilter(partitions=(entry.partition,))
+    around = storage.adjacent([entry.id], flt)
+    ids: list[str] = []
+    if entry.id in around:  # stored: walk back through its neighbours
+        current = entry.id
+        while len(ids) < window:
+            earlier = [i for i in around.get(current, ()) if i < current]
+            if not earlier:
+                break
+            current = max(earlier)
+            ids.append(current)
+            if len(ids) < window:
+                around = storage.adjacent([current], flt)
+        found = {e.id: e for e in storage.get_many(ids)}
+        return [(i, found[i].content) for i in reversed(ids) if i in found]
+    newest = storage.query(
+        EntryFilter(partitions=(entry.partition,), since=entry.valid_from,
+                    until=entry.valid_from),
+        limit=window, newest_first=True)
+    return sorted(((e.id, e.content) for e in newest if e.id < entry.id), key=_first)
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return str(pair[0])
