@@ -178,8 +178,10 @@ def test_memories_recorded_together_lift_each_other(make_memory: Any) -> None:
 
 
 def test_the_turn_written_next_to_a_hit_comes_along(make_memory: Any) -> None:
-    """The answer shares no word with the question; the turn that asked it does."""
-    m = make_memory()
+    """The answer shares no word with the question; the turn that asked it does.
+    Plain vectors: a contextual one (the default) reads the question into the answer's
+    vector and finds it without neighbours (tests/integration/test_contextual_vectors.py)."""
+    m = make_memory(options={"writing": {"context_window": 0}})
     m.store_many(_filler(120))
     session = T0 + timedelta(days=5)
     asked, answered, later = m.store_many([
