@@ -27,6 +27,16 @@ def env() -> dict[str, str]:
     return out
 
 
+def kill_after(code: str, path: Path, delay: float) -> None:
+    """Run ``python -c code path`` and SIGKILL it after ``delay`` seconds (a kill in the
+    middle of an open that migrates or converts the store)."""
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], cwd=ROOT, env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
 def kill_once(path: Path, seed: int, rng: random.Random) -> list[str]:
     """One kill; the problems found after it (empty: all checks passed)."""
     proc = subprocess.Popen([*CHILD, "work", str(path), str(seed)], cwd=ROOT, env=env(),

@@ -4,21 +4,16 @@ SIGKILL in the middle leaves a store that opens in one format or the other, whol
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.faults.sweep import kill_after
 from tulving import Memory
 from tulving.domain.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
 F16 = {"storage": {"vector_format": "float16"}}
 F32 = {"storage": {"vector_format": "float32"}}
 
@@ -82,6 +77,7 @@ def test_switching_converts_both_ways(tmp_path: Path) -> None:
 
 CONVERT = """
 import sys
+from tests.faults.sweep import kill_after
 from tulving import Memory
 Memory(sys.argv[1], agent_id="a", embedder="hashing",
        options={"storage": {"vector_format": "float16"}}).startup()
@@ -92,12 +88,7 @@ Memory(sys.argv[1], agent_id="a", embedder="hashing",
 def test_a_kill_during_conversion_leaves_one_whole_format(tmp_path: Path, delay: float) -> None:
     path = tmp_path / "big.db"
     fill(path, 20_000)
-    proc = subprocess.Popen([sys.executable, "-c", CONVERT, str(path)], cwd=ROOT,
-                            env={**os.environ, "TULVING_PLUGINS": "tulving"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(delay)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_after(CONVERT, path, delay)
     form, sizes = stored(path)
     assert (form, sizes) in ((None, {384 * 4}), ("float16", {384 * 2}))
     with Memory(path, agent_id="a", embedder="hashing", options=F16) as memory:

@@ -5,22 +5,16 @@ still on the old table (the migration runs again) or on the new one, never betwe
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.faults.sweep import kill_after
 from tulving import Memory
 from tulving.adapters.storage.sqlite import store as sqlite_store
 from tulving.adapters.storage.sqlite.schema import MIGRATIONS
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def old_store(path: Path, entries: int, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,6 +60,7 @@ def test_an_old_store_keeps_every_vector(tmp_path: Path, monkeypatch: pytest.Mon
 
 OPEN = """
 import sys
+from tests.faults.sweep import kill_after
 from tulving import Memory
 Memory(sys.argv[1], agent_id="a", embedder="hashing", vectors="exact").startup()
 print("opened", flush=True)
@@ -78,12 +73,7 @@ def test_a_kill_in_the_middle_leaves_a_working_store(
     path = tmp_path / "big.db"
     old_store(path, 20_000, monkeypatch)
     before = vectors(path)
-    proc = subprocess.Popen([sys.executable, "-c", OPEN, str(path)], cwd=ROOT,
-                            env={**os.environ, "TULVING_PLUGINS": "tulving"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(delay)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_after(OPEN, path, delay)
     sql = table_sql(path)  # whole: either the old table or the new one
     assert ("WITHOUT ROWID" in sql) or ("UNIQUE" in sql)
     with Memory(path, agent_id="a", embedder="hashing", vectors="exact") as memory:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
+import attrs
 import numpy as np
 
 from tulving.application.plumbing.context import MemoryContext
@@ -79,25 +79,19 @@ def _stored_before(ctx: MemoryContext, entry: MemoryEntry, window: int) -> list[
     storage = ctx.storage
     flt = EntryFilter(partitions=(entry.partition,))
     around = storage.adjacent([entry.id], flt)
-    ids: list[str] = []
-    if entry.id in around:  # stored: walk back through its neighbours
-        current = entry.id
-        while len(ids) < window:
-            earlier = [i for i in around.get(current, ()) if i < current]
-            if not earlier:
-                break
-            current = max(earlier)
-            ids.append(current)
-            if len(ids) < window:
-                around = storage.adjacent([current], flt)
-        found = {e.id: e for e in storage.get_many(ids)}
-        return [(i, found[i].content) for i in reversed(ids) if i in found]
-    newest = storage.query(
-        EntryFilter(partitions=(entry.partition,), since=entry.valid_from,
-                    until=entry.valid_from),
-        limit=window, newest_first=True)
-    return sorted(((e.id, e.content) for e in newest if e.id < entry.id), key=_first)
-
-
-def _first(pair: tuple[str, Any]) -> str:
-    return str(pair[0])
+    if entry.id not in around:  # not stored yet: every stored entry of its time is older
+        newest = storage.query(attrs.evolve(flt, since=entry.valid_from,
+                                            until=entry.valid_from),
+                               limit=window, newest_first=True)
+        return sorted((e.id, e.content) for e in newest if e.id < entry.id)
+    ids: list[str] = []  # stored (re-embedding): walk back one neighbour at a time
+    current = entry.id
+    while len(ids) < window:
+        earlier = [i for i in around.get(current, ()) if i < current]
+        if not earlier:
+            break
+        current = earlier[0]  # adjacent gives at most one entry on each side
+        ids.append(current)
+        around = storage.adjacent([current], flt) if len(ids) < window else {}
+    found = {e.id: e.content for e in storage.get_many(ids)}
+    return [(i, found[i]) for i in reversed(ids) if i in found]
