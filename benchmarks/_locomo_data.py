@@ -76,3 +76,28 @@ def load(path: str | Path, limit: int | None = None) -> list[Conversation]:
                 questions.append(Question(str(qa["question"]), evidence, int(qa["category"])))
         out.append(Conversation(item["sample_id"], tuple(turns), tuple(questions)))
     return out
+
+
+def group_turns(conv: Conversation, per_memory: int) -> Conversation:
+    """The same conversation stored as longer memories: ``per_memory`` consecutive turns of
+    a session joined by newlines (like long user-assistant exchanges or notes); a memory's
+    id is its first turn's, and evidence points at the memories that hold it.
+
+    Why: LoCoMo's turns are short (about 30 tokens), so it cannot show what a 256-token
+    model window does to long memories; with 10 or 20 turns a memory most exceed it.
+    """
+    if per_memory <= 1:
+        return conv
+    owner: dict[str, str] = {}
+    grouped: list[Turn] = []
+    for session in sorted({t.session for t in conv.turns}):
+        turns = [t for t in conv.turns if t.session == session]
+        for start in range(0, len(turns), per_memory):
+            part = turns[start : start + per_memory]
+            grouped.append(Turn(part[0].dia_id, session, "\n".join(t.text for t in part),
+                                part[0].date))
+            owner.update((t.dia_id, part[0].dia_id) for t in part)
+    questions = tuple(
+        Question(q.text, tuple(dict.fromkeys(owner[e] for e in q.evidence)), q.category)
+        for q in conv.questions)
+    return Conversation(conv.sample_id, tuple(grouped), questions)

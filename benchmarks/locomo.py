@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python benchmarks/locomo.py /work/shared/data/locomo/locomo_dev.json
     .venv/bin/python benchmarks/locomo.py PATH --limit-conversations 2 --json
     .venv/bin/python benchmarks/locomo.py PATH --ablation   # each search idea on and off
+    .venv/bin/python benchmarks/locomo.py PATH --turns-per-memory 10   # long memories
 
 Every conversation goes into a fresh embedded-default ``Memory`` (SQLite + hnswlib + the
 local MiniLM model) in a temporary directory, one memory per turn through ``store_many``
@@ -35,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _locomo_data import Conversation, load
+from _locomo_data import Conversation, group_turns, load
 
 from tulving import Memory
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
@@ -285,11 +286,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--context-window", type=int, default=None,
                         help="entries written just before a turn that its vector reads "
                              "with it (0: off; default: the library's)")
+    parser.add_argument("--turns-per-memory", type=int, default=1,
+                        help="store K consecutive turns of a session as one memory (long "
+                             "memories; evidence is the memory holding the turn)")
     args = parser.parse_args(argv)
     global VECTOR_FORMAT, CONTEXT_WINDOW
     VECTOR_FORMAT = args.vector_format
     CONTEXT_WINDOW = args.context_window
-    conversations = load(args.path, args.limit_conversations)
+    conversations = [group_turns(c, args.turns_per_memory)
+                     for c in load(args.path, args.limit_conversations)]
     report = evaluate(conversations, args.ablation)
     print(json.dumps(report, indent=2) if args.json else render(report))
     return 0

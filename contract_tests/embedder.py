@@ -17,6 +17,9 @@ Capability flags a subclass may override:
   lexical embedders (feature hashing), which still must rank shared words higher.
 - ``query_matches_document`` (default True): ``embed_query(t)`` equals ``embed([t])[0]``.
   Set False for models that prefix queries ("query: ..."); then only closeness is checked.
+- ``reads_long_text`` (default True): the end of a text longer than the model's window
+  still shapes its vector (windows averaged, or a long window). Set False only for a model
+  that cannot; search then misses what long memories say past their opening.
 - ``batch_tolerance`` (default 1e-4): max abs difference allowed between a text embedded
   alone and inside a padded batch (padding changes float rounding, not meaning).
 """
@@ -68,6 +71,7 @@ class EmbedderContract:
     semantic: ClassVar[bool] = True
     query_matches_document: ClassVar[bool] = True
     batch_tolerance: ClassVar[float] = 1e-4
+    reads_long_text: ClassVar[bool] = True
 
     @pytest.fixture
     def embedder(self) -> Any:  # pragma: no cover - the subclass supplies it
@@ -120,10 +124,26 @@ class EmbedderContract:
     def test_unicode_cjk_and_emoji(self, embedder: Any, text: str) -> None:
         assert_unit_rows(embedder.embed([text]), embedder.dimension, 1)
 
-    def test_very_long_text_is_truncated_not_refused(self, embedder: Any) -> None:
+    def test_very_long_text_is_embedded_not_refused(self, embedder: Any) -> None:
         long_text = " ".join(f"word{i % 97} sentence number {i}." for i in range(5000))
         assert len(long_text) > 100_000
         assert_unit_rows(embedder.embed([long_text]), embedder.dimension, 1)
+
+    def test_the_end_of_a_long_text_counts(self, embedder: Any) -> None:
+        """A memory of ~900 tokens (a long assistant answer) must be findable by what it
+        says at its end: a model with a short window reads it in windows (the local
+        MiniLM) or has a long one (API models); cutting it off at the window fails here."""
+        if not self.reads_long_text:
+            pytest.skip("this embedder declares that it reads only the start of a text")
+        opening = " ".join(
+            f"Step {i}: the release checklist asks the team to review item {i} carefully."
+            for i in range(60))
+        parrot, budget = embedder.embed([
+            opening + " Finally, the lighthouse keeper adopted a green parrot named Captain.",
+            opening + " Finally, the board approved the quarterly budget for the new office.",
+        ])
+        query = embedder.embed_query("lighthouse keeper green parrot Captain")
+        assert _cos(query, parrot) > _cos(query, budget)
 
     # -- determinism and batching -------------------------------------------------------------
 

@@ -129,3 +129,33 @@ def test_an_import_that_reembeds_rebuilds_the_same_vectors(tmp_path: Path) -> No
         assert report.reembedded == len(TURNS)
         for before, after in zip(written, stored(b, ids), strict=True):
             assert np.allclose(before, after, atol=1e-6)
+
+
+@pytest.mark.model
+def test_a_long_entry_before_a_turn_does_not_push_the_turn_out_of_its_vector(
+        tmp_path: Path) -> None:
+    """With the local model (a 256-token window), the context read with a turn is bounded,
+    so a long assistant answer before it cannot fill the window: the turn's vector stays
+    about the turn, and semantic search finds it by what it says."""
+    pytest.importorskip("onnxruntime")
+    answer = "Assistant: " + " ".join(
+        f"For the sourdough, step {i} is to fold the dough and let it rest in a warm place."
+        for i in range(40))
+    turn = "User: I adopted a grey cat named Oliver yesterday."
+    with Memory(tmp_path / "m.db", agent_id="a") as memory:
+        ids = [e.id for e in memory.store_many(turns(["User: how do I bake bread?", answer,
+                                                      turn]))]
+        memory.store_many(turns([f"User: note {i} about the garden fence and the paint."
+                                 for i in range(20)], at=datetime(2026, 3, 1, tzinfo=UTC)))
+        embedder = memory.ctx.embedder
+        assert embedder is not None
+        plain = np.asarray(embedder.embed([turn]), dtype=np.float32)[0]
+        vector = stored(memory, ids[2:])[0]
+        # read with the whole context, the window holds only bread-making: the turn's own
+        # words are cut off its contextual half (measured 0.708 against 0.765 bounded)
+        whole = np.asarray(embedder.embed([" ".join(["User: how do I bake bread?", answer,
+                                                     turn])]), dtype=np.float32)
+        unbounded = combine(plain[None, :], whole)[0]
+        assert float(vector @ plain) > float(unbounded @ plain) + 0.04
+        hits = memory.search("grey cat named Oliver", 1, mode="semantic")
+        assert hits[0].entry.id == ids[2]

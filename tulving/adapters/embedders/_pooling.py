@@ -7,6 +7,7 @@ same way, and the contract (float32, unit L2 norm, typed errors) holds by constr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -60,3 +61,40 @@ def first_row(matrix: Vectors) -> Vectors:
 
 def empty(dimension: int) -> Vectors:
     return np.zeros((0, dimension), dtype=np.float32)
+
+
+#: A text longer than a model's window is read in consecutive windows, at most this many
+#: (32 windows of 256 tokens: about 8,000 tokens, some 30,000 characters of English).
+MAX_WINDOWS = 32
+
+
+def pool_windows(
+    vectors: Vectors, owners: Sequence[int], weights: Sequence[int], count: int,
+    *, what: str = "embedder",
+) -> Vectors:
+    """One unit row per text from the unit rows of its windows, weighted by their tokens.
+
+    Why: a model with a 256-token window would otherwise represent a long memory (a long
+    assistant answer, a document) by its opening only, and nothing said after that point
+    could be found by meaning. Averaging the windows keeps every part in the vector; a
+    text that fits one window keeps exactly the vector it had. Measured on LoCoMo with 20
+    turns a memory (most over 256 tokens), semantic R@10 54.5 -> 72.6 and hybrid 90.8 ->
+    92.1 (``benchmarks/locomo.py --turns-per-memory 20``, both halves up)."""
+    summed = np.zeros((count, vectors.shape[1]), dtype=np.float64)
+    for row, owner, weight in zip(vectors, owners, weights, strict=True):
+        summed[owner] += float(weight) * row
+    return l2_normalise(summed, what=what)
+
+
+def windows_of(encodings: Sequence[Any]) -> tuple[list[Any], list[int], list[int]]:
+    """Every window of each ``tokenizers`` encoding (itself, then its overflow, at most
+    ``MAX_WINDOWS``), the index of the text it belongs to, and its token count."""
+    windows: list[Any] = []
+    owners: list[int] = []
+    weights: list[int] = []
+    for index, encoding in enumerate(encodings):
+        for window in [encoding, *encoding.overflowing][:MAX_WINDOWS]:
+            windows.append(window)
+            owners.append(index)
+            weights.append(len(window.ids))
+    return windows, owners, weights

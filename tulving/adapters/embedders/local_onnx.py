@@ -16,6 +16,9 @@ Why this shape:
   thread; see benchmarks/embedders.py).
 - Batches are sorted by token length before padding and cut into batches of 16, so short
   texts are not padded to the length of a long one.
+- A text longer than the 256-token window is read window by window (up to 32) and the
+  windows' vectors averaged by their tokens (``_pooling.pool_windows``): a long memory is
+  found by what it says at its end too. Text that fits one window is embedded as before.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from tulving.adapters.embedders._pooling import (
     first_row,
     l2_normalise,
     mean_pool,
+    pool_windows,
+    windows_of,
 )
 from tulving.domain.errors import ConfigError, EmbedderError
 
@@ -158,11 +163,20 @@ class LocalOnnxEmbedder:
             return empty(self.dimension)
         self.load()
         encodings = self._tokenizer.encode_batch(items)
-        if len(items) == 1:
+        if any(e.overflowing for e in encodings):
+            windows, owners, weights = windows_of(encodings)
+            return pool_windows(self._embed_encodings(windows), owners, weights, len(items),
+                                what="the local embedding model")
+        return self._embed_encodings(encodings)
+
+    def _embed_encodings(self, encodings: Sequence[Any]) -> Vectors:
+        """One unit row per encoding: a single one on the query session, more in sorted
+        batches on the batch sessions side by side."""
+        if len(encodings) == 1:
             return self._run(self._query_session, encodings)
-        order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         chunks = [order[i : i + self._batch_size] for i in range(0, len(order), self._batch_size)]
-        out = np.empty((len(items), self.dimension), dtype=np.float32)
+        out = np.empty((len(encodings), self.dimension), dtype=np.float32)
         if len(chunks) == 1:
             out[chunks[0]] = self._run(self._query_session, [encodings[i] for i in chunks[0]])
             return out

@@ -33,12 +33,14 @@ from typing import Any
 import numpy as np
 
 from tulving.adapters.embedders._pooling import (
+    MAX_WINDOWS,
     Vectors,
     check_query,
     check_texts,
     empty,
     first_row,
     l2_normalise,
+    pool_windows,
 )
 from tulving.domain.errors import ConfigError, EmbedderError
 
@@ -244,13 +246,21 @@ class SentenceTransformersEmbedder:
             if single:
                 torch.set_num_threads(self._query_threads)
             try:
-                raw = self._model.encode(
-                    items,
-                    batch_size=self._batch_size,
-                    convert_to_numpy=True,
-                    normalize_embeddings=False,
-                    show_progress_bar=False,
-                )
+                windows = self._windows(items)
+                if windows is None:
+                    raw = self._model.encode(
+                        items,
+                        batch_size=self._batch_size,
+                        convert_to_numpy=True,
+                        normalize_embeddings=False,
+                        show_progress_bar=False,
+                    )
+                else:
+                    ids, owners = windows
+                    unit = l2_normalise(self._encode_ids(ids, torch),
+                                        what="sentence-transformers")
+                    raw = pool_windows(unit, owners, [len(i) for i in ids], len(items),
+                                       what="sentence-transformers")
             except Exception as exc:
                 raise EmbedderError(f"sentence-transformers encode failed: {exc}") from exc
             finally:
@@ -260,6 +270,45 @@ class SentenceTransformersEmbedder:
         if self._dimension is None:
             self._dimension = int(vectors.shape[1])
         return vectors
+
+
+    def _windows(self, items: list[str]) -> tuple[list[list[int]], list[int]] | None:
+        """The token windows of every item and the item each belongs to, or None when all
+        fit the model's window (the usual case: ``encode`` as is). The same rule as the
+        ONNX model (``_pooling.pool_windows``), so both give one vector space."""
+        model = self._model
+        limit = getattr(model, "max_seq_length", None)
+        tokenizer = getattr(model, "tokenizer", None)
+        if not limit or tokenizer is None:
+            return None
+        # cut at one past the limit: enough to tell, and no warning about long input
+        lengths = [len(i) for i in tokenizer(items, truncation=True,
+                                             max_length=limit + 1)["input_ids"]]
+        if max(lengths) <= limit:
+            return None
+        encoded = tokenizer(items, truncation=True, max_length=limit, stride=0,
+                            return_overflowing_tokens=True)
+        ids: list[list[int]] = []
+        owners: list[int] = []
+        for window, owner in zip(encoded["input_ids"], encoded["overflow_to_sample_mapping"],
+                                 strict=True):
+            if owners.count(owner) < MAX_WINDOWS:
+                ids.append(list(window))
+                owners.append(int(owner))
+        return ids, owners
+
+    def _encode_ids(self, ids: list[list[int]], torch: Any) -> np.ndarray:
+        """Pooled (not yet normalised) vectors of token windows, in batches."""
+        model = self._model
+        out: list[np.ndarray] = []
+        for start in range(0, len(ids), self._batch_size):
+            batch = model.tokenizer.pad({"input_ids": ids[start : start + self._batch_size]},
+                                        return_tensors="pt")
+            features = {k: v.to(model.device) for k, v in batch.items()}
+            with torch.no_grad():
+                pooled = model(features)["sentence_embedding"]
+            out.append(pooled.float().cpu().numpy())
+        return np.concatenate(out, axis=0)
 
 
 def create(context: Any = None, **options: Any) -> SentenceTransformersEmbedder:
