@@ -86,15 +86,22 @@ def pool_windows(
     return l2_normalise(summed, what=what)
 
 
+def capped(owners: Sequence[int]) -> list[int]:
+    """Positions of the windows read, in order: at most ``MAX_WINDOWS`` of each text
+    (``owners[i]`` is the text window ``i`` belongs to; a text's windows come in order)."""
+    taken: dict[int, int] = {}
+    kept: list[int] = []
+    for position, owner in enumerate(owners):
+        if taken.get(owner, 0) < MAX_WINDOWS:
+            taken[owner] = taken.get(owner, 0) + 1
+            kept.append(position)
+    return kept
+
+
 def windows_of(encodings: Sequence[Any]) -> tuple[list[Any], list[int], list[int]]:
-    """Every window of each ``tokenizers`` encoding (itself, then its overflow, at most
-    ``MAX_WINDOWS``), the index of the text it belongs to, and its token count."""
-    windows: list[Any] = []
-    owners: list[int] = []
-    weights: list[int] = []
-    for index, encoding in enumerate(encodings):
-        for window in [encoding, *encoding.overflowing][:MAX_WINDOWS]:
-            windows.append(window)
-            owners.append(index)
-            weights.append(len(window.ids))
-    return windows, owners, weights
+    """Every window read of each ``tokenizers`` encoding (itself, then its overflow; see
+    :func:`capped`), the index of the text it belongs to, and its token count."""
+    every = [(index, window) for index, encoding in enumerate(encodings)
+             for window in (encoding, *encoding.overflowing)]
+    kept = [every[i] for i in capped([owner for owner, _ in every])]
+    return [w for _, w in kept], [o for o, _ in kept], [len(w.ids) for _, w in kept]

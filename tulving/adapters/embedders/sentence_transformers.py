@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from tulving.adapters.embedders._pooling import (
-    MAX_WINDOWS,
     Vectors,
+    capped,
     check_query,
     check_texts,
     empty,
@@ -271,31 +271,23 @@ class SentenceTransformersEmbedder:
             self._dimension = int(vectors.shape[1])
         return vectors
 
-
     def _windows(self, items: list[str]) -> tuple[list[list[int]], list[int]] | None:
-        """The token windows of every item and the item each belongs to, or None when all
-        fit the model's window (the usual case: ``encode`` as is). The same rule as the
-        ONNX model (``_pooling.pool_windows``), so both give one vector space."""
+        """The token windows read of every item and the item each belongs to, or None
+        when all fit the model's window (the usual case: ``encode`` as is). The same rule
+        as the ONNX model (``_pooling.capped``, ``_pooling.pool_windows``), so both give
+        one vector space."""
         model = self._model
         limit = getattr(model, "max_seq_length", None)
         tokenizer = getattr(model, "tokenizer", None)
         if not limit or tokenizer is None:
             return None
-        # cut at one past the limit: enough to tell, and no warning about long input
-        lengths = [len(i) for i in tokenizer(items, truncation=True,
-                                             max_length=limit + 1)["input_ids"]]
-        if max(lengths) <= limit:
-            return None
         encoded = tokenizer(items, truncation=True, max_length=limit, stride=0,
                             return_overflowing_tokens=True)
-        ids: list[list[int]] = []
-        owners: list[int] = []
-        for window, owner in zip(encoded["input_ids"], encoded["overflow_to_sample_mapping"],
-                                 strict=True):
-            if owners.count(owner) < MAX_WINDOWS:
-                ids.append(list(window))
-                owners.append(int(owner))
-        return ids, owners
+        if len(encoded["input_ids"]) == len(items):
+            return None
+        owners = [int(o) for o in encoded["overflow_to_sample_mapping"]]
+        kept = capped(owners)
+        return [list(encoded["input_ids"][i]) for i in kept], [owners[i] for i in kept]
 
     def _encode_ids(self, ids: list[list[int]], torch: Any) -> np.ndarray:
         """Pooled (not yet normalised) vectors of token windows, in batches."""
