@@ -6,6 +6,8 @@ Usage::
     .venv/bin/python benchmarks/locomo.py PATH --limit-conversations 2 --json
     .venv/bin/python benchmarks/locomo.py PATH --ablation   # each search idea on and off
     .venv/bin/python benchmarks/locomo.py PATH --turns-per-memory 10   # long memories
+    .venv/bin/python benchmarks/locomo.py PATH --llm-url http://127.0.0.1:8000/v1 \
+        --llm-model NAME   # also hybrid with LLM query expansion (any OpenAI-compatible)
 
 Every conversation goes into a fresh embedded-default ``Memory`` (SQLite + hnswlib + the
 local MiniLM model) in a temporary directory, one memory per turn through ``store_many``
@@ -40,6 +42,8 @@ from _locomo_data import Conversation, group_turns, load
 
 from tulving import Memory
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
+from tulving.application.plumbing.llm_gateway import LLMGateway
+from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher, build_filter
 
@@ -111,6 +115,9 @@ VECTOR_FORMAT: str | None = None
 #: ``--context-window``: entries written just before a turn that its vector reads with it
 #: (None: the library's default).
 CONTEXT_WINDOW: int | None = None
+#: ``--llm-url`` / ``--llm-model``: an OpenAI-compatible server for the LLM-expansion row
+#: (None: the row is not run; the key, if any, is read from ``OPENAI_API_KEY``).
+LLM: dict[str, Any] | None = None
 #: The hold-out discipline of issue 19: ideas are tuned on the first three conversations
 #: of the dev file and confirmed on the last two (every table shows both halves).
 TUNING = 3
@@ -126,13 +133,16 @@ def memory_options() -> dict[str, dict[str, Any]] | None:
         options["storage"] = {"vector_format": VECTOR_FORMAT}
     if CONTEXT_WINDOW is not None:
         options["writing"] = {"context_window": CONTEXT_WINDOW}
+    if LLM is not None:
+        options["llm"] = {**LLM, "max_calls": None}
     return options or None
 
 
 def ingest(conv: Conversation, folder: Path) -> tuple[Memory, float]:
     path = folder / f"{conv.sample_id}.db"
     options = memory_options()
-    memory = Memory(path, agent_id="locomo", options=options)
+    memory = Memory(path, agent_id="locomo", options=options,
+                    llm="openai" if LLM is not None else None)
     memory.startup()
     started = time.perf_counter()
     for session in sorted({t.session for t in conv.turns}):
@@ -147,14 +157,18 @@ def ingest(conv: Conversation, folder: Path) -> tuple[Memory, float]:
         # and rebuild the graph from the stored vectors (the worst case: every vector the
         # index and exact scoring use has been through the format).
         memory.close()
-        memory = Memory(path, agent_id="locomo", options=options)
+        memory = Memory(path, agent_id="locomo", options=options,
+                        llm="openai" if LLM is not None else None)
         memory.maintenance("reindex")
     return memory, took
 
 
 def tulving_ranker(memory: Memory, mode: str, options: SearchOptions | None,
                    timings: list[float]) -> Ranker:
-    searcher = Searcher(memory.ctx, options) if options is not None else None
+    expander = None
+    if options is not None and options.llm_expansion:
+        expander = QueryExpander(LLMGateway(memory.ctx.llm, max_calls=None))
+    searcher = Searcher(memory.ctx, options, expander) if options is not None else None
 
     def rank(question: str) -> list[str]:
         started = time.perf_counter()
@@ -212,6 +226,10 @@ def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, A
                 for mode in ("hybrid", "lexical", "semantic"):
                     systems[f"tulving {mode}"] = tulving_ranker(
                         memory, mode, None, timings.setdefault(mode, []))
+                if LLM is not None:
+                    systems["hybrid + LLM expansion"] = tulving_ranker(
+                        memory, "hybrid", SearchOptions(llm_expansion=True),
+                        timings.setdefault("LLM expansion", []))
                 if ablate:
                     for name, options in ablations().items():
                         systems[f"hybrid {name}"] = tulving_ranker(
@@ -289,10 +307,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--turns-per-memory", type=int, default=1,
                         help="store K consecutive turns of a session as one memory (long "
                              "memories; evidence is the memory holding the turn)")
+    parser.add_argument("--llm-url", default=None,
+                        help="OpenAI-compatible base URL: also run hybrid with LLM query "
+                             "expansion (search.llm_expansion)")
+    parser.add_argument("--llm-model", default="gpt-4o-mini")
     args = parser.parse_args(argv)
-    global VECTOR_FORMAT, CONTEXT_WINDOW
+    global VECTOR_FORMAT, CONTEXT_WINDOW, LLM
     VECTOR_FORMAT = args.vector_format
     CONTEXT_WINDOW = args.context_window
+    if args.llm_url:
+        LLM = {"base_url": args.llm_url, "model": args.llm_model}
     conversations = [group_turns(c, args.turns_per_memory)
                      for c in load(args.path, args.limit_conversations)]
     report = evaluate(conversations, args.ablation)

@@ -234,6 +234,10 @@ def test_maintenance_inspect_purge_vacuum_reindex(t: Callable[..., CLIResult]) -
     assert vacuum["bytes_after"] > 0
     reindex = t("maintenance", "reindex", "--json").json()
     assert reindex["indexed"] == 1
+    reembed = t("maintenance", "reembed", "--json").json()
+    assert reembed["embedded"] == 1
+    assert reembed["vector_representation"] == report["vector_representation"]
+    assert t("maintenance", "inspect", "--json").json()["index"]["healthy"] is True
 
 
 def test_config_precedence_flag_env_toml(

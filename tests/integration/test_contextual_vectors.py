@@ -4,6 +4,8 @@ change, an import that re-embeds. Stored content never changes."""
 
 from __future__ import annotations
 
+import sqlite3
+import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +16,8 @@ import pytest
 
 from tulving import Memory
 from tulving.adapters.embedders.hashing import HashingEmbedder
-from tulving.application.plumbing.representation import combine
+from tulving.application.plumbing.representation import combine, representation_id
+from tulving.application.plumbing.warnings_once import TulvingWarning, reset_warnings
 from tulving.domain.errors import ConfigError
 from tulving.domain.representation import contextual_text
 
@@ -117,6 +120,77 @@ def test_reembedding_after_a_model_change_rebuilds_the_same_vectors(tmp_path: Pa
         memory.startup()  # a different recorded model: every entry is re-embedded
         for before, after in zip(written, stored(memory, ids), strict=True):
             assert np.allclose(before, after, atol=1e-6)
+
+
+def _warned(record: pytest.WarningsRecorder) -> list[str]:
+    return [str(w.message) for w in record if "re-embedded" in str(w.message)]
+
+
+def test_a_store_records_what_built_its_vectors_and_reembeds_on_request(
+        tmp_path: Path) -> None:
+    reset_warnings()
+    path = tmp_path / "m.db"
+    with Memory(path, agent_id="a", embedder="hashing", vectors="exact",
+                options={"writing": {"context_window": 0}}) as memory:
+        ids = [e.id for e in memory.store_many(turns(TURNS))]
+        assert memory.maintenance("inspect")["vector_representation"] == (
+            representation_id(0))
+        plain = stored(memory, ids)
+    with pytest.warns(TulvingWarning, match="maintenance\\('reembed'\\)"):
+        memory = Memory(path, agent_id="a", embedder="hashing", vectors="exact").startup()
+    with memory:
+        # the old vectors stay until asked: a later write uses the new rule
+        assert all(np.allclose(a, b) for a, b in zip(plain, stored(memory, ids),
+                                                     strict=True))
+        report = memory.maintenance("reembed")
+        assert report == {"action": "reembed", "embedded": len(TURNS),
+                          "vector_representation": representation_id(2)}
+        for i, vector in enumerate(stored(memory, ids)):
+            assert np.allclose(vector, expected(TURNS, i), atol=1e-6), i
+        top = memory.search("how long did the pottery course take", top_k=1)
+        assert top and top[0].entry.id in ids
+    reset_warnings()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        Memory(path, agent_id="a", embedder="hashing", vectors="exact").startup().close()
+    assert _warned(record) == []
+
+
+def test_a_store_from_before_the_record_is_flagged(tmp_path: Path) -> None:
+    reset_warnings()
+    path = tmp_path / "m.db"
+    with Memory(path, agent_id="a", embedder="hashing", vectors="exact") as memory:
+        memory.store_many(turns(TURNS))
+    with sqlite3.connect(path) as db:  # what a store written by an older version holds
+        db.execute("DELETE FROM meta WHERE name = 'vector_representation'")
+    with pytest.warns(TulvingWarning, match="an older rule"):
+        Memory(path, agent_id="a", embedder="hashing", vectors="exact").startup().close()
+
+
+def test_a_reembed_cut_short_is_finished_by_the_next_startup(tmp_path: Path) -> None:
+    """The crash point of ``reembed_all``: old vectors dropped and the rule recorded,
+    nothing embedded yet. The next startup embeds every entry by the recorded rule."""
+    reset_warnings()
+    path = tmp_path / "m.db"
+    with Memory(path, agent_id="a", embedder="hashing", vectors="exact",
+                options={"writing": {"context_window": 0}}) as memory:
+        ids = [e.id for e in memory.store_many(turns(TURNS))]
+    memory = Memory(path, agent_id="a", embedder="hashing", vectors="exact")
+    with pytest.warns(TulvingWarning):
+        memory.startup()
+    storage = memory.ctx.storage
+    with storage.transaction():
+        storage.clear_vectors()
+        storage.set_meta("vector_representation", representation_id(2))
+    storage.close()  # the process dies here: no embedding, no index written
+    reset_warnings()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with Memory(path, agent_id="a", embedder="hashing", vectors="exact") as memory:
+            for i, vector in enumerate(stored(memory, ids)):
+                assert np.allclose(vector, expected(TURNS, i), atol=1e-6), i
+            assert memory.maintenance("inspect")["index"]["healthy"]
+    assert _warned(record) == []
 
 
 def test_an_import_that_reembeds_rebuilds_the_same_vectors(tmp_path: Path) -> None:

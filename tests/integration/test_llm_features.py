@@ -8,25 +8,15 @@ import warnings
 
 import pytest
 
-from tulving.application.plumbing.warnings_once import TulvingWarning, reset_warnings
+from tulving.application.plumbing.warnings_once import TulvingWarning
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import ArchiveReason, MemoryType
-from tulving.testing.openai_server import ChatReply, OpenAIStubServer
+from tulving.testing.openai_server import ChatReply
 
 TEXT = "Ann: I love jazz on rainy evenings.\nBo: We decided to ship on Friday."
 
 
-@pytest.fixture
-def server():
-    with OpenAIStubServer() as srv:
-        yield srv
-
-
-@pytest.fixture(autouse=True)
-def _fresh_warnings():
-    reset_warnings()
-    yield
-    reset_warnings()
+pytestmark = pytest.mark.usefixtures("fresh_warnings")
 
 
 def _llm_memory(make_memory, server, name="llm.db", **llm_options):

@@ -31,13 +31,20 @@ from tulving.application.plumbing.composition import (
 )
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
-from tulving.application.plumbing.vector_sync import check_model, embed_missing, reconcile_index
+from tulving.application.plumbing.vector_sync import (
+    check_model,
+    embed_missing,
+    note_representation,
+    reconcile_index,
+)
 from tulving.application.plumbing.warnings_once import warn_once
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
 from tulving.application.portability.exporter import ExportReport
 from tulving.application.portability.importer import ImportReport
 from tulving.application.retrieval import lookup
 from tulving.application.retrieval.access import AccessTracker
+from tulving.application.retrieval.expansion import QueryExpander
+from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher, build_filter
 from tulving.application.upkeep.eviction import EvictionReport, evict
 from tulving.application.upkeep.statistics import store_stats
@@ -48,6 +55,7 @@ from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.query import EntryFilter, SearchResult
+from tulving.domain.query_expansion import parse_search_settings
 from tulving.domain.representation import parse_writing
 from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
@@ -95,8 +103,15 @@ class Memory:
         self.location = normalise_location(path)
         self._choices = {"storage": storage, "vectors": vectors, "embedder": embedder,
                          "tokenizer": tokenizer, "clock": clock, "llm": llm}
+        if options is not None and not isinstance(options, Mapping):
+            raise ConfigError("options must be a mapping of adapter kind to settings")
+        for kind, settings in (options or {}).items():
+            if not isinstance(settings, Mapping):
+                raise ConfigError(f"options[{kind!r}] must be a mapping, "
+                                  f"got {type(settings).__name__}")
         self._options = {k: dict(v) for k, v in (options or {}).items()}
         self._context_window = parse_writing(self._options.pop("writing", {}))
+        self._search_settings = parse_search_settings(self._options.pop("search", {}))
         unknown = set(self._options) - set(self._choices)
         if unknown:
             raise ConfigError(f"options for unknown adapter kinds: {', '.join(sorted(unknown))}")
@@ -148,6 +163,9 @@ class Memory:
                 llm = resolve("llm", self._choices["llm"], None, adapter_ctx, llm_opts)
                 self._llm = LLMGateway(llm, max_calls=max_calls, max_tokens=max_tokens)
                 llm = self._llm.llm
+                if self._search_settings[0] and llm is None:
+                    raise ConfigError("search.llm_expansion needs an LLM: pass llm=... "
+                                      "(e.g. llm='openai' with options={'llm': {...}})")
                 pm, _registry = get_manager()
                 ctx = MemoryContext(
                     identity=self.identity, storage=storage, clock=clock, embedder=embedder,
@@ -162,6 +180,7 @@ class Memory:
                         vectors.open(embedder.dimension)
                     embed_missing(ctx, self._progress)
                     reconcile_index(ctx, self._progress)
+                    note_representation(ctx)
             except BaseException:
                 storage.close()
                 raise
@@ -172,7 +191,10 @@ class Memory:
         """The application services over opened adapters (shared by views)."""
         self._ctx = ctx
         self._access = AccessTracker(ctx.storage, ctx.clock)
-        self._searcher = Searcher(ctx)
+        expand, weight = self._search_settings
+        self._searcher = Searcher(
+            ctx, SearchOptions(llm_expansion=True, expansion_weight=weight) if expand else None,
+            QueryExpander(self._llm) if expand else None)
         self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
                                  record_reads=self.policy.audit_reads)
         self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
@@ -196,6 +218,7 @@ class Memory:
         view._signing_key = self._signing_key
         view._choices, view._options, view._progress = (
             self._choices, self._options, self._progress)
+        view._search_settings = self._search_settings
         view._lock = self._lock
         view._closed = False
         view._llm = self._llm
@@ -588,7 +611,8 @@ class Memory:
     ) -> dict[str, Any]:
         """``inspect`` | ``purge`` (archived entries; ``dry_run`` by default; the same
         purge as :meth:`purge`, ``force`` included) | ``vacuum`` | ``reindex`` (rebuild
-        the vector index from stored vectors)."""
+        the vector index from stored vectors) | ``reembed`` (rebuild the stored vectors
+        by the current representation rule and context window)."""
         from tulving.application.upkeep import maintenance
 
         self.startup()

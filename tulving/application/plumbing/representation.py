@@ -27,6 +27,19 @@ from tulving.domain.representation import contextual_text
 
 Group = tuple[str, datetime]
 
+#: The meta row that records which rule built a store's vectors.
+REPRESENTATION_META = "vector_representation"
+#: Raised whenever the rule that turns an entry into a vector changes, so a store whose
+#: vectors an older rule built can say so (``vector_sync.note_representation``) and be
+#: re-embedded on request (``maintenance("reembed")``). 2: long texts are read in windows
+#: and the context is bounded (before, both were cut at the model's 256 tokens).
+RULE = 2
+
+
+def representation_id(window: int) -> str:
+    """What built a vector besides the model: the rule's version and the context window."""
+    return f"rule-{RULE};context-{window}"
+
 
 def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndarray:
     """One vector row per entry, in order (the embedder must be configured)."""

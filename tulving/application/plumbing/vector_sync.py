@@ -19,8 +19,12 @@ from typing import Any
 import numpy as np
 
 from tulving.application.plumbing.context import MemoryContext
-from tulving.application.plumbing.representation import embed_entries
-from tulving.application.plumbing.warnings_once import log
+from tulving.application.plumbing.representation import (
+    REPRESENTATION_META,
+    embed_entries,
+    representation_id,
+)
+from tulving.application.plumbing.warnings_once import log, warn_once
 from tulving.domain.errors import VectorIndexError
 from tulving.domain.query import STORE_WIDE, EntryFilter
 
@@ -54,7 +58,54 @@ def check_model(ctx: MemoryContext, progress: Progress | None = None) -> bool:
         storage.set_meta("embedding_model_id", embedder.model_id)
         storage.set_meta("embedding_dimension", str(embedder.dimension))
         storage.set_meta("distance_metric", "cosine")
+        # every vector is (re)built from here on by the current rule
+        storage.set_meta(REPRESENTATION_META, representation_id(ctx.context_window))
     return changed
+
+
+def note_representation(ctx: MemoryContext) -> str | None:
+    """Say so (once) when the stored vectors were built by another rule or context window
+    than this Memory's; return the recorded one. Nothing is re-embedded here: another
+    opener may use another ``writing.context_window``, and re-embedding a large store
+    takes long, so it is left to ``maintenance("reembed")``, asked for on purpose. A
+    store with no vectors yet simply records the current rule."""
+    storage, vectors = ctx.storage, ctx.vectors
+    if ctx.embedder is None:
+        return None
+    current = representation_id(ctx.context_window)
+    recorded = storage.get_meta(REPRESENTATION_META)
+    if recorded == current:
+        return recorded
+    stored = vectors.count() if vectors is not None else 0
+    if not stored:
+        storage.set_meta(REPRESENTATION_META, current)
+        return current
+    warn_once(
+        f"representation:{recorded}->{current}",
+        f"this store's vectors were built by {recorded or 'an older rule'} and this Memory "
+        f"builds {current}: new and old memories are embedded differently until the store "
+        "is re-embedded (memory.maintenance('reembed') or `tulving maintenance reembed`)",
+    )
+    return recorded
+
+
+def reembed_all(ctx: MemoryContext, progress: Progress | None = None) -> int:
+    """Rebuild every active entry's vector by the current rule; the number embedded.
+
+    The old vectors are dropped and the new rule recorded in one transaction, then the
+    entries are embedded as "missing": a crash part-way leaves entries without a vector,
+    which the next startup embeds by the same rule (``embed_missing``), so the store is
+    never left mixed or recorded wrongly.
+    """
+    storage = ctx.storage
+    if ctx.embedder is None:
+        return 0
+    with storage.transaction():
+        storage.clear_vectors()
+        storage.set_meta(REPRESENTATION_META, representation_id(ctx.context_window))
+    done = embed_missing(ctx, progress)
+    rebuild_index(ctx, progress)
+    return done
 
 
 def embed_missing(ctx: MemoryContext, progress: Progress | None = None) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import attrs
 
+from tulving.domain.query_expansion import EXPANSION_WEIGHT
 from tulving.domain.rerank import RerankRules
 
 
@@ -35,6 +36,12 @@ class SearchOptions:
       ``remember()`` links a fact to the turn it was read from) leaves the list while that
       source is visible: the source stands for both at its own rank (one piece of
       evidence, one slot).
+    - ``llm_expansion`` / ``expansion_weight``: off by default (the defaults need no LLM).
+      On, and with an LLM configured, hybrid search also asks the model for words a
+      matching memory would use and one memory that would answer
+      (:mod:`tulving.domain.query_expansion`): the keywords are one more lexical list,
+      the answer one more dense list, each at the engine's weight times
+      ``expansion_weight``.
     """
 
     pool: int = 50
@@ -49,6 +56,8 @@ class SearchOptions:
     neighbour_share: float = 0.5
     neighbour_depth: int = 10
     fold_derived: bool = True
+    llm_expansion: bool = False
+    expansion_weight: float = EXPANSION_WEIGHT
 
     @property
     def refines(self) -> bool:

@@ -11,7 +11,7 @@ raised recall there (see :class:`SearchOptions` for what each does and why).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
@@ -29,6 +29,7 @@ from tulving.domain.fusion import blend, normalise, rrf
 from tulving.domain.lexical import query_terms
 from tulving.domain.query import EntryFilter, ScoredId, SearchResult, entry_matches
 from tulving.domain.query_analysis import analyse
+from tulving.domain.query_expansion import Expansion
 from tulving.domain.types import MemoryType
 from tulving.domain.validation import check_tags
 
@@ -79,10 +80,15 @@ LEXICAL_WORKERS = 4
 PARALLEL_FROM = 5_000
 
 
+Expander = Callable[[str], Expansion | None]
+
+
 class Searcher:
-    def __init__(self, ctx: MemoryContext, options: SearchOptions | None = None) -> None:
+    def __init__(self, ctx: MemoryContext, options: SearchOptions | None = None,
+                 expander: Expander | None = None) -> None:
         self.ctx = ctx
         self.options = options or SearchOptions()
+        self.expander = expander
         self._workers: ThreadPoolExecutor | None = None
 
     def close(self) -> None:
@@ -204,18 +210,43 @@ class Searcher:
         opts = self.options
         pool = pool or max(limit * 2, opts.pool)
         briefs: dict[str, Brief] | None = None if whole else {}
-        lexical, semantic = self.candidate_lists(query, flt, pool, loaded, briefs)
+        lists = list(self.candidate_lists(query, flt, pool, loaded, briefs))
         weights = [opts.lexical_weight, opts.semantic_weight]
+        if opts.llm_expansion and self.expander is not None:
+            self._add_expansion(query, flt, pool, lists, weights)
         if opts.fusion == "score":
-            fused = blend([lexical, semantic], weights)
+            fused = blend(lists, weights)
         else:
-            fused = rrf([lexical, semantic], weights, k=opts.rrf_k)
+            fused = rrf(lists, weights, k=opts.rrf_k)
         if opts.refines and fused:
             fused = refine(self.ctx, analyse(query), fused, opts, loaded, flt, briefs)
         if opts.neighbour_share and fused:
             fused = add_neighbours(self.ctx, flt, fused, opts.neighbour_share,
                                    opts.neighbour_depth)
         return fused[:limit]
+
+    def _add_expansion(
+        self, query: str, flt: EntryFilter, pool: int,
+        lists: list[list[ScoredId]], weights: list[float],
+    ) -> None:
+        """The expansion's lexical and dense lists, appended (nothing if the model gave
+        none). Only new words search lexically: the query's own are searched already.
+        The answer is embedded as a memory would be (``embed``, not ``embed_query``):
+        it stands for one."""
+        assert self.expander is not None
+        expansion = self.expander(query)
+        if expansion is None:
+            return
+        share = self.options.expansion_weight
+        asked = set(query_terms(query))
+        terms = [t for t in query_terms(" ".join(expansion.keywords)) if t not in asked]
+        if terms:
+            lists.append(self.ctx.storage.lexical_search(terms, flt, pool))
+            weights.append(self.options.lexical_weight * share)
+        if expansion.answer and self.ctx.embedder is not None and self.ctx.vectors is not None:
+            vector = self.ctx.embedder.embed([expansion.answer])[0]
+            lists.append(self.semantic_by_vector(vector, flt, pool))
+            weights.append(self.options.semantic_weight * share)
 
     # the public operation --------------------------------------------------------------
     def ranked_ids(

@@ -4,7 +4,7 @@ Nothing automatic destroys data; ``purge`` is the one deliberate exception and i
 a person (``tulving maintenance purge``), limited to what this identity can see, and
 previews with ``dry_run`` first; it is the same purge as ``Memory.purge`` (what history
 chains and summaries' sources need stays unless ``force``). Reindexing rebuilds the vector cache from the vectors in
-storage, the source of truth.
+storage, the source of truth; re-embedding rebuilds those vectors by the current rule.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from typing import Any
 from tulving.application.governance import retention
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
-from tulving.application.plumbing.vector_sync import rebuild_index
+from tulving.application.plumbing.representation import REPRESENTATION_META
+from tulving.application.plumbing.vector_sync import rebuild_index, reembed_all
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import STORE_WIDE, EntryFilter
 
 Progress = Callable[[str, int, int], None]
-ACTIONS = ("inspect", "purge", "vacuum", "reindex")
+ACTIONS = ("inspect", "purge", "vacuum", "reindex", "reembed")
 
 
 def inspect(ctx: MemoryContext) -> dict[str, Any]:
@@ -34,6 +35,7 @@ def inspect(ctx: MemoryContext) -> dict[str, Any]:
         "integrity_messages": list(integrity.get("messages", []))[:10],
         "embedding_model": storage.get_meta("embedding_model_id"),
         "embedding_dimension": storage.get_meta("embedding_dimension"),
+        "vector_representation": storage.get_meta(REPRESENTATION_META),
     }
     if ctx.vectors is not None:
         stored = {i for i, _ in storage.iter_vectors(EntryFilter(partitions=STORE_WIDE))}
@@ -77,6 +79,16 @@ def reindex(ctx: MemoryContext, progress: Progress | None = None) -> dict[str, A
     }
 
 
+def reembed(ctx: MemoryContext, progress: Progress | None = None) -> dict[str, Any]:
+    """Every active entry embedded again by the current rule (after an upgrade that
+    changed it, or a change of ``writing.context_window``)."""
+    if ctx.embedder is None:
+        return {"action": "reembed", "embedded": 0, "note": "no embedder configured"}
+    embedded = reembed_all(ctx, progress)
+    return {"action": "reembed", "embedded": embedded,
+            "vector_representation": ctx.storage.get_meta(REPRESENTATION_META)}
+
+
 def run(
     ctx: MemoryContext,
     action: str,
@@ -96,4 +108,6 @@ def run(
         return vacuum(ctx)
     if action == "reindex":
         return reindex(ctx, progress)
+    if action == "reembed":
+        return reembed(ctx, progress)
     raise ValidationError(f"unknown maintenance action {action!r}; expected one of {ACTIONS}")

@@ -33,12 +33,14 @@ def register(sub: Any, run_with_memory: Any) -> None:
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _evict))
 
-    p = sub.add_parser("maintenance", help="inspect, purge archived, vacuum, reindex")
+    p = sub.add_parser("maintenance",
+                       help="inspect, purge archived, vacuum, reindex, reembed")
     p.add_argument(
         "action",
-        choices=("inspect", "purge", "vacuum", "reindex"),
+        choices=("inspect", "purge", "vacuum", "reindex", "reembed"),
         help="inspect: health report; purge: delete archived memories for good; "
-        "vacuum: reclaim disk space; reindex: rebuild the vector index",
+        "vacuum: reclaim disk space; reindex: rebuild the vector index; reembed: "
+        "embed every memory again by the current rule (after an upgrade says so)",
     )
     p.add_argument("--dry-run", action="store_true", help="purge: only count what would go")
     p.add_argument("--archived-before", help="purge: only memories archived before this ISO date")
