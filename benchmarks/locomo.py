@@ -164,10 +164,8 @@ def ingest(conv: Conversation, folder: Path) -> tuple[Memory, float]:
 
 
 def tulving_ranker(memory: Memory, mode: str, options: SearchOptions | None,
-                   timings: list[float]) -> Ranker:
-    expander = None
-    if options is not None and options.llm_expansion:
-        expander = QueryExpander(LLMGateway(memory.ctx.llm, max_calls=None))
+                   timings: list[float], expand: bool = False) -> Ranker:
+    expander = QueryExpander(LLMGateway(memory.ctx.llm, max_calls=None)) if expand else None
     searcher = Searcher(memory.ctx, options, expander) if options is not None else None
 
     def rank(question: str) -> list[str]:
@@ -228,8 +226,8 @@ def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, A
                         memory, mode, None, timings.setdefault(mode, []))
                 if LLM is not None:
                     systems["hybrid + LLM expansion"] = tulving_ranker(
-                        memory, "hybrid", SearchOptions(llm_expansion=True),
-                        timings.setdefault("LLM expansion", []))
+                        memory, "hybrid", SearchOptions(),
+                        timings.setdefault("LLM expansion", []), expand=True)
                 if ablate:
                     for name, options in ablations().items():
                         systems[f"hybrid {name}"] = tulving_ranker(

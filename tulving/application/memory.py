@@ -192,9 +192,8 @@ class Memory:
         self._ctx = ctx
         self._access = AccessTracker(ctx.storage, ctx.clock)
         expand, weight = self._search_settings
-        self._searcher = Searcher(
-            ctx, SearchOptions(llm_expansion=True, expansion_weight=weight) if expand else None,
-            QueryExpander(self._llm) if expand else None)
+        self._searcher = Searcher(ctx, SearchOptions(expansion_weight=weight),
+                                  QueryExpander(self._llm) if expand else None)
         self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
                                  record_reads=self.policy.audit_reads)
         self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)

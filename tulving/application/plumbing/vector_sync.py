@@ -94,8 +94,8 @@ def reembed_all(ctx: MemoryContext, progress: Progress | None = None) -> int:
 
     The old vectors are dropped and the new rule recorded in one transaction, then the
     entries are embedded as "missing": a crash part-way leaves entries without a vector,
-    which the next startup embeds by the same rule (``embed_missing``), so the store is
-    never left mixed or recorded wrongly.
+    which the next startup embeds (``embed_missing``) by its opener's rule, the recorded
+    one unless that opener uses another window (then it warns as for any mismatch).
     """
     storage = ctx.storage
     if ctx.embedder is None:

@@ -36,12 +36,11 @@ class SearchOptions:
       ``remember()`` links a fact to the turn it was read from) leaves the list while that
       source is visible: the source stands for both at its own rank (one piece of
       evidence, one slot).
-    - ``llm_expansion`` / ``expansion_weight``: off by default (the defaults need no LLM).
-      On, and with an LLM configured, hybrid search also asks the model for words a
-      matching memory would use and one memory that would answer
+    - ``expansion_weight``: used only when the searcher has an expander (an LLM and
+      ``search.llm_expansion``; the defaults need no LLM). Hybrid search then also asks
+      the model for words a matching memory would use and one memory that would answer
       (:mod:`tulving.domain.query_expansion`): the keywords are one more lexical list,
-      the answer one more dense list, each at the engine's weight times
-      ``expansion_weight``.
+      the answer one more dense list, each at the engine's weight times this.
     """
 
     pool: int = 50
@@ -56,7 +55,6 @@ class SearchOptions:
     neighbour_share: float = 0.5
     neighbour_depth: int = 10
     fold_derived: bool = True
-    llm_expansion: bool = False
     expansion_weight: float = EXPANSION_WEIGHT
 
     @property

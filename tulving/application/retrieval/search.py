@@ -212,7 +212,7 @@ class Searcher:
         briefs: dict[str, Brief] | None = None if whole else {}
         lists = list(self.candidate_lists(query, flt, pool, loaded, briefs))
         weights = [opts.lexical_weight, opts.semantic_weight]
-        if opts.llm_expansion and self.expander is not None:
+        if self.expander is not None:
             self._add_expansion(query, flt, pool, lists, weights)
         if opts.fusion == "score":
             fused = blend(lists, weights)
