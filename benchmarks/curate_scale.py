@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import CORPORA, mirror_choice, storage_options, wait_for_mirror
 
 from tulving import Memory
+from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import build_filter
 from tulving.domain.lexical import query_terms
 
@@ -74,6 +75,8 @@ def run(size: int, n_queries: int, folder: Path, corpus: str,
     curator = memory._curator
     pool_size = int(statistics.median(len(curator._candidates(q, 2000, flt)[0])
                                       for q in queries[:50]))  # the usual pool
+    # each engine gives hybrid retrieval at least SearchOptions.pool candidates
+    pool_size = max(pool_size, SearchOptions().pool)
     raw = raw_engines(memory, folder / f"scale{size}.db", pool_size)
     embed, raw_pool, search, pool, curate = timed([
         embedder.embed_query,

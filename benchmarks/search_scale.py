@@ -33,6 +33,7 @@ import numpy as np
 from _corpus import CORPORA, mirror_choice, storage_options, wait_for_mirror
 
 from tulving import Memory
+from tulving.application.retrieval.options import SearchOptions
 from tulving.domain.lexical import query_terms
 
 
@@ -92,7 +93,7 @@ def run(size: int, n_queries: int, top_k: int, folder: Path,
     raw_sql = ("SELECT rowid, bm25(entries_fts) FROM entries_fts WHERE entries_fts MATCH ? "
                "ORDER BY bm25(entries_fts) LIMIT ?")
     expressions = {q: " OR ".join(f'"{t}"' for t in query_terms(q)) for q in queries}
-    pool = max(2 * top_k, 50)
+    pool = max(2 * top_k, SearchOptions().pool)  # what each engine gives hybrid search
 
     def raw_fts(q: str) -> object:
         return raw.execute(raw_sql, (expressions[q], top_k)).fetchall()

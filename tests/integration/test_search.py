@@ -228,6 +228,39 @@ def test_hybrid_search_loads_only_the_entries_it_returns(make_memory: Any) -> No
     assert loaded == [5]
 
 
+def test_the_best_hits_do_not_depend_on_how_many_are_asked_for(make_memory: Any) -> None:
+    """A caller asking for 300 results sees the same first five as one asking for five:
+    asking deeper adds candidates at the bottom, it does not rescale the lists fused at
+    the top (before, the deeper list's lower floor reordered the best hits). Exact
+    vectors: an approximate index may itself return another 50th neighbour when asked
+    for more (hnswlib searches wider for a larger k), which moves scores by ~1e-5."""
+    import random
+
+    rng = random.Random(5)
+    vocabulary = [f"{stem}{suffix}" for stem in ("deploy", "index", "budget", "token",
+                                                  "cache", "garden", "invoice", "route",
+                                                  "schema", "ticket", "vendor", "sprint")
+                  for suffix in ("", "s", "er", "ing", "ed")]
+    m = make_memory(vectors="exact")
+    m.store_many({"content": " ".join(rng.choices(vocabulary, k=rng.randint(4, 14))),
+                  "type": "FACT"} for _ in range(600))
+    for _ in range(25):
+        query = " ".join(rng.sample(vocabulary, 3))
+        few = [(r.score, r.entry.id) for r in m.search(query, 5)]
+        many = [(r.score, r.entry.id) for r in m.search(query, 300)]
+        assert len(few) == 5, query
+        assert [s for s, _ in many[:5]] == pytest.approx([s for s, _ in few], abs=1e-7), query
+        # equal scores (duplicate texts) may come in another order: what the deeper
+        # lists know breaks their tie; every other place holds the same memory
+        assert _untied(few, many[:6]) == _untied(many[:5], many[:6]), query
+
+
+def _untied(hits: list[tuple[float, str]], among: list[tuple[float, str]]) -> list[str]:
+    """The ids in ``hits`` whose score no other memory in ``among`` shares."""
+    return [i for s, i in hits
+            if all(abs(s - t) > 1e-7 for t, other in among if other != i)]
+
+
 @pytest.mark.model
 def test_default_memory_finds_a_related_memory_sharing_no_words(tmp_path: Path) -> None:
     with Memory(tmp_path / "default.db", agent_id="a") as m:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tulving.domain.fusion import blend, normalise, rrf
 from tulving.domain.query import ScoredId
 from tulving.domain.query_analysis import analyse
@@ -57,3 +59,26 @@ def test_time_expressions() -> None:
                  "since Monday it rains"):
         assert mentions_relative_time(said), said
     assert not mentions_relative_time("[08 May 2023] Caroline: I love painting")
+
+
+def test_blend_scales_over_a_fixed_depth_so_a_longer_tail_changes_nothing_above() -> None:
+    lexical = [ScoredId(f"l{i}", 20.0 - i) for i in range(10)]
+    semantic = [ScoredId(f"s{i}", 0.9 - 0.01 * i) for i in range(10)]
+    shallow = blend([lexical, semantic], [1.0, 0.7], depth=10)
+    tails = [[*lexical, ScoredId("lt1", 0.6), ScoredId("lt2", 0.5)],
+             [*semantic, ScoredId("st", 0.1)]]
+    deep = blend(tails, [1.0, 0.7], depth=10)
+    assert _ids(deep)[: len(shallow) - 2] == _ids(shallow)[:-2]  # the two floors tie at 0
+    assert [h.score for h in deep[:10]] == pytest.approx([h.score for h in shallow[:10]])
+    scores = {h.id: h.score for h in deep}
+    # below the span: next to nothing, but still in the engine's order, never negative
+    assert 0.0 < scores["lt1"] < 1e-8 and scores["lt2"] == 0.0
+    assert _ids(deep).index("lt1") < _ids(deep).index("lt2")
+    # without a depth the same tail rescales the lists and reorders the top
+    assert _ids(blend(tails, [1.0, 0.7]))[:6] != _ids(shallow)[:6]
+
+
+def test_blend_depth_with_a_flat_head() -> None:
+    flat = [ScoredId("a", 1.0), ScoredId("b", 1.0), ScoredId("c", 0.2)]
+    scores = {h.id: h.score for h in blend([flat], depth=2)}
+    assert scores["a"] == scores["b"] == 1.0 and scores["c"] == 0.0

@@ -203,19 +203,21 @@ class Searcher:
         loaded: dict[str, MemoryEntry] | None = None, pool: int | None = None,
         whole: bool = True,
     ) -> list[ScoredId]:
-        """Fused and refined candidates; ``pool`` (default ``max(2 * limit, options.pool)``)
-        is how many each engine contributes. The candidates the second stage reads are
+        """Fused and refined candidates; each engine contributes ``max(pool or 2 * limit,
+        options.pool)``, and score fusion scales each list over its first
+        ``options.pool`` whatever the depth, so a deeper request changes what is added at
+        the bottom, not the order at the top. The candidates the second stage reads are
         read whole into ``loaded`` (curate ranks them all), or with ``whole=False`` only
         as briefs (search, which returns the best few)."""
         opts = self.options
-        pool = pool or max(limit * 2, opts.pool)
+        pool = max(pool or limit * 2, opts.pool)
         briefs: dict[str, Brief] | None = None if whole else {}
         lists = list(self.candidate_lists(query, flt, pool, loaded, briefs))
         weights = [opts.lexical_weight, opts.semantic_weight]
         if self.expander is not None:
             self._add_expansion(query, flt, pool, lists, weights)
         if opts.fusion == "score":
-            fused = blend(lists, weights)
+            fused = blend(lists, weights, depth=opts.pool)
         else:
             fused = rrf(lists, weights, k=opts.rrf_k)
         if opts.refines and fused:
