@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion of candidate lists.
+"""Fusion of the engines' candidate lists: reciprocal rank fusion and score fusion.
 
 RRF (Cormack et al., 2009) fuses ranked lists by ``sum(w / (k + rank))``: it needs no
 score calibration between engines whose scores live on different scales (bm25 vs
@@ -14,7 +14,7 @@ from tulving.domain.query import ScoredId
 
 RRF_K = 60
 #: Weight of a hit's place in its whole list next to its place in the scaled span
-#: (:func:`blend`): orders the hits below the span and nothing above it.
+#: (:func:`blend`): orders the hits below the span, and breaks exact ties above it.
 TAIL_ORDER = 1e-9
 
 
@@ -62,7 +62,8 @@ def blend(
     asking for 200 results instead of 50 cost the first five 1.8 points of recall that way
     (R@5 68.1 -> 66.3). Hits below the span score 0 from their list, plus a
     ``TAIL_ORDER``-sized share of their place in the whole list: enough to keep the tail
-    in the engines' order, too little to move anything ranked by the span.
+    in the engines' order, too little to reorder hits the span tells apart (it can only
+    break an exact tie, which a deeper list may then break differently).
     """
     weights = list(weights or [1.0] * len(lists))
     fused: dict[str, float] = {}
