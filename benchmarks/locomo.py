@@ -138,11 +138,15 @@ def memory_options() -> dict[str, dict[str, Any]] | None:
     return options or None
 
 
+def open_memory(path: Path, options: dict[str, dict[str, Any]] | None) -> Memory:
+    return Memory(path, agent_id="locomo", options=options,
+                  llm="openai" if LLM is not None else None)
+
+
 def ingest(conv: Conversation, folder: Path) -> tuple[Memory, float]:
     path = folder / f"{conv.sample_id}.db"
     options = memory_options()
-    memory = Memory(path, agent_id="locomo", options=options,
-                    llm="openai" if LLM is not None else None)
+    memory = open_memory(path, options)
     memory.startup()
     started = time.perf_counter()
     for session in sorted({t.session for t in conv.turns}):
@@ -157,8 +161,7 @@ def ingest(conv: Conversation, folder: Path) -> tuple[Memory, float]:
         # and rebuild the graph from the stored vectors (the worst case: every vector the
         # index and exact scoring use has been through the format).
         memory.close()
-        memory = Memory(path, agent_id="locomo", options=options,
-                        llm="openai" if LLM is not None else None)
+        memory = open_memory(path, options)
         memory.maintenance("reindex")
     return memory, took
 
