@@ -45,6 +45,7 @@ class Question:
     question_date: datetime
     turns: tuple[Turn, ...]
     half: str  # "tune" | "hold"
+    answer: str = ""
 
     @property
     def relevant(self) -> tuple[str, ...]:
@@ -84,7 +85,8 @@ def load_one(path: Path, half: str = "") -> Question:
                               turn_text(date, turn["role"], turn["content"]), date,
                               bool(turn.get("has_answer"))))
     return Question(raw["question_id"], raw["question_type"], raw["question"],
-                    parse_date(raw["question_date"]), tuple(turns), half)
+                    parse_date(raw["question_date"]), tuple(turns), half,
+                    str(raw.get("answer", "")))
 
 
 def load(folder: str | Path, limit_per_type: int | None = None,

@@ -37,8 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--context-window", type=int, default=None,
                         help="as in locomo.py (0: vectors read no context)")
+    parser.add_argument("--embed-cache", default=None, help="as in locomo.py")
     args = parser.parse_args(argv)
     locomo.CONTEXT_WINDOW = args.context_window
+    locomo.EMBED_CACHE = args.embed_cache
     conversations = load(args.path, args.limit_conversations)
     tokenizer = create_cl100k(None)
     sums: dict[str, dict[int, list[float]]] = {}

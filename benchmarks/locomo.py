@@ -138,8 +138,26 @@ def memory_options() -> dict[str, dict[str, Any]] | None:
     return options or None
 
 
+#: ``--embed-cache``: a file memoising the local model's window vectors (``_embed_cache``),
+#: so repeated runs (ablation rows) do not read every turn through the model again.
+EMBED_CACHE: str | None = None
+_CACHED: Any = None
+
+
+def embedder_choice() -> Any:
+    """The local model, through the on-disk memo when ``--embed-cache`` is given."""
+    global _CACHED
+    if EMBED_CACHE is None:
+        return "local"
+    if _CACHED is None:
+        from _embed_cache import CachingEmbedder
+
+        _CACHED = CachingEmbedder(EMBED_CACHE)
+    return _CACHED
+
+
 def open_memory(path: Path, options: dict[str, dict[str, Any]] | None) -> Memory:
-    return Memory(path, agent_id="locomo", options=options,
+    return Memory(path, agent_id="locomo", options=options, embedder=embedder_choice(),
                   llm="openai" if LLM is not None else None)
 
 
@@ -312,8 +330,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="OpenAI-compatible base URL: also run hybrid with LLM query "
                              "expansion (search.llm_expansion)")
     parser.add_argument("--llm-model", default="gpt-4o-mini")
+    parser.add_argument("--embed-cache", default=None,
+                        help="SQLite file (outside the repo) memoising the local model's "
+                             "vectors across runs; the figures are the same")
     args = parser.parse_args(argv)
-    global VECTOR_FORMAT, CONTEXT_WINDOW, LLM
+    global VECTOR_FORMAT, CONTEXT_WINDOW, LLM, EMBED_CACHE
+    EMBED_CACHE = args.embed_cache
     VECTOR_FORMAT = args.vector_format
     CONTEXT_WINDOW = args.context_window
     if args.llm_url:

@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python benchmarks/longmemeval.py /work/shared/data/longmemeval_s_dev
     .venv/bin/python benchmarks/longmemeval.py PATH --limit-per-type 2      # quick look
     .venv/bin/python benchmarks/longmemeval.py PATH --variant NAME ...      # ablation rows
+    .venv/bin/python benchmarks/longmemeval.py PATH --ingest plain          # context_window 0
     .venv/bin/python benchmarks/longmemeval.py PATH --json --out results.json
 
 Protocol (``longmemeval_s_dev/README.md``): each question's own history (40-60 sessions,
@@ -51,9 +52,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _embed_cache import CachingEmbedder
 from _longmemeval_data import SHORT_TYPE, TYPES, Question, load
+from _variants import VARIANTS, configure
 from locomo import OkapiBM25, _order, _rrf
 
 import tulving
@@ -85,28 +86,17 @@ INGEST_SOURCES = (
 #: Files that may not exist on every branch but shape vectors or units when they do.
 OPTIONAL_INGEST_SOURCES = (
     "application/plumbing/passages.py",
-    "domain/passages.py",
 )
 
 Ranked = list[str]  # turn ids, best first
 
 
-# -- variants (ablation rows) -----------------------------------------------------------
-@dataclass
-class Variant:
-    """One row: how the store is built (``ingest_options``, part of the store's key) and
-    how it is queried (``search``/``curate`` replace the public calls when given)."""
-
-    name: str
-    ingest_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    search: Callable[[Memory, str, str, int], list[Any]] | None = None
-    curate: Callable[[Memory, str, int], Any] | None = None
-
-
-VARIANTS: dict[str, Callable[[], Variant]] = {
-    "default": lambda: Variant("default"),
-    "plain vectors (context_window 0)": lambda: Variant(
-        "plain vectors (context_window 0)", {"writing": {"context_window": 0}}),
+# -- ingest representations -------------------------------------------------------------
+#: How the store is built (``--ingest``): options given to ``Memory`` at ingest and at
+#: every reopen; each has its own cached stores.
+INGESTS: dict[str, dict[str, dict[str, Any]]] = {
+    "default": {},
+    "plain": {"writing": {"context_window": 0}},
 }
 
 
@@ -205,35 +195,45 @@ def shown_turns(result: Any) -> tuple[set[str], set[str]]:
     return shown, whole
 
 
-def measure(question: Question, store: Path, embedder: CachingEmbedder, variant: Variant,
-            tokenizer: Any, budgets: Sequence[int]) -> dict[str, Any]:
+def answer_seen(question: Question, result: Any, shown: set[str]) -> list[int]:
+    """[relevant turns shown that hold the answer string, of those how many show it in
+    the block]: checks that an excerpt of a relevant turn keeps the answer, where the
+    answer is a short string found verbatim in the turn (most preference and counting
+    answers are not)."""
+    answer = question.answer.strip().rstrip(".").casefold()
+    if not answer or len(answer) > 60:
+        return [0, 0]
+    block = result.content.casefold()
+    holding = [t for t in question.turns
+               if t.relevant and t.turn_id in shown and answer in t.text.casefold()]
+    return [len(holding), sum(1 for _ in holding if answer in block)]
+
+
+def measure(question: Question, store: Path, embedder: CachingEmbedder, variant: str,
+            options: dict[str, Any], tokenizer: Any, budgets: Sequence[int]) -> dict[str, Any]:
     relevant = set(question.relevant)
     text = {t.turn_id: t.text for t in question.turns}
     cost = {i: tokenizer.count(t) + 1 for i, t in text.items()}
     row: dict[str, Any] = {"id": question.question_id, "type": question.question_type,
                            "half": question.half, "relevant": sorted(relevant),
                            "rankings": {}, "curate": {}, "curate_ms": {}}
-    options = variant.ingest_options
     for budget in budgets:
         with fresh_copy(store, embedder, options) as memory:
+            configure(memory, variant)
             started = time.perf_counter()
-            if variant.curate is None:
-                result = memory.curate(question.question, token_budget=budget)
-            else:
-                result = variant.curate(memory, question.question, budget)
+            result = memory.curate(question.question, token_budget=budget)
             row["curate_ms"][budget] = 1000 * (time.perf_counter() - started)
             assert result.token_count <= budget, (result.token_count, budget)
             shown, whole = shown_turns(result)
             # a turn counts only if the block really holds its text (or its excerpt)
             whole = {t for t in whole if text[t] in result.content}
             row["curate"][budget] = {"shown": sorted(shown & relevant),
-                                     "whole": sorted(whole & relevant)}
+                                     "whole": sorted(whole & relevant),
+                                     "answer": answer_seen(question, result, shown)}
     with fresh_copy(store, embedder, options) as memory:
+        configure(memory, variant)
         for mode in ("hybrid", "semantic", "lexical"):
-            if variant.search is None:
-                hits = memory.search(question.question, SEARCH_DEPTH, mode=mode)
-            else:
-                hits = variant.search(memory, question.question, mode, SEARCH_DEPTH)
+            hits = memory.search(question.question, SEARCH_DEPTH, mode=mode)
             row["rankings"][mode] = [h.entry.metadata.get("turn") for h in hits]
     for name, ranked in baselines(question, embedder).items():
         row["rankings"][name] = ranked[:SEARCH_DEPTH]
@@ -355,10 +355,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         wanted = set(args.types.split(","))
         questions = [q for q in questions
                      if q.question_type in wanted or SHORT_TYPE[q.question_type] in wanted]
+    if args.ids:
+        chosen = set(args.ids.split(","))
+        questions = [q for q in questions if q.question_id in chosen]
     report: dict[str, Any] = {}
-    for name in args.variant or ["default"]:
-        variant = VARIANTS[name]()
-        options = variant.ingest_options
+    options = INGESTS[args.ingest]
+    for variant in args.variant or ["default"]:
+        name = f"{args.ingest} ingest, {variant}"
         folder = scratch / "stores" / store_key(options)
         rows, built, seconds = [], 0, 0.0
         started = time.perf_counter()
@@ -367,13 +370,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if took is not None:
                 built += len(question.turns)
                 seconds += took
-            rows.append(measure(question, store, embedder, variant, tokenizer, BUDGETS))
+            rows.append(measure(question, store, embedder, variant, options, tokenizer,
+                                BUDGETS))
             if args.progress:
-                print(f"[{variant.name}] {number}/{len(questions)} {question.question_id} "
+                print(f"[{name}] {number}/{len(questions)} {question.question_id} "
                       f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
         summary = summarise(rows, BUDGETS)
         curate_ms = sorted(v for r in rows for v in r["curate_ms"].values())
-        report[variant.name] = {
+        answers = {b: [sum(r["curate"][b]["answer"][i] for r in rows) for i in (0, 1)]
+                   for b in BUDGETS}
+        report[name] = {
+            "answer_check": answers,
             "questions": len(rows), "turns": sum(len(q.turns) for q in questions),
             "ingested_now": built,
             "ingest_entries_per_s": round(built / seconds, 1) if seconds else None,
@@ -393,10 +400,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit-per-type", type=int, default=None,
                         help="first N questions of each type in each half")
     parser.add_argument("--halves", default="tune,hold", help="tune, hold or tune,hold")
+    parser.add_argument("--ids", default=None,
+                        help="comma-separated question ids (a subset for quick looks)")
     parser.add_argument("--types", default=None,
                         help="comma-separated question types (short names allowed)")
+    parser.add_argument("--ingest", default="default", choices=sorted(INGESTS),
+                        help="how the stores are built (default: the library's default)")
     parser.add_argument("--variant", action="append", choices=sorted(VARIANTS),
-                        help="ablation row(s) to run (default: the library's default)")
+                        help="ablation row(s): search/curate options (_variants.py)")
     parser.add_argument("--json", action="store_true", help="print JSON (summaries only)")
     parser.add_argument("--out", default=None, help="also write the full report with "
                         "per-question rows to this JSON file")
@@ -417,6 +428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   + (f"; ingest {rate} entries/s ({result['ingested_now']} built now, "
                      "model vectors from the cache where warm)" if rate else ""))
         print(render(result["summary"], BUDGETS, header))
+        print("answer strings in the block, of relevant turns shown that hold them: " + ", ".join(
+            f"{b}: {seen}/{held}" for b, (held, seen) in result["answer_check"].items()))
         print()
     return 0
 
