@@ -4,12 +4,13 @@ page by page with ``--all``)."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Any
 
 from tulving.domain.errors import SecurityError, ValidationError
 from tulving.interfaces import render
-from tulving.interfaces.cli.config import add_common, add_json
+from tulving.interfaces.cli.config import add_common, add_json, hint
 from tulving.interfaces.cli.output import OK, Output, ProgressLine
 from tulving.interfaces.jsonl import parse_lines
 
@@ -164,7 +165,11 @@ def _list(memory: Any, args: argparse.Namespace, out: Output) -> int:
                                    include_archived=args.archived)
         lines = [render.entry_line(e) for e in page.entries] or ["(no memories)"]
         if page.next_cursor:
-            lines.append(f"(more: tulving list --all --cursor {page.next_cursor})")
+            more = ["list", "--all", "--limit", str(args.limit), "--cursor",
+                    shlex.quote(page.next_cursor)]
+            more += [f"--type {t}" for t in args.types or ()]
+            more += ["--archived"] if args.archived else []
+            lines.append(f"(more: {hint(args, *more)})")
         out.result({"entries": [render.entry_dict(e) for e in page.entries],
                     "next_cursor": page.next_cursor}, "\n".join(lines))
         return OK
