@@ -41,7 +41,7 @@ def store_lines(
     problems = memory._writer.check([dict(item) for _n, item in lines], memory.policy)
     bad = [(number, why) for (number, _item), why in zip(lines, problems, strict=True) if why]
     if bad:
-        raise ValidationError(refusal(bad))
+        raise LinesRefused(bad)
     storage = memory.ctx.storage
     name = watermark_name(memory, source)
     start = int(storage.get_meta(name) or 0)
@@ -58,10 +58,20 @@ def store_lines(
             "resumed": 0 < start < total}
 
 
-def refusal(bad: Sequence[tuple[int, str]]) -> str:
-    """Every refused line by number, the first ``DESCRIBED`` with their reason."""
+class LinesRefused(ValidationError):
+    """Some lines of a bulk import were refused; ``bad`` holds (line number, reason)."""
+
+    def __init__(self, bad: Sequence[tuple[int, str]], source: str | None = None) -> None:
+        super().__init__(refusal(bad, source))
+        self.bad = list(bad)
+
+
+def refusal(bad: Sequence[tuple[int, str]], source: str | None = None) -> str:
+    """Every refused line by number, the first ``DESCRIBED`` with their reason (as
+    ``FILE:LINE: reason`` when the file is named, as editors and compilers write it)."""
     numbers = ", ".join(str(n) for n, _why in bad)
-    described = "; ".join(f"line {n}: {why}" for n, why in bad[:DESCRIBED])
+    where = (lambda n: f"{source}:{n}") if source else (lambda n: f"line {n}")
+    described = "; ".join(f"{where(n)}: {why}" for n, why in bad[:DESCRIBED])
     more = f"; and {len(bad) - DESCRIBED} more" if len(bad) > DESCRIBED else ""
     return (f"{len(bad)} line(s) refused, nothing written (lines {numbers}): "
             f"{described}{more}")

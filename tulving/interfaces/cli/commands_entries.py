@@ -9,7 +9,7 @@ import shlex
 import sys
 from typing import Any
 
-from tulving.application.portability.lines_import import refusal
+from tulving.application.portability.lines_import import LinesRefused
 from tulving.domain.errors import SecurityError, ValidationError
 from tulving.interfaces import render
 from tulving.interfaces.cli.config import add_common, add_json, hint
@@ -131,13 +131,13 @@ def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
         raise ValidationError(f"{args.jsonl} is not UTF-8 text ({exc})") from exc
     items, bad = numbered_lines(text.splitlines(), args.jsonl)
     if bad:  # not JSON objects: refused before the store is asked about the rest
-        raise ValidationError(f"{args.jsonl}: " + refusal(bad))
+        raise LinesRefused(bad, args.jsonl)
     progress = ProgressLine()
     try:
         report = memory.store_lines(items, source=hashlib.sha256(raw).hexdigest(),
                                     batch_size=args.batch_size, progress=progress)
-    except ValidationError as exc:
-        raise ValidationError(f"{args.jsonl}: {exc}") from exc
+    except LinesRefused as exc:
+        raise LinesRefused(exc.bad, args.jsonl) from exc
     finally:
         progress.finish()
     done = report["already_written"]
