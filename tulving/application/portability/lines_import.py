@@ -70,8 +70,8 @@ def refusal(bad: Sequence[tuple[int, str]], source: str | None = None) -> str:
     """Every refused line by number, the first ``DESCRIBED`` with their reason (as
     ``FILE:LINE: reason`` when the file is named, as editors and compilers write it)."""
     numbers = ", ".join(str(n) for n, _why in bad)
-    where = (lambda n: f"{source}:{n}") if source else (lambda n: f"line {n}")
-    described = "; ".join(f"{where(n)}: {why}" for n, why in bad[:DESCRIBED])
+    described = "; ".join(f"{source}:{n}: {why}" if source else f"line {n}: {why}"
+                          for n, why in bad[:DESCRIBED])
     more = f"; and {len(bad) - DESCRIBED} more" if len(bad) > DESCRIBED else ""
     return (f"{len(bad)} line(s) refused, nothing written (lines {numbers}): "
             f"{described}{more}")
