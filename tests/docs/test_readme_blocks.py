@@ -31,7 +31,8 @@ several modes are separated by ``;`` (``skip`` must come alone).
 - ``given: NAME, ...``: a fragment that uses names defined elsewhere in the prose; the
   runner defines each from this table before the block runs (and closes what it opened):
   ``memory`` (a ``Memory`` on ``agent.db`` in the scratch folder, agent ``coder``, the
-  embedded default, holding ``tulving demo``'s sample memories), ``other`` (a second
+  embedded default, holding ``tulving demo``'s sample memories and the PROCEDURE
+  ``deploy/runbook`` the README's examples name), ``other`` (a second
   ``Memory``, ``other.db``, agent ``coder``), ``when`` (an aware datetime),
   ``transcript`` (a few conversation turns), ``datetime`` and ``UTC`` (from the
   ``datetime`` module), ``Memory`` (``from tulving import Memory``).
@@ -290,8 +291,12 @@ def given(names: list[str], scratch: Path, opened: list[Any]) -> dict[str, Any]:
         if name == "memory":
             memory = Memory(str(scratch / "agent.db"), agent_id="coder")
             opened.append(memory)
-            if memory.stats()["active"] == 0:
+            keys = set(memory.list_keys())
+            if "project/overview" not in keys:  # once per scratch folder
                 memory.store_many(sample_items())
+            if "deploy/runbook" not in keys:
+                memory.store("Deploy: merge to main, wait for CI, run the canary for an "
+                             "hour, then promote.", type="PROCEDURE", key="deploy/runbook")
             values[name] = memory
         elif name == "other":
             other = Memory(str(scratch / "other.db"), agent_id="coder")
