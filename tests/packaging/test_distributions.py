@@ -38,6 +38,8 @@ PLUGIN = ROOT / "plugins" / "kairos-ai-tulving"
 WHEELHOUSE = Path(os.environ.get("TULVING_WHEELHOUSE")
                   or Path.home() / ".cache" / "tulving" / "wheelhouse")
 OWN = ("tulving_memory-", "kairos_ai_tulving-")
+#: Everything the test installs, so that one fill of the wheelhouse serves every step.
+ALL_REQUIREMENTS = ("tulving-memory[default]", "kairos-ai-tulving", "kairos-ai[cli]")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -146,7 +148,7 @@ def offline_install(venv: Path, dist: Path, *requirements: str) -> None:
         return
     WHEELHOUSE.mkdir(parents=True, exist_ok=True)
     run(sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check",
-        "--wheel-dir", WHEELHOUSE, "--find-links", dist, *requirements, timeout=1800)
+        "--wheel-dir", WHEELHOUSE, "--find-links", dist, *ALL_REQUIREMENTS, timeout=1800)
     for own in WHEELHOUSE.iterdir():  # never a stale copy of the wheels under test
         if own.name.startswith(OWN):
             own.unlink()
