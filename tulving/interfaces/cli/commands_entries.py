@@ -45,7 +45,7 @@ def register(sub: Any, run_with_memory: Any) -> None:
     pin = p.add_mutually_exclusive_group()
     pin.add_argument("--pinned", action="store_true", default=None,
                      help="never decays, never evicted")
-    pin.add_argument("--unpinned", dest="pinned", action="store_false",
+    pin.add_argument("--unpinned", dest="pinned", action="store_false", default=None,
                      help="unpin (storing a key again keeps its pinned flag otherwise)")
     p.add_argument(
         "--jsonl",
