@@ -160,6 +160,10 @@ def test_demo_hints_run_as_printed_on_the_demos_own_memories(
                       headers={"Authorization": f"Bearer {secret}"})
     assert stats.status_code == 200 and stats.json()["stats"]["agent_id"] == "demo"
     assert server.stop() == 0
+    # in any order: after the MCP and HTTP servers ended their sessions, the demo's
+    # observations are still there (they were archived as "summarised" working notes)
+    again = shell(search, tmp_path)
+    assert again.code == 0 and "[OBSERVATION]" in again.out, again
 
 
 # -- serve's own hints ---------------------------------------------------------------------

@@ -7,7 +7,9 @@ duplicates what went in), and the person needs every bad line at once, not the f
 And a long import cut short must be finishable: each batch commits together with a
 watermark (the number of lines of this file, by content digest, that this identity has
 written) in the store's meta table, so the rerun starts after the last committed batch
-and a finished file is not written twice.
+and a finished file is not written twice. Imported memories belong to no session: a
+session's end archives its working notes into its summary, and a bulk import is not
+anyone's working notes.
 """
 
 from __future__ import annotations
@@ -46,16 +48,21 @@ def store_lines(
     name = watermark_name(memory, source)
     start = int(storage.get_meta(name) or 0)
     total = len(lines)
-    written = 0
+    written = superseded = 0
     for begin in range(min(start, total), total, batch_size):
         chunk = lines[begin:begin + batch_size]
         with storage.transaction():  # the batch and its watermark commit together
-            written += len(memory._write([dict(item) for _n, item in chunk], "store_lines"))
+            # outside any session: an import is not a session's working notes, which the
+            # session's end would archive as summarised
+            outcomes = memory._write([dict(item) for _n, item in chunk], "store_lines",
+                                     session_id=None)
             storage.set_meta(name, str(begin + len(chunk)))
+        written += len(outcomes)
+        superseded += sum(1 for o in outcomes if o.entry.supersedes)
         if progress is not None:
             progress("importing", begin + len(chunk), total)
-    return {"lines": total, "written": written, "already_written": min(start, total),
-            "resumed": 0 < start < total}
+    return {"lines": total, "written": written, "superseded": superseded,
+            "already_written": min(start, total), "resumed": 0 < start < total}
 
 
 class LinesRefused(ValidationError):

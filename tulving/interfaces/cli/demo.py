@@ -64,9 +64,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
         t = time.perf_counter()
         loaded = superseded = 0
         if memory.stats()["active"] == 0:
-            stored = memory.store_many(sample_items())
-            loaded = len(stored)
-            superseded = sum(1 for entry in stored if entry.supersedes)
+            # as an import (tulving store --jsonl does the same): outside any session, so
+            # that the end of the next command's session does not archive the sample's
+            # observations and episodes as its working notes
+            report = memory.store_lines(list(enumerate(sample_items(), 1)),
+                                        source="tulving demo sample")
+            loaded, superseded = report["written"], report["superseded"]
         timings["load_s"] = time.perf_counter() - t
         t = time.perf_counter()
         results = memory.search(SEARCH, 3)
