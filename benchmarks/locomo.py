@@ -39,6 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _locomo_data import Conversation, group_turns, load
+from _variants import VARIANTS
 
 from tulving import Memory
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
@@ -228,6 +229,10 @@ def ablations() -> dict[str, SearchOptions]:
     return SearchOptions.ablations()
 
 
+#: ``--variant``: named rows of ``_variants.py`` (their search options) run beside the rest.
+VARIANT_NAMES: list[str] = []
+
+
 def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, Any]:
     tokenizer = create_cl100k(None)
     per_system: dict[str, dict[str, list[float]]] = {}
@@ -253,6 +258,11 @@ def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, A
                     for name, options in ablations().items():
                         systems[f"hybrid {name}"] = tulving_ranker(
                             memory, "hybrid", options, timings.setdefault(name, []))
+                for name in VARIANT_NAMES:
+                    search, _ = VARIANTS[name]()
+                    systems[f"hybrid [{name}]"] = tulving_ranker(
+                        memory, "hybrid", search or SearchOptions(),
+                        timings.setdefault(name, []))
                 systems.update(baselines(conv, memory))
                 for name, rank in systems.items():
                     sink = per_system.setdefault(name, {})
@@ -333,7 +343,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embed-cache", default=None,
                         help="SQLite file (outside the repo) memoising the local model's "
                              "vectors across runs; the figures are the same")
+    parser.add_argument("--variant", action="append", default=[], choices=sorted(VARIANTS),
+                        help="also run hybrid with these rows' search options (_variants.py)")
     args = parser.parse_args(argv)
+    VARIANT_NAMES.extend(args.variant)
     global VECTOR_FORMAT, CONTEXT_WINDOW, LLM, EMBED_CACHE
     EMBED_CACHE = args.embed_cache
     VECTOR_FORMAT = args.vector_format
