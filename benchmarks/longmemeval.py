@@ -83,6 +83,9 @@ INGEST_SOURCES = (
     "adapters/embedders/_pooling.py",
     "adapters/embedders/local_onnx.py",
 )
+#: Folders whose every module may shape what an ingested store holds (vector index
+#: adapters, the SQLite schema and store).
+INGEST_FOLDERS = ("adapters/vectors", "adapters/storage/sqlite")
 #: Files that may not exist on every branch but shape vectors or units when they do.
 OPTIONAL_INGEST_SOURCES = (
     "application/plumbing/passages.py",
@@ -104,10 +107,12 @@ INGESTS: dict[str, dict[str, dict[str, Any]]] = {
 def store_key(options: dict[str, Any]) -> str:
     root = Path(tulving.__file__).resolve().parent
     digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode())
-    for name in INGEST_SOURCES + OPTIONAL_INGEST_SOURCES:
-        path = root / name
+    paths = [root / name for name in INGEST_SOURCES + OPTIONAL_INGEST_SOURCES]
+    for folder in INGEST_FOLDERS:
+        paths += sorted((root / folder).glob("*.py"))
+    for path in paths:
         if path.exists():
-            digest.update(name.encode() + b"\0" + path.read_bytes())
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -67,7 +67,8 @@ class Curated:
     token_budget: int
     entries: tuple[Mapping[str, Any], ...]
     #: With ``curate(..., explain=True)``: every ranked candidate, its score broken down,
-    #: its disclosure ("full", "truncated", "index", "left out") and its token cost.
+    #: its disclosure ("full", "truncated", "excerpt", "index", "left out") and its token
+    #: cost.
     candidates: tuple[Mapping[str, Any], ...] = ()
 
 

@@ -11,8 +11,10 @@ from tulving.domain.entry import MemoryEntry
 class CuratedEntry:
     entry: MemoryEntry
     score: float
-    #: "full" (whole text), "truncated" (an oversize best memory, cut with a marker) or
-    #: "index" (a one-line index entry: key, type, date, first words).
+    #: "full" (whole text), "truncated" (an oversize best memory, cut with a marker),
+    #: "excerpt" (the passage of a long memory that bears on the query, marked with the
+    #: memory's id; ``entry`` holds the whole memory) or "index" (a one-line index entry:
+    #: key, type, date, first words).
     disclosure: str
     section: str = "relevant"
 
@@ -38,7 +40,7 @@ class CandidateReport:
     frequency: float
     type_prior: float
     trust: float
-    #: "full", "truncated", "index", or "left out".
+    #: "full", "truncated", "excerpt", "index", or "left out".
     disclosure: str
     #: Why a candidate was left out: "near-duplicate" or "over budget"; None when shown.
     reason: str | None
