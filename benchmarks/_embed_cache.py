@@ -25,6 +25,10 @@ from typing import Any
 
 import numpy as np
 
+# Before anything imports usearch: usearch 2.26's extension loaded first makes
+# onnxruntime's import segfault (reported to the owner of the vector index work).
+import onnxruntime  # noqa: F401  # isort: skip
+
 from tulving.adapters.embedders._pooling import pool_windows, windows_of
 from tulving.adapters.embedders.local_onnx import LocalOnnxEmbedder
 
