@@ -116,9 +116,17 @@ def store_key(options: dict[str, Any]) -> str:
     return digest.hexdigest()[:16]
 
 
+#: One tokenizer for every store opened: each fresh copy would otherwise load cl100k's
+#: ranks again (~0.4 s) inside its first curate() and the timings would measure that.
+_TOKENIZER: Any = None
+
+
 def open_memory(path: Path, embedder: CachingEmbedder, options: dict[str, Any]) -> Memory:
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        _TOKENIZER = create_cl100k(None)
     return Memory(path / "memory.db", agent_id="longmemeval", embedder=embedder,
-                  options=options or None).startup()
+                  tokenizer=_TOKENIZER, options=options or None).startup()
 
 
 def ingest(question: Question, folder: Path, embedder: CachingEmbedder,
