@@ -33,6 +33,9 @@ VARIANTS: dict[str, Callable[[], Variant]] = {
     "default": lambda: (None, None),
     "no excerpts": _curation(excerpts=False),
 }
+# each search idea switched off alone (SearchOptions.ablations: "- neighbours", ...)
+VARIANTS.update({name: (lambda o=options: (o, None))
+                 for name, options in SearchOptions.ablations().items()})
 
 
 def configure(memory: Memory, name: str) -> None:
