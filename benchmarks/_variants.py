@@ -32,6 +32,9 @@ def _search(**changes: Any) -> Callable[[], Variant]:
 VARIANTS: dict[str, Callable[[], Variant]] = {
     "default": lambda: (None, None),
     "no excerpts": _curation(excerpts=False),
+    "mmr 0.9": _search(mmr=0.9),
+    "mmr 0.8": _search(mmr=0.8),
+    "mmr 0.7": _search(mmr=0.7),
 }
 # each search idea switched off alone (SearchOptions.ablations: "- neighbours", ...)
 VARIANTS.update({name: (lambda o=options: (o, None))
