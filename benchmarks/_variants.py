@@ -32,6 +32,10 @@ def _search(**changes: Any) -> Callable[[], Variant]:
 VARIANTS: dict[str, Callable[[], Variant]] = {
     "default": lambda: (None, None),
     "no excerpts": _curation(excerpts=False),
+    "curate session decay 0.9": _curation(session_decay=0.9),
+    "curate session decay 0.7": _curation(session_decay=0.7),
+    "curate session decay 0.5": _curation(session_decay=0.5),
+    "curate duplicates at 0.7": _curation(duplicate_threshold=0.7),
     "mmr 0.9": _search(mmr=0.9),
     "mmr 0.8": _search(mmr=0.8),
     "mmr 0.7": _search(mmr=0.7),

@@ -34,7 +34,7 @@ from tulving.domain.lexical import query_terms
 from tulving.domain.packing import Packed, pack, render_full_line
 from tulving.domain.passages import excerpt
 from tulving.domain.query import EntryFilter, ScoredId
-from tulving.domain.ranking import Candidate, RankingWeights, rank
+from tulving.domain.ranking import Candidate, RankingWeights, rank, spread_events
 from tulving.domain.redaction import redact_stored
 from tulving.domain.types import MemoryType
 
@@ -153,12 +153,15 @@ class Curator:
             entries.update({e.id: e for e in recent})
         ranked = rank(candidates, now, weights)
         opts = self.options
+        if opts.session_decay < 1.0:
+            ranked = spread_events(ranked, opts.session_decay)
         terms = query_terms(query)
         packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
                       header="## Memory", now=now, clean=shown_text,
                       excerpt=(lambda text: excerpt(text, terms, opts.excerpt_chars))
                       if opts.excerpts else None,
-                      excerpt_share=opts.excerpt_share)
+                      excerpt_share=opts.excerpt_share,
+                      duplicate_threshold=opts.duplicate_threshold)
         report = (tuple(explain_packing(ranked, packed, self.tokenizer, now=now,
                                         clean=shown_text)) if explain else ())
         return self._result(packed, {r.id: r.entry for r in ranked}, budget, len(hits),
