@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tulving.interfaces.auth.bearer_tokens import TokenRegistry, registry_for
 from tulving.interfaces.http import errors
+from tulving.interfaces.http.api_docs import include_api_docs
 from tulving.interfaces.http.errors import body as error_body
 from tulving.interfaces.http.inspector import include_inspector
 from tulving.interfaces.http.routes import include_routes
@@ -104,7 +105,7 @@ def create_app(
         await anyio.to_thread.run_sync(tenancy.close)
 
     app = FastAPI(title="Tulving memory server", version=str(SCHEMA_VERSION),
-                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None,
+                  openapi_url="/v1/openapi.json", docs_url=None, redoc_url=None,
                   lifespan=lifespan)
     memory.startup()
     tenancy = Tenancy(memory, registry or registry_for(memory), limiter=concurrency)
@@ -113,6 +114,7 @@ def create_app(
     errors.install(app)
     include_routes(app, tenancy, timeout=timeout, version=SCHEMA_VERSION)
     include_inspector(app)
+    include_api_docs(app)
     location = str(getattr(memory, "location", "") or "")
     if sync_dir is None and location and "://" not in location and location != ":memory:":
         sync_dir = location + ".sync"
