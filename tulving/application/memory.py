@@ -52,7 +52,7 @@ from tulving.application.writing.writer import Writer
 from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
-from tulving.domain.errors import ConfigError, ValidationError
+from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.query import EntryFilter, SearchResult
 from tulving.domain.query_expansion import parse_search_settings
@@ -324,7 +324,11 @@ class Memory:
 
     # reads ----------------------------------------------------------------------------
     def _resolve(self, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
-        return lookup.resolve(self.ctx, key_or_id, include_archived=include_archived)
+        try:
+            return lookup.resolve(self.ctx, key_or_id, include_archived=include_archived)
+        except NotVisibleError as exc:
+            self._audit.record_refusal(exc.entry_id)
+            raise
 
     def get(self, key_or_id: str, *, as_of: datetime | None = None,
             include_archived: bool = False) -> MemoryEntry:
@@ -334,7 +338,11 @@ class Memory:
         if not isinstance(include_archived, bool):
             raise ValidationError("include_archived must be True or False")
         if as_of is not None:
-            entry = lookup.get_as_of(self.ctx, key_or_id, as_of)
+            try:
+                entry = lookup.get_as_of(self.ctx, key_or_id, as_of)
+            except NotVisibleError as exc:
+                self._audit.record_refusal(exc.entry_id)
+                raise
         else:
             entry = self._resolve(key_or_id, include_archived=include_archived)
             self._access.record([entry.id])

@@ -48,6 +48,15 @@ def body(kind: str, message: str) -> dict[str, object]:
             "error": {"type": kind, "message": redact(message)[:2000]}}
 
 
+def as_caller_sees_it(exc: E.TulvingError) -> E.TulvingError:
+    """An id of another partition answers exactly as a missing id (status, type, message):
+    no token can probe which ids exist elsewhere. The Memory has already queued the
+    refusal in the caller's own audit chain."""
+    if isinstance(exc, E.NotVisibleError):
+        return E.NotFoundError(exc.as_missing)
+    return exc
+
+
 def status_for(exc: Exception) -> int:
     for cls, status in STATUS:
         if isinstance(exc, cls):
@@ -58,6 +67,7 @@ def status_for(exc: Exception) -> int:
 def install(app: FastAPI) -> None:
     @app.exception_handler(E.TulvingError)
     async def tulving_error(_request: Request, exc: E.TulvingError) -> JSONResponse:
+        exc = as_caller_sees_it(exc)
         return JSONResponse(body(type(exc).__name__, str(exc)), status_code=status_for(exc))
 
     @app.exception_handler(HTTPError)

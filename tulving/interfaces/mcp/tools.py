@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from tulving.domain.errors import TulvingError, ValidationError
+from tulving.domain.errors import NotFoundError, NotVisibleError, TulvingError, ValidationError
 from tulving.domain.redaction import redact
 from tulving.interfaces import render
 from tulving.interfaces.mcp.service import MemoryService
@@ -51,6 +51,8 @@ def ok(text: str, data: dict[str, Any]) -> CallToolResult:
 
 
 def error(exc: BaseException) -> CallToolResult:
+    if isinstance(exc, NotVisibleError):  # as a missing id: ids elsewhere cannot be probed
+        exc = NotFoundError(exc.as_missing)
     kind = type(exc).__name__
     message = redact(f"{kind}: {exc}")
     return CallToolResult(
