@@ -31,6 +31,7 @@ from tulving.application.plumbing.composition import (
 )
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.text_guard import guard_methods
 from tulving.application.plumbing.vector_sync import (
     check_model,
     embed_missing,
@@ -836,3 +837,12 @@ class Memory:
         state = "open" if self._ctx else ("closed" if self._closed else "not started")
         return f"Memory({self.location!r}, agent_id={self.identity.agent_id!r}, {state})"
 
+
+
+# Every method that takes text refuses a string that is not valid Unicode (a lone
+# surrogate) with a ValidationError naming the argument, before it runs (issue 34).
+guard_methods(Memory, (
+    "view", "store", "store_many", "get", "list_keys", "list_entries", "history", "forget",
+    "search", "curate", "count_tokens", "session", "start_session", "remember", "consolidate",
+    "profile", "record_outcome", "procedures", "clear", "review", "correct", "rollback_to",
+    "apply_retention", "erase", "audit_log"))

@@ -40,6 +40,7 @@ import attrs
 
 from tulving.application.portability.entry_codec import digest_of
 from tulving.domain.errors import BundleError
+from tulving.domain.validation import first_invalid_text
 
 FORMAT = "tulving-bundle"
 #: The version this library writes. Earlier versions are converted on read by the steps
@@ -352,6 +353,10 @@ class BundleReader:
                         record = json.loads(line)
                     except (ValueError, UnicodeDecodeError) as exc:
                         raise BundleError(f"entry line {count + 1} is not JSON") from exc
+                    invalid = first_invalid_text(record, "entry")
+                    if invalid is not None:
+                        raise BundleError(f"entry line {count + 1}: {invalid} is not valid "
+                                          "Unicode text")
                     if not isinstance(record, dict) or digest_of(record) != record.get("digest"):
                         raise BundleError(f"entry line {count + 1}: digest mismatch (tampered)")
                     entries_hash.update(str(record["digest"]).encode())

@@ -44,8 +44,11 @@ class HTTPError(Exception):
 
 
 def body(kind: str, message: str) -> dict[str, object]:
+    # A message may quote input: a lone surrogate in it would make the JSON response
+    # itself unencodable (a 500 and a dropped connection), so it is shown escaped.
+    shown = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return {"schema_version": SCHEMA_VERSION,
-            "error": {"type": kind, "message": redact(message)[:2000]}}
+            "error": {"type": kind, "message": redact(shown)[:2000]}}
 
 
 def as_caller_sees_it(exc: E.TulvingError) -> E.TulvingError:

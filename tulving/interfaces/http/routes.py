@@ -10,7 +10,6 @@ import math
 import os
 import tempfile
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from typing import Annotated, Any
 
 import anyio
@@ -147,7 +146,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
         return await act(request, query_named(user_id, workspace_id, agent_id), do)
 
     @router.get("/memory/{memory_id:path}")
-    async def get(request: Request, memory_id: str, as_of: datetime | None = None,
+    async def get(request: Request, memory_id: str, as_of: S.Time | None = None,
                   include_archived: bool = False, user_id: UserQ = None,
                   workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
@@ -166,8 +165,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
                       cursor: Annotated[str | None, Query(max_length=40)] = None,
                       type: Annotated[list[S.MemoryTypeName] | None, Query()] = None,
                       tag: Annotated[list[str] | None, Query(max_length=64)] = None,
-                      scope: S.ScopeName | None = None, since: datetime | None = None,
-                      until: datetime | None = None, include_archived: bool = False,
+                      scope: S.ScopeName | None = None, since: S.Time | None = None,
+                      until: S.Time | None = None, include_archived: bool = False,
                       user_id: UserQ = None, workspace_id: UserQ = None,
                       agent_id: UserQ = None) -> dict[str, Any]:
         def do(m: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from tulving.domain.errors import NotFoundError, NotVisibleError, TulvingError, 
 from tulving.domain.redaction import redact
 from tulving.interfaces import render
 from tulving.interfaces.mcp.service import MemoryService
-from tulving.interfaces.mcp.tool_hints import LOWER, UPPER
+from tulving.interfaces.mcp.tool_hints import LOWER, STRICT, UPPER
 
 MemoryTypeName = Annotated[
     Literal["FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE",
@@ -115,10 +115,10 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             list[str] | None, Field(description="Optional labels for filtering.")
         ] = None,
         importance: Annotated[
-            float | None, Field(ge=0, le=1, description="0..1, default 0.5.")
+            float | None, STRICT, Field(ge=0, le=1, description="0..1, default 0.5.")
         ] = None,
         pinned: Annotated[
-            bool, Field(description="Pinned memories never decay or get evicted.")
+            bool, STRICT, Field(description="Pinned memories never decay or get evicted.")
         ] = False,
         valid_from: Annotated[
             str | None,
@@ -174,7 +174,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             ),
         ],
         top_k: Annotated[
-            int, Field(ge=1, le=100, description="How many results (default 10).")
+            int, STRICT, Field(ge=1, le=100, description="How many results (default 10).")
         ] = 10,
         types: Types = None,
         tags: Tags = None,
@@ -200,6 +200,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         ] = None,
         token_budget: Annotated[
             int,
+            STRICT,
             Field(
                 ge=50,
                 le=200_000,
