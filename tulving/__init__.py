@@ -8,6 +8,7 @@
         memory.search("how do we release?")
 """
 
+from tulving.adapters.detectors import install_default as _install_detectors
 from tulving.application.agent_memory.jobs import RememberJob
 from tulving.application.memory import Memory
 from tulving.application.plumbing.warnings_once import TulvingWarning
@@ -37,6 +38,10 @@ from tulving.domain.redaction import redact
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
 from tulving.domain.write_policy import WritePolicy
 from tulving.version import __version__
+
+# The rule sets redaction masks with (detect-secrets' plugins, python-stdnum's
+# validators) reach the domain as data, loaded on first use.
+_install_detectors()
 
 __all__ = [
     "ArchiveReason",

@@ -3,7 +3,8 @@
 Configured per Memory with ``Memory(..., policy={...})``; every key is optional:
 
 - ``pii``: ``"allow"`` (default), ``"redact"`` or ``"reject"`` for emails, phone
-  numbers, card numbers (Luhn-checked) and IBANs (mod-97-checked);
+  numbers, card numbers (Luhn-checked), IBANs (mod-97-checked) and national ids (checked
+  by python-stdnum: see :mod:`pii`);
 - ``secrets``: the same modes for credential shapes (see :mod:`redaction`). Default
   ``"allow"``: secrets are masked on the way *out* (exports, MCP, curated text) so the
   owner can still ``get()`` them raw; ``"redact"`` masks them before storage;
@@ -34,7 +35,7 @@ from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import ConfigError, PolicyViolation, ScopeError, SecurityError
 from tulving.domain.injection import needs_review
 from tulving.domain.pii import redact_pii, strip_private
-from tulving.domain.redaction import map_strings, redact_with_count
+from tulving.domain.redaction import map_strings, redact_secrets
 from tulving.domain.types import ReviewStatus, Scope
 
 MODES = ("allow", "redact", "reject")
@@ -211,7 +212,7 @@ def screen_text(text: str, policy: WritePolicy, notes: dict[str, Any]) -> str:
             text = masked
             notes["pii_redacted"] = sorted(set(notes.get("pii_redacted", ())) | set(kinds))
     if policy.secrets != "allow":
-        masked, count = redact_with_count(text)
+        masked, count = redact_secrets(text)
         if count:
             if policy.secrets == "reject":
                 raise PolicyViolation(
