@@ -18,7 +18,9 @@ Costs are microseconds per memory (median over ``--repeat`` passes): *shown* is 
 door pays for each memory it shows (search results, curated entries, MCP and HTTP output);
 *stored* is what a write under ``policy={"pii": "redact", "secrets": "redact"}`` pays;
 *block* is one curated block of about 7 kB; *first use* loads the rule sets (imports
-detect-secrets and python-stdnum), once per process.
+detect-secrets and python-stdnum), once per process. End to end, on the same Memory: a
+``curate()`` (2,000 tokens, LoCoMo's questions) and a ``store_many`` under that policy,
+each with the detector before patched in for the one now (the only difference).
 """
 
 from __future__ import annotations
@@ -164,12 +166,61 @@ def costs(texts: list[str], repeat: int) -> list[str]:
     return rows
 
 
+def end_to_end(texts: list[str], queries: list[str], repeat: int) -> list[str]:
+    """curate() and a policed store_many with each detector, same data, same run."""
+    import tulving.application.curation.curator as curator
+    import tulving.domain.write_policy as write_policy
+    from tulving import Memory
+
+    patches = {"before": (before.redact_stored, lambda t: before.redact_with_count(t),
+                          before.redact_pii),
+               "now": (redaction.redact_stored, redaction.redact_secrets, pii.redact_pii)}
+    kept = (curator.redact_stored, write_policy.redact_secrets, write_policy.redact_pii)
+    results: dict[str, dict[str, float]] = {}
+    policy = {"pii": "redact", "secrets": "redact"}
+    items = [{"content": t, "type": "OBSERVATION"} for t in texts]
+    try:
+        for name, (shown, secrets, personal) in patches.items():
+            curator.redact_stored = shown
+            write_policy.redact_secrets = secrets  # type: ignore[assignment]
+            write_policy.redact_pii = personal
+            laps: list[float] = []
+            stores: list[float] = []
+            for _ in range(repeat):
+                with Memory(":memory:", agent_id="bench", embedder="hashing", vectors="exact",
+                            policy=policy) as m:
+                    began = time.perf_counter()
+                    m.store_many(items)
+                    stores.append((time.perf_counter() - began) / len(items))
+                    for q in queries:
+                        began = time.perf_counter()
+                        m.curate(q, token_budget=2000)
+                        laps.append(time.perf_counter() - began)
+            results[name] = {"curate": statistics.median(laps) * 1e3,
+                             "store": statistics.median(stores) * 1e6}
+    finally:
+        curator.redact_stored, write_policy.redact_secrets, write_policy.redact_pii = kept
+    b, w = results["before"], results["now"]
+    return [f"| curate(), 2,000 tokens, p50 (ms) | {b['curate']:.2f} | {w['curate']:.2f} "
+            f"| {w['curate'] / b['curate']:.2f}x |",
+            f"| store_many under pii+secrets redact (µs per memory) | {b['store']:.0f} "
+            f"| {w['store']:.0f} | {w['store'] / b['store']:.2f}x |"]
+
+
 def locomo_turns(path: str | None) -> list[str]:
     if not path:
         return []
     from _locomo_data import load
 
     return [t.text for conv in load(path) for t in conv.turns]
+
+
+def locomo_questions(path: str | None) -> list[str]:
+    if not path:
+        return []
+    from _locomo_data import load
+
+    return [q.text for conv in load(path) for q in conv.questions]
 
 
 def main() -> None:
@@ -196,6 +247,8 @@ def main() -> None:
     texts = locomo or [e["text"] for k in secrets + personal for e in k["examples"]] + [
         t for ts in negatives.values() for t in ts]
     print("\n".join(costs(texts, args.repeat)))
+    queries = locomo_questions(args.locomo) or [k["kind"].replace("_", " ") for k in secrets]
+    print("\n".join(end_to_end(texts[:3000], queries[:100], max(1, args.repeat // 2))))
 
 
 if __name__ == "__main__":

@@ -49,13 +49,27 @@ class Rule:
     #: A cheap necessary condition for the rule to match at all, tested after the
     #: triggers (such as "seven digits or more": see ``enough_digits``).
     gate: Callable[[str], bool] | None = None
+    #: The shortest run of token characters (letters, digits, ``_-+/=``) any match
+    #: holds: a text whose longest run is shorter is skipped. 0: no such bound.
+    min_run: int = 0
 
     def may_match(self, text: str, lowered: str) -> bool:
         if (self.triggers or self.itriggers) and not (
                 any(t in text for t in self.triggers)
                 or any(t in lowered for t in self.itriggers)):
             return False
+        if self.min_run and longest_run(text, self.min_run) < self.min_run:
+            return False
         return self.gate is None or self.gate(text)
+
+
+_RUNS = re.compile(r"[A-Za-z0-9_\-+/=]{8,}")
+
+
+def longest_run(text: str, at_least: int = 8) -> int:
+    """Length of the longest run of token characters in ``text`` if it is ``at_least``
+    8 long, else 0 (prose has few runs that long, so this is one quick pass)."""
+    return max(map(len, _RUNS.findall(text)), default=0)
 
 
 def enough_digits(least: int) -> Callable[[str], bool]:
@@ -121,8 +135,14 @@ class RuleBook:
                 if fragment in lowered:
                     chosen.update(owners)
         out = []
+        longest = -1
         for i in sorted(chosen):
             rule = self.rules[i]
+            if rule.min_run:
+                if longest < 0:
+                    longest = longest_run(text)
+                if longest < rule.min_run:
+                    continue
             if rule.gate is None or rule.gate(text):
                 out.append(rule)
         return out

@@ -181,10 +181,40 @@ def _check(text: object) -> str:
     return text
 
 
+#: Above this length a multi-line text is scanned line by line (see ``_by_line``).
+_LINEWISE_FROM = 1024
+
+
+def _by_line(text: str, scan: Callable[[str], list[Finding]]) -> list[Finding]:
+    """``scan`` over a long multi-line text (a curated block, a transcript) one line at a
+    time: each line runs only the rules its own triggers call for, where the whole text
+    would run nearly all. Every rule stays within a line except the PEM block's, so a text
+    with "BEGIN" in it is scanned whole."""
+    if len(text) <= _LINEWISE_FROM or "\n" not in text or "BEGIN" in text:
+        return scan(text)
+    found: list[Finding] = []
+    offset = 0
+    for line in text.split("\n"):
+        if line:
+            found.extend(Finding(f.kind, f.start + offset, f.end + offset) for f in scan(line))
+        offset += len(line) + 1
+    return found
+
+
+def _identifiers(text: str) -> list[Finding]:
+    return [Finding(p.kind, p.start, p.end) for p in find_identifiers(text)]
+
+
+def _shown(text: str) -> list[Finding]:
+    found = find_secrets(text)
+    identifiers = _identifiers(text)
+    return merge([*found, *identifiers]) if identifiers else found
+
+
 def redact_secrets(text: str) -> tuple[str, int]:
     """``text`` with credentials masked (not personal identifiers), and how many: what a
     ``secrets="redact"`` write policy stores."""
-    found = find_secrets(_check(text))
+    found = _by_line(_check(text), find_secrets)
     return apply_masks(text, found), len(found)
 
 
@@ -193,11 +223,7 @@ def redact_with_count(text: str) -> tuple[str, int]:
     ids, card numbers, IBANs) masked; and how many were masked. Idempotent. Contact
     details (emails, phone numbers) are left to the ``pii`` write policy: remembering how
     to reach someone is what a memory is for."""
-    _check(text)
-    found = find_secrets(text)
-    identifiers = find_identifiers(text)
-    if identifiers:
-        found = merge([*found, *(Finding(p.kind, p.start, p.end) for p in identifiers)])
+    found = _by_line(_check(text), _shown)
     return apply_masks(text, found), len(found)
 
 

@@ -47,8 +47,15 @@ SHAPES: dict[str, tuple[str, Callable[[str], bool]]] = {
 _DIGITS = tuple("0123456789")
 #: Every shape above holds seven digits or more (a NIE has the fewest; a codice fiscale
 #: written with omocodia letters could have fewer, and is that rare): counted first, so a
-#: turn with a date in it ("8 May 2023") is not scanned.
-GATE = enough_digits(7)
+#: turn with a date in it ("8 May 2023") is not scanned; then one quick pattern that every
+#: shape contains (digits and separators in a row, or a NIE's, HETU's or codice fiscale's
+#: letters beside digits), so a long text full of dates is not scanned either.
+_SEVEN_DIGITS = enough_digits(7)
+_ZONE = re.compile(r"\d[\d .\-+]{5,}[\dA-Z]|[A-Z]{6}[0-9LMNP-V]{2}|\d{6}[A-FU-Y]\d{3}")
+
+
+def gate(text: str) -> bool:
+    return _SEVEN_DIGITS(text) and _ZONE.search(text) is not None
 
 
 def _combined() -> Callable[[str], Iterable[tuple[int, int, str]]]:
@@ -82,4 +89,4 @@ def _combined() -> Callable[[str], Iterable[tuple[int, int, str]]]:
 
 def identifier_rules() -> tuple[Rule, ...]:
     return (Rule("national_id", _combined(), triggers=_DIGITS, whole_token=False,
-                 source="python-stdnum", gate=GATE),)
+                 source="python-stdnum", gate=gate),)
