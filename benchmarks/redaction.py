@@ -150,12 +150,15 @@ def costs(texts: list[str], repeat: int) -> list[str]:
     block = "\n".join(texts[:60])[:7000]
     rows = ["| cost per memory | before (µs) | now (µs) | now / before |", "|---|---:|---:|---:|"]
     cases = {
-        f"shown (redact, {len(texts)} memories)": (before.redact, redaction.redact, texts),
+        # uncached: what a text costs the first time it is shown (later showings of the
+        # same text hit redaction's cache; the end-to-end curate below includes that)
+        f"shown (redact, {len(texts)} memories)": (before.redact,
+                                                   redaction._redact_uncached, texts),
         "stored under pii+secrets redact": (
             lambda t: before.redact_pii(before.redact(t)),
             lambda t: pii.redact_pii(redaction.redact_secrets(t)[0]), texts),
-        f"one curated block ({len(block)} chars)": (before.redact, redaction.redact,
-                                                    [block] * 50),
+        f"one curated block ({len(block)} chars)": (before.redact,
+                                                    redaction._redact_uncached, [block] * 50),
     }
     for name, (old, new, sample) in cases.items():
         b = per_memory_us(old, sample, repeat)
@@ -179,25 +182,32 @@ def end_to_end(texts: list[str], queries: list[str], repeat: int) -> list[str]:
     results: dict[str, dict[str, float]] = {}
     policy = {"pii": "redact", "secrets": "redact"}
     items = [{"content": t, "type": "OBSERVATION"} for t in texts]
+    laps: dict[str, list[float]] = {name: [] for name in patches}
+    stores: dict[str, list[float]] = {name: [] for name in patches}
     try:
-        for name, (shown, secrets, personal) in patches.items():
-            curator.redact_stored = shown
-            write_policy.redact_secrets = secrets  # type: ignore[assignment]
-            write_policy.redact_pii = personal
-            laps: list[float] = []
-            stores: list[float] = []
-            for _ in range(repeat):
+        # a warm-up pass (discarded), then the two detectors in turn, so that load and
+        # caches weigh on both alike
+        for round_ in range(repeat + 1):
+            for name, (shown, secrets, personal) in patches.items():
+                curator.redact_stored = shown
+                write_policy.redact_secrets = secrets  # type: ignore[assignment]
+                write_policy.redact_pii = personal
                 with Memory(":memory:", agent_id="bench", embedder="hashing", vectors="exact",
                             policy=policy) as m:
                     began = time.perf_counter()
                     m.store_many(items)
-                    stores.append((time.perf_counter() - began) / len(items))
+                    stored = (time.perf_counter() - began) / len(items)
+                    curated = []
                     for q in queries:
                         began = time.perf_counter()
                         m.curate(q, token_budget=2000)
-                        laps.append(time.perf_counter() - began)
-            results[name] = {"curate": statistics.median(laps) * 1e3,
-                             "store": statistics.median(stores) * 1e6}
+                        curated.append(time.perf_counter() - began)
+                if round_:
+                    stores[name].append(stored)
+                    laps[name].extend(curated)
+        for name in patches:
+            results[name] = {"curate": statistics.median(laps[name]) * 1e3,
+                             "store": statistics.median(stores[name]) * 1e6}
     finally:
         curator.redact_stored, write_policy.redact_secrets, write_policy.redact_pii = kept
     b, w = results["before"], results["now"]
@@ -248,7 +258,7 @@ def main() -> None:
         t for ts in negatives.values() for t in ts]
     print("\n".join(costs(texts, args.repeat)))
     queries = locomo_questions(args.locomo) or [k["kind"].replace("_", " ") for k in secrets]
-    print("\n".join(end_to_end(texts[:3000], queries[:100], max(1, args.repeat // 2))))
+    print("\n".join(end_to_end(texts[:3000], queries[:50], max(1, args.repeat // 2))))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ in ``tests/fixtures/secrets_corpus`` and ``benchmarks/redaction.py`` measure bot
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -167,6 +168,7 @@ def _book() -> RuleBook:
         cached = (sets, RuleBook((*sets.secrets, *CONTEXT_RULES)))
         _books.clear()
         _books[id(sets)] = cached
+        _cached.cache_clear()
     return cached[1]
 
 
@@ -222,9 +224,25 @@ def redact_with_count(text: str) -> tuple[str, int]:
     """``text`` as every door shows it: credentials and personal identifiers (national
     ids, card numbers, IBANs) masked; and how many were masked. Idempotent. Contact
     details (emails, phone numbers) are left to the ``pii`` write policy: remembering how
-    to reach someone is what a memory is for."""
-    found = _by_line(_check(text), _shown)
+    to reach someone is what a memory is for.
+
+    The same memories are shown again and again (curation ranks a pool of them for every
+    query), so results for texts up to ``_CACHED_UP_TO`` characters are kept (a pure
+    function of the text while the rule sets stay the same; cleared when they change)."""
+    _check(text)
+    if len(text) <= _CACHED_UP_TO:
+        _book()  # rebuilds, and clears the cache, if the rule sets changed
+        return _cached(text)
+    return _redact_uncached(text)
+
+
+def _redact_uncached(text: str) -> tuple[str, int]:
+    found = _by_line(text, _shown)
     return apply_masks(text, found), len(found)
+
+
+_CACHED_UP_TO = 2048
+_cached = functools.lru_cache(maxsize=8192)(_redact_uncached)
 
 
 def redact(text: str) -> str:
