@@ -37,6 +37,7 @@ from langgraph.store.base import (
     tokenize_path,
     validate_op_namespace,
 )
+
 from tulving import CuratedContext, Memory, MemoryEntry, NotFoundError, ValidationError
 
 from . import keys
