@@ -27,7 +27,16 @@ ensure_plugins() {
       ! -path '*/__pycache__/*' ! -path '*/tests/*' -print -quit)" ]; then
     .venv/bin/pip install --quiet --disable-pip-version-check \
       "kairos-ai[cli]>=0.5,<0.6" ./plugins/kairos-ai-tulving
-    rm -rf plugins/kairos-ai-tulving/build plugins/kairos-ai-tulving/*.egg-info
+    # The agent frameworks, pinned to the range the integrations are tested with, then
+    # the integrations themselves, built as wheels. --no-deps: their one other
+    # requirement, tulving-memory, is this project, installed above (editable); the
+    # frameworks are the ones just installed.
+    .venv/bin/pip install --quiet --disable-pip-version-check \
+      "langgraph>=1.2.24,<1.3" "openai-agents>=0.24,<0.25" "llama-index-core>=0.14.25,<0.15"
+    .venv/bin/pip install --quiet --disable-pip-version-check --no-deps \
+      ./plugins/langgraph-store-tulving ./plugins/openai-agents-tulving \
+      ./plugins/llama-index-memory-tulving
+    rm -rf plugins/*/build plugins/*/*.egg-info
     touch "$stamp"
   fi
 }
