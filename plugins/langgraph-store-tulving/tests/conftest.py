@@ -20,7 +20,7 @@ import pytest
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 if str(PLUGIN_ROOT) not in sys.path:
     sys.path.insert(0, str(PLUGIN_ROOT))
-os.environ.setdefault("TULVING_PLUGINS", "tulving")
+os.environ.setdefault("TULVING_PLUGINS", "tulving,tulving-memory")
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ def test_the_readme_examples_print_what_the_readme_says(tmp_path: Path, index: i
     code, expected = examples[index]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(PLUGIN_ROOT), os.environ.get("PYTHONPATH", "")]),
-        "TULVING_PLUGINS": "tulving", "HF_HUB_OFFLINE": "1", "NO_PROXY": "*"}
+        "TULVING_PLUGINS": "tulving,tulving-memory", "HF_HUB_OFFLINE": "1", "NO_PROXY": "*"}
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -38,7 +38,7 @@ def test_the_readme_examples_print_what_the_readme_says(tmp_path: Path) -> None:
     assert runnable, "the README has no runnable example"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(PLUGIN_ROOT), os.environ.get("PYTHONPATH", "")]),
-        "TULVING_PLUGINS": "tulving", "HF_HUB_OFFLINE": "1", "NO_PROXY": "*",
+        "TULVING_PLUGINS": "tulving,tulving-memory", "HF_HUB_OFFLINE": "1", "NO_PROXY": "*",
         "OPENAI_AGENTS_DISABLE_TRACING": "1"}
     for i in runnable:
         code, (lang, expected, _) = blocks[i][1], blocks[i + 1]
