@@ -177,6 +177,9 @@ def test_ttl_expires_items_a_read_keeps_alive(clocked: tuple[Any, Any]) -> None:
     store.memory.flush()
     clock.advance(minutes=8)
     assert store.get(("s",), "short", refresh_ttl=False) is not None
+    assert [h.key for h in store.search(("s",), query="short-lived note", limit=1,
+                                        refresh_ttl=False)] == ["short"]
+    store.memory.flush()
     clock.advance(minutes=3)                                 # 11 minutes since the read
     assert store.get(("s",), "short") is None
     assert [h.key for h in store.search(("s",), query="note")] == ["kept"]

@@ -317,8 +317,9 @@ class TulvingStore(BaseStore):
         wanted = op.offset + op.limit
         top_k = min(MAX_CANDIDATES, max(2 * wanted, 20))
         while True:
-            hits = self.memory.search(op.query or "", top_k=top_k,
-                                      tags=[keys.indexed_tag(prefix)])
+            hits = self.memory.search(  # as_of: a read that leaves no access record
+                op.query or "", top_k=top_k, tags=[keys.indexed_tag(prefix)],
+                as_of=None if op.refresh_ttl else self._now())
             kept = [(h.entry, h.score) for h in hits if self._keep(h.entry, prefix, op.filter)]
             if len(kept) >= wanted or len(hits) < top_k or top_k >= MAX_CANDIDATES:
                 break
