@@ -11,6 +11,11 @@ fi
 ensure_installed() {
   local extras="$1" stamp=".venv/.tulving-installed-$1"
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    # The distribution was called `tulving` before it became `tulving-memory` (that name
+    # on the index is another project's): a venv made before the rename holds both.
+    if .venv/bin/pip show --quiet tulving >/dev/null 2>&1; then
+      .venv/bin/pip uninstall --quiet --yes tulving
+    fi
     if [ "${2:-}" = "with-torch" ]; then
       .venv/bin/pip install --quiet --disable-pip-version-check "torch==2.13.0"
     fi
@@ -25,17 +30,13 @@ ensure_plugins() {
   local stamp=".venv/.tulving-plugins-installed"
   if [ ! -f "$stamp" ] || [ -n "$(find plugins -type f -newer "$stamp" \
       ! -path '*/__pycache__/*' ! -path '*/tests/*' -print -quit)" ]; then
+    # Each plugin with its framework, pinned to the range its tests run against; one
+    # resolver run, whose tulving-memory is this project, installed above (editable).
     .venv/bin/pip install --quiet --disable-pip-version-check \
-      "kairos-ai[cli]>=0.5,<0.6" ./plugins/kairos-ai-tulving
-    # The agent frameworks, pinned to the range the integrations are tested with, then
-    # the integrations themselves, built as wheels. --no-deps: their one other
-    # requirement, tulving-memory, is this project, installed above (editable); the
-    # frameworks are the ones just installed.
-    .venv/bin/pip install --quiet --disable-pip-version-check \
-      "langgraph>=1.2.24,<1.3" "openai-agents>=0.24,<0.25" "llama-index-core>=0.14.25,<0.15"
-    .venv/bin/pip install --quiet --disable-pip-version-check --no-deps \
-      ./plugins/langgraph-store-tulving ./plugins/openai-agents-tulving \
-      ./plugins/llama-index-memory-tulving
+      "kairos-ai[cli]>=0.5,<0.6" ./plugins/kairos-ai-tulving \
+      "langgraph>=1.2.24,<1.3" ./plugins/langgraph-store-tulving \
+      "openai-agents>=0.24,<0.25" ./plugins/openai-agents-tulving \
+      "llama-index-core>=0.14.25,<0.15" ./plugins/llama-index-memory-tulving
     rm -rf plugins/*/build plugins/*/*.egg-info
     touch "$stamp"
   fi
