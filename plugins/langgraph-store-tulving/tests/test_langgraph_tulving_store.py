@@ -216,3 +216,28 @@ def test_items_hold_their_value_verbatim(store: Any) -> None:
     raw = store.memory.get(memory_key(("v",), "k")).metadata["langgraph"]["value"]
     assert json.dumps(raw, sort_keys=True) == json.dumps(value, sort_keys=True)
     assert timedelta(0) <= store.get(("v",), "k").updated_at - store.get(("v",), "k").created_at
+
+
+def test_a_personal_scope_shares_items_with_the_users_other_agents(make_memory: Any) -> None:
+    base = make_memory()
+    planner = TulvingStore(base.view(agent_id="planner", user_id="ann"), scope="personal")
+    private = TulvingStore(base.view(agent_id="planner", user_id="ann"))
+    writer = TulvingStore(base.view(agent_id="writer", user_id="ann"))
+    planner.put(("prefs",), "tone", {"text": "Ann prefers short answers"})
+    private.put(("prefs",), "draft", {"text": "planner's own scratch note"})
+    assert writer.get(("prefs",), "tone").value == {"text": "Ann prefers short answers"}
+    assert writer.get(("prefs",), "draft") is None
+    assert [h.key for h in writer.search(("prefs",), query="answers")] == ["tone"]
+
+
+def test_from_path_opens_and_closes_its_memory(tmp_path: Any) -> None:
+    path = str(tmp_path / "own.db")
+    with TulvingStore.from_path(path, agent_id="g", embedder="hashing", vectors="exact",
+                                store_options={"index": {"fields": ["text"]}}) as store:
+        store.put(("n",), "k", {"text": "kept on disk", "other": "not indexed"})
+        assert store.memory.get(memory_key(("n",), "k")).content == "kept on disk"
+    with TulvingStore.from_path(path, agent_id="g", embedder="hashing",
+                                vectors="exact") as again:
+        assert again.get(("n",), "k").value["text"] == "kept on disk"
+    with pytest.raises(ValidationError):
+        TulvingStore("agent.db")  # type: ignore[arg-type]
