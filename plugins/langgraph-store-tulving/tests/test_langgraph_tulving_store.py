@@ -241,3 +241,19 @@ def test_from_path_opens_and_closes_its_memory(tmp_path: Any) -> None:
         assert again.get(("n",), "k").value["text"] == "kept on disk"
     with pytest.raises(ValidationError):
         TulvingStore("agent.db")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("pii", ["reject", "redact"])
+def test_the_memorys_write_policy_governs_items(make_memory: Any, pii: str) -> None:
+    from tulving import PolicyViolation
+
+    store = TulvingStore(make_memory(policy={"pii": pii}), index={"fields": ["text"]})
+    value = {"text": "write to ann@example.com", "email": "ann@example.com"}
+    if pii == "reject":
+        with pytest.raises(PolicyViolation):
+            store.put(("u",), "k", value)
+        assert store.get(("u",), "k") is None
+    else:
+        store.put(("u",), "k", value)
+        assert store.get(("u",), "k").value == {"text": "write to [REDACTED:email]",
+                                                "email": "[REDACTED:email]"}
