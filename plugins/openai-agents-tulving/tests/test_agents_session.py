@@ -139,3 +139,19 @@ def test_a_run_through_the_openai_client_keeps_and_replays_the_history(memory: M
     assert [i.get("role") for i in kept] == ["user", "assistant", "user", "assistant"]
     assert memory.search("Ann name", top_k=1)[0].entry.content.startswith(("user:",
                                                                             "assistant:"))
+
+
+def test_the_memorys_write_policy_governs_the_history(make_memory: Any) -> None:
+    from tulving import PolicyViolation
+
+    turn = [{"role": "user", "content": "mail me at ann@example.com"},
+            {"role": "user", "content": "thanks"}]
+    strict = TulvingSession("s", make_memory("strict.db", policy={"pii": "reject"}))
+    with pytest.raises(PolicyViolation):
+        asyncio.run(strict.add_items(turn))
+    assert asyncio.run(strict.get_items()) == []            # all of the call, or none
+    masked = TulvingSession("s", make_memory("masked.db", policy={"pii": "redact"}))
+    asyncio.run(masked.add_items(turn))
+    assert asyncio.run(masked.get_items()) == [
+        {"role": "user", "content": "mail me at [REDACTED:email]"},
+        {"role": "user", "content": "thanks"}]
