@@ -51,6 +51,7 @@ from tulving.adapters.storage.sqlite.fulltext_mirror import (
 )
 from tulving.adapters.storage.sqlite.lock import WriterLock
 from tulving.adapters.storage.sqlite.schema import MIGRATIONS
+from tulving.adapters.storage.sqlite.sync_log import SyncLogMixin
 from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import EntryBrief, MemoryEntry
@@ -92,7 +93,7 @@ _UPDATE = (
 VECTOR_FORMATS: dict[str, Any] = {"float32": np.float32, "float16": np.float16}
 
 
-class SQLiteStorage:
+class SQLiteStorage(SyncLogMixin):
     name = "sqlite"
 
     def __init__(self, path: str, *, lock: bool = True, busy_timeout_ms: int = 5000,
