@@ -95,8 +95,7 @@ class SyncLogContract:
         assert log.sync_deltas(T1, 0, 0) == []
 
     def _settle(self, log: SyncLog, seq: int, state: str, reason: str | None = None) -> int:
-        with log.transaction():  # type: ignore[attr-defined]
-            mark = log.sync_claim(T1)
+        with log.sync_merger(T1) as mark:
             log.sync_settle(T1, seq, state, reason)
         return mark
 
@@ -118,13 +117,14 @@ class SyncLogContract:
         assert [d.state for d in log.sync_deltas(T1, 0, 10)] == [
             DELTA_MERGED, DELTA_QUARANTINED, DELTA_PENDING]
 
-    def test_a_claim_needs_a_transaction(self, log: SyncLog) -> None:
-        with pytest.raises(StorageError):
-            log.sync_claim(T1)
+    def test_a_claim_is_let_go_when_its_block_fails(self, log: SyncLog) -> None:
+        with pytest.raises(RuntimeError), log.sync_merger(T1):
+            raise RuntimeError("the merge failed")
+        with log.sync_merger(T1) as mark:  # not held by the failed block any more
+            assert mark == 0
 
     def test_a_rolled_back_transaction_leaves_no_trace(self, log: SyncLog) -> None:
         with pytest.raises(RuntimeError), log.transaction():  # type: ignore[attr-defined]
-            log.sync_claim(T1)
             delta, _ = log.sync_append(T1, "a1", b"gone", e2e=False, at=AT)
             log.sync_settle(T1, delta.seq, DELTA_MERGED)
             raise RuntimeError("the merge failed")
@@ -145,7 +145,7 @@ class SyncLogContract:
                                                at=AT)
                     with lock:
                         seqs.append(delta.seq)
-            except BaseException as exc:  # noqa: BLE001 - reported below
+            except BaseException as exc:  # reported below
                 errors.append(exc)
 
         threads = [threading.Thread(target=push, args=(n,)) for n in range(8)]
@@ -159,7 +159,7 @@ class SyncLogContract:
 
     def test_one_merger_per_tenant(self, log: SyncLog,
                                    make_storage: Callable[..., Storage]) -> None:
-        """A second claim of the tenant waits for the first transaction to end, then reads
+        """A second claim of the tenant waits for the first block to end, then reads
         the watermark the first moved (in the same process on one adapter, and across
         two adapters over the same data when the adapter allows several writers)."""
         log.sync_append(T1, "a1", b"d1", e2e=False, at=AT)
@@ -183,8 +183,8 @@ class SyncLogContract:
         seen: list[tuple[str, int, float]] = []
 
         def first() -> None:
-            with log.transaction():  # type: ignore[attr-defined]
-                assert log.sync_claim(T1) == mark
+            with log.sync_merger(T1) as got:
+                assert got == mark
                 claimed.set()
                 release.wait(10)
                 log.sync_settle(T1, mark + 1, DELTA_MERGED)
@@ -192,8 +192,7 @@ class SyncLogContract:
 
         def second() -> None:
             claimed.wait(10)
-            with other.transaction():  # type: ignore[attr-defined]
-                got = other.sync_claim(T1)
+            with other.sync_merger(T1) as got:
                 seen.append(("second claimed", got, time.monotonic()))
 
         threads = [threading.Thread(target=first), threading.Thread(target=second)]
@@ -216,8 +215,7 @@ class SyncLogContract:
         assert isinstance(store, SyncLog)
         try:
             store.sync_append(T1, "a1", b"kept", e2e=False, at=AT)
-            with store.transaction():
-                store.sync_claim(T1)
+            with store.sync_merger(T1):
                 store.sync_settle(T1, 1, DELTA_QUARANTINED, "a reason")
         finally:
             store.close()
@@ -247,8 +245,8 @@ class SyncLogContract:
         assert log.sync_read(T1, 7) == b"four"
         assert log.sync_find(T1, "ab12", deltas[2].delta_id) == deltas[2]
         assert log.sync_append(T1, "ab12", b"five", e2e=False, at=AT)[0].seq == 8
-        with log.transaction():  # type: ignore[attr-defined]
-            assert log.sync_claim(T1) == 4
+        with log.sync_merger(T1) as mark:
+            assert mark == 4
             log.sync_settle(T1, 5, DELTA_MERGED)
         assert log.sync_adopt(T1, deltas, blobs) == 0  # only into an empty log
         assert log.sync_adopt(T2, [], []) == 0 and log.sync_last(T2) == 0

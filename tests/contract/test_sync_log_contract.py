@@ -49,8 +49,7 @@ class TestEncryptedSQLiteSyncLog(SyncLogContract):
         assert isinstance(store, SyncLog)
         at = datetime(2026, 11, 26, tzinfo=UTC)
         store.sync_append("u1\x1f", "ab12", marker * 50, e2e=False, at=at)
-        with store.transaction():
-            store.sync_claim("u1\x1f")
+        with store.sync_merger("u1\x1f"):
             store.sync_settle("u1\x1f", 1, "quarantined", marker.decode())
         for closed in (False, True):
             if closed:

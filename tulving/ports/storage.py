@@ -256,7 +256,7 @@ class SyncLog(Protocol):
     in the database (concurrent appends get distinct numbers, visible in number order:
     a reader never sees delta n+1 before delta n); the merge watermark (every delta at or
     below it is settled: merged, stored or quarantined); one merger at a time
-    (``sync_claim``). Invariants (checked by ``contract_tests.sync_log``):
+    (``sync_merger``). Invariants (checked by ``contract_tests.sync_log``):
 
     - ``sync_append`` is idempotent per (tenant, device, delta id): the same bytes pushed
       again by one device return the first delta and ``False``;
@@ -296,19 +296,19 @@ class SyncLog(Protocol):
         """The merge watermark of the tenant (0 when nothing is settled)."""
         ...
 
-    def sync_claim(self, tenant: str) -> int:
-        """Inside a transaction: become the tenant's only merger until the transaction
-        ends, and return the watermark as it stands under the claim. Another claim of
-        the same tenant (another thread, process or machine) waits until then. PostgreSQL
-        takes an advisory transaction lock; stores whose transactions already exclude
-        every other writer (SQLite, in memory) need nothing more."""
+    def sync_merger(self, tenant: str) -> AbstractContextManager[int]:
+        """Be the tenant's only merger for the ``with`` block (across transactions) and
+        get the watermark as it stands once the claim is held. Another claim of the same
+        tenant (another thread, process or machine) waits until the block ends.
+        PostgreSQL holds a session advisory lock on a connection of its own; a store with
+        one writer process (SQLite, in memory) holds a lock of that process."""
         ...
 
     def sync_settle(self, tenant: str, seq: int, state: str,
                     reason: str | None = None) -> None:
-        """Inside the claiming transaction: record the outcome of delta ``seq`` (the one
-        first after the watermark; anything else is a StorageError) and move the
-        watermark to it."""
+        """Record the outcome of delta ``seq`` (the first after the watermark; anything
+        else is a StorageError) and move the watermark to it, atomically. Callers hold
+        the tenant's ``sync_merger`` claim."""
         ...
 
     def sync_adopt(self, tenant: str, deltas: Sequence[SyncDelta],

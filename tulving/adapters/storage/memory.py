@@ -20,6 +20,7 @@ import attrs
 import numpy as np
 
 from tulving.adapters.storage.memory_sync_log import SyncLogMixin, SyncState
+from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, StorageError
@@ -58,6 +59,7 @@ class InMemoryStorage(SyncLogMixin):
         self._audit: list[AuditRecord] = []
         self._jobs: dict[str, JobRecord] = {}
         self._sync = SyncState()  # the sync log (memory_sync_log)
+        self._merge_locks = TenantLocks()
         self._depth = 0
         self._open = False
 

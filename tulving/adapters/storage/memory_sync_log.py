@@ -1,20 +1,21 @@
 """The sync log of the in-memory store (``tulving.ports.storage.SyncLog``).
 
 Kept in one value the store's transaction snapshots and restores with everything else,
-so an append or a settle inside a transaction that fails leaves no trace. The store's
-transactions already exclude every other writer (one lock), so a claim needs nothing
-more than the transaction it is made in.
+so an append or a settle inside a transaction that fails leaves no trace. The merge claim is
+a lock per tenant of this process (nothing else can reach an in-memory store).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 import attrs
 
+from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.errors import StorageError
 from tulving.ports.storage import (
     DELTA_PENDING,
@@ -40,11 +41,12 @@ class SyncState:
 
 
 class SyncLogMixin:
-    """Needs ``_lock``, ``transaction()`` and ``_sync`` (a :class:`SyncState`)."""
+    """Needs ``_lock``, ``transaction()``, ``_sync`` (a :class:`SyncState`) and
+    ``_merge_locks``."""
 
     _lock: Any
-    _depth: int
     _sync: SyncState
+    _merge_locks: TenantLocks
     transaction: Any  # the store's
 
     def sync_append(self, tenant: str, device: str, data: bytes, *, e2e: bool,
@@ -92,11 +94,10 @@ class SyncLogMixin:
         with self._lock:
             return self._sync.marks.get(tenant, 0)
 
-    def sync_claim(self, tenant: str) -> int:
-        with self._lock:
-            if not self._depth:
-                raise StorageError("sync_claim must be called inside a transaction")
-            return self._sync.marks.get(tenant, 0)
+    @contextmanager
+    def sync_merger(self, tenant: str) -> Iterator[int]:
+        with self._merge_locks.held(tenant):
+            yield self.sync_watermark(tenant)
 
     def sync_settle(self, tenant: str, seq: int, state: str,
                     reason: str | None = None) -> None:

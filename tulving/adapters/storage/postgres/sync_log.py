@@ -6,19 +6,23 @@ watermark) and ``sync_deltas`` (the deltas with their bytes). An append locks it
 tenant's row (``SELECT ... FOR UPDATE``), looks for the same push, then takes the next
 number: appends of one tenant are serialised until commit, so numbers are distinct,
 have no gaps and become visible in order, and a push retried on another replica finds
-the first one. A merger claims its tenant with an advisory transaction lock keyed by
-(schema, tenant): a second claimer, on any machine, waits until the first commits and
+the first one. A merger claims its tenant with a session advisory lock keyed by
+(schema, tenant): a second claimer, on any machine, waits until the first lets go and
 then reads the watermark the first moved.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+import psycopg
+
 from tulving.adapters.storage.postgres.connection import Conn, PgConnections, translate_errors
+from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.errors import StorageError
 from tulving.ports.storage import (
     DELTA_PENDING,
@@ -113,14 +117,37 @@ class SyncLogMixin(PgConnections):
     def sync_watermark(self, tenant: str) -> int:
         return self._head(tenant)[1]
 
-    @translate_errors
-    def sync_claim(self, tenant: str) -> int:
-        conn = self._outer()
-        if conn is None:
-            raise StorageError("sync_claim must be called inside a transaction")
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended("
-                     "'tulving-sync:' || current_schema() || chr(31) || %s, 0))", (tenant,))
-        return self._head(tenant)[1]
+    @contextmanager
+    def sync_merger(self, tenant: str) -> Iterator[int]:
+        """A session advisory lock keyed by (schema, tenant) on a connection of its own
+        (never one of the pool's: a merger needs pooled connections for its work while
+        it holds the claim), after a lock of this process per tenant, so threads of one
+        replica queue here instead of each opening a connection."""
+        with self._merge_locks().held(tenant):
+            try:
+                conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+            except psycopg.Error as exc:
+                raise StorageError(f"PostgreSQL error: {exc}") from exc
+            try:
+                try:
+                    self._set_search_path(conn)
+                    conn.execute("SELECT pg_advisory_lock(hashtextextended("
+                                 "'tulving-sync:' || current_schema() || chr(31) || %s, 0))",
+                                 (tenant,))
+                except psycopg.Error as exc:
+                    raise StorageError(f"PostgreSQL error: {exc}") from exc
+                yield self.sync_watermark(tenant)
+            finally:
+                conn.close()  # ends the session: the lock goes with it
+
+    def _merge_locks(self) -> TenantLocks:
+        locks: TenantLocks | None = getattr(self, "_sync_merge_locks", None)
+        if locks is None:
+            with self._open_lock:
+                locks = getattr(self, "_sync_merge_locks", None)
+                if locks is None:
+                    locks = self._sync_merge_locks = TenantLocks()
+        return locks
 
     @translate_errors
     def sync_settle(self, tenant: str, seq: int, state: str,

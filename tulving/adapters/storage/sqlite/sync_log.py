@@ -5,7 +5,8 @@ number and merge watermark, ``sync_deltas`` the deltas with their bytes. A numbe
 taken by ``UPDATE ... SET last_seq = last_seq + 1 RETURNING`` inside the append's
 transaction, and SQLite runs one write transaction at a time (``BEGIN IMMEDIATE``; a
 second process is refused by the writer lock), so appends get distinct numbers in commit
-order and a claim needs nothing beyond its transaction. With SQLCipher the deltas are
+order. The merge claim is a lock per tenant of this process: the writer lock
+leaves no other process to merge. With SQLCipher the deltas are
 encrypted with the rest of the store.
 """
 
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from tulving.adapters.storage.rows import parse_ts, ts
+from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.errors import StorageError
 from tulving.ports.storage import (
     DELTA_PENDING,
@@ -40,12 +42,12 @@ def _delta(row: Any) -> SyncDelta:
 
 
 class SyncLogMixin:
-    """Needs the store's ``transaction()``, ``_c``, ``_fetch`` and ``_tx_thread``."""
+    """Needs the store's ``transaction()``, ``_c`` and ``_fetch``."""
 
     transaction: Any
     _c: sqlite3.Connection
     _fetch: Any
-    _tx_thread: int | None
+    _merge_locks: TenantLocks
 
     def sync_append(self, tenant: str, device: str, data: bytes, *, e2e: bool,
                     at: datetime) -> tuple[SyncDelta, bool]:
@@ -108,10 +110,10 @@ class SyncLogMixin:
     def sync_watermark(self, tenant: str) -> int:
         return self._sync_head(tenant)[1]
 
-    def sync_claim(self, tenant: str) -> int:
-        if self._tx_thread != threading.get_ident():
-            raise StorageError("sync_claim must be called inside a transaction")
-        return self.sync_watermark(tenant)
+    @contextmanager
+    def sync_merger(self, tenant: str) -> Iterator[int]:
+        with self._merge_locks.held(tenant):
+            yield self.sync_watermark(tenant)
 
     def sync_settle(self, tenant: str, seq: int, state: str,
                     reason: str | None = None) -> None:
