@@ -1,0 +1,214 @@
+"""The server's side of sync (``/v1/sync``) over the store's sync log (``SyncLog``).
+
+The HTTP layer builds one per call from the caller's ``Memory`` view, whose tenant is the
+token's: tenancy is decided once, at the door, and everything here acts in that tenant.
+The log lives in the store, so every replica over one database serves the same log, and
+an encrypted store encrypts it (DESIGN, "The seams").
+
+- **Push**: the device name is checked (a full match of ``DEVICE_PATTERN``) and a plain
+  delta is read whole before anything is logged: a corrupt one, or one holding entries
+  of another tenant, is refused (``BundleError``, ``ScopeError`` naming the fix) and
+  nothing is written. Then, holding the tenant's merge claim, earlier pending deltas are
+  settled, the delta is appended (the database numbers it; the same bytes from the same
+  device again are the same delta), merged into the server's store and settled: merged,
+  or quarantined with the reason when the merge fails for anything but a storage fault.
+  End-to-end encrypted deltas are only stored (the server has no key).
+- **Listing**: settled deltas only (at or below the watermark, after settling what is
+  pending), oldest first, quarantined ones left out: a delta the server could not merge
+  never reaches, nor blocks, another device. ``quarantined`` lists them, with reasons.
+- **Exactly once**: one merger per tenant at a time (``SyncLog.sync_merger``: an advisory
+  lock on PostgreSQL, so replicas take turns), and it merges only the delta just after
+  the watermark, which moves in the same transaction as the merge's audit record. A
+  merger killed between its import and that transaction leaves the delta pending: the
+  next one merges it again, which changes nothing (a bundle imported twice is a no-op).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+from typing import Any
+
+import attrs
+
+from tulving.application.portability.bundle_crypto import is_encrypted_bundle
+from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES, BundleReader
+from tulving.application.portability.entry_codec import record_to_entry
+from tulving.application.portability.sync import (
+    apply_delta,
+    describe_tenant,
+    failure_reason,
+    read_erasures,
+)
+from tulving.domain.errors import ConfigError, ScopeError, StorageError, ValidationError
+from tulving.domain.sealing import is_sealed
+from tulving.ports.storage import (
+    DELTA_MERGED,
+    DELTA_PENDING,
+    DELTA_QUARANTINED,
+    DELTA_STORED,
+    SyncDelta,
+    SyncLog,
+    check_sync_device,
+)
+
+log_ = logging.getLogger(__name__)
+
+#: Most deltas one listing returns.
+MAX_PAGE = 1000
+
+
+def is_encrypted(data: bytes) -> bool:
+    """Whether a delta is end-to-end encrypted (an encrypted bundle or sealed erasures)."""
+    return is_encrypted_bundle(data[:32]) or is_sealed(data[:16])
+
+
+@attrs.frozen
+class PushOutcome:
+    delta: SyncDelta
+    new: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        d = self.delta
+        return {"seq": d.seq, "delta_id": d.delta_id, "new": self.new, "state": d.state,
+                "merged": d.state == DELTA_MERGED, "reason": d.reason}
+
+
+def delta_dict(delta: SyncDelta) -> dict[str, Any]:
+    return {"seq": delta.seq, "device": delta.device, "delta_id": delta.delta_id,
+            "size": delta.size, "e2e": delta.e2e, "state": delta.state,
+            "pushed_at": delta.pushed_at.isoformat(), "reason": delta.reason}
+
+
+class SyncService:
+    """Sync for the tenant of ``memory`` (a Memory or a view). Build it with
+    ``Memory.sync_service()``, which hands over the Memory's lock and audit trail."""
+
+    def __init__(self, memory: Any, lock: Any, audit: Any) -> None:
+        storage = memory.ctx.storage
+        if not isinstance(storage, SyncLog):
+            raise ConfigError(f"the {storage.name} store keeps no sync log: sync needs a "
+                              "store that implements tulving.ports.storage.SyncLog")
+        self.memory, self.log, self.lock, self.audit = memory, storage, lock, audit
+        self.tenant: str = memory.identity.tenant
+
+    def tenant_info(self) -> dict[str, Any]:
+        me = self.memory.identity
+        return {"user_id": me.user_id, "workspace_id": me.workspace_id}
+
+    # push --------------------------------------------------------------------------
+    def push(self, device: str, data: bytes, *, declared_e2e: bool = False) -> PushOutcome:
+        check_sync_device(device)
+        if not data:
+            raise ValidationError("an empty delta")
+        e2e = is_encrypted(data)
+        if declared_e2e and not e2e:
+            raise ValidationError("the delta is declared end-to-end encrypted but its bytes "
+                                  "are plain: refused (a plain delta is read and merged)")
+        found = self.log.sync_find(self.tenant, device, hashlib.sha256(data).hexdigest())
+        if found is not None:  # a retried push: the same delta
+            if found.state == DELTA_PENDING:
+                self.catch_up()
+                found = self.log.sync_find(self.tenant, device, found.delta_id) or found
+            return PushOutcome(found, False)
+        if not e2e:
+            self.check_delta(data)  # before anything is logged
+        with self.log.sync_merger(self.tenant):
+            self._catch_up_held()
+            delta, new = self.log.sync_append(self.tenant, device, data, e2e=e2e,
+                                              at=self.memory.ctx.clock.now())
+            if new:
+                delta = self._settle_next(delta, data)
+        return PushOutcome(delta, new)
+
+    def check_delta(self, data: bytes) -> None:
+        """Read a plain delta whole: BundleError when it is not one, ScopeError when an
+        entry belongs to another tenant than the token's (the message names the fix)."""
+        if data[:1] == b"{":
+            read_erasures(data, None)  # erasures carry no tenant: replayed in this one
+            return
+        me = self.memory.identity
+        foreign: set[tuple[str | None, str | None]] = set()
+        reader = BundleReader(io.BytesIO(data), max_bytes=DEFAULT_MAX_BYTES)
+        try:
+            for record, _vector in reader.records():
+                entry = record_to_entry(record)
+                if (entry.user_id, entry.workspace_id) != (me.user_id, me.workspace_id):
+                    foreign.add((entry.user_id, entry.workspace_id))
+        finally:
+            reader.close()
+        if foreign:
+            theirs = "; ".join(sorted(describe_tenant(u, w) for u, w in foreign))
+            mine = describe_tenant(me.user_id, me.workspace_id)
+            raise ScopeError(
+                f"this delta holds entries of {theirs}, but the token acts for {mine}: a "
+                f"delta is merged only into its token's tenant, and nothing was logged. "
+                f"Sync the device's store as {mine} (tulving sync --user-id/--workspace-id, "
+                f"Memory(user_id=..., workspace_id=...)), or through a token bound to "
+                f"{theirs}; a store that names no user or workspace is re-homed to the "
+                f"token's tenant by devices running Tulving 2026-11-26 or later")
+
+    # merging -----------------------------------------------------------------------
+    def catch_up(self) -> int:
+        """Settle every pending delta of the tenant (merge or quarantine), in order;
+        returns how many. Cheap when nothing is pending (two reads)."""
+        if self.log.sync_last(self.tenant) <= self.log.sync_watermark(self.tenant):
+            return 0
+        with self.log.sync_merger(self.tenant):
+            return self._catch_up_held()
+
+    def _catch_up_held(self) -> int:
+        done = 0
+        while True:
+            mark = self.log.sync_watermark(self.tenant)
+            page = self.log.sync_deltas(self.tenant, mark, 1)
+            if not page:
+                return done
+            delta = page[0]
+            data = self.log.sync_read(self.tenant, delta.seq)
+            assert data is not None
+            self._settle_next(delta, data)
+            done += 1
+
+    def _settle_next(self, delta: SyncDelta, data: bytes) -> SyncDelta:
+        """Merge (or store) the delta just after the watermark and settle it; the caller
+        holds the tenant's merge claim."""
+        storage = self.memory.ctx.storage
+        if delta.e2e or delta.state == DELTA_STORED:
+            state, reason, action = DELTA_STORED, None, "sync_store"
+        else:
+            try:
+                apply_delta(self.memory, data, None)
+            except StorageError:
+                raise  # the store failed: the delta stays pending and is merged later
+            except Exception as exc:  # any other failure is this delta's: quarantine it
+                state, reason, action = DELTA_QUARANTINED, failure_reason(exc), "sync_quarantine"
+                log_.warning("sync delta %s of a tenant quarantined: %s", delta.seq, reason)
+            else:
+                state, reason, action = DELTA_MERGED, None, "sync_merge"
+        with self.lock, storage.transaction():
+            self.log.sync_settle(self.tenant, delta.seq, state, reason)
+            if action != "sync_store":
+                self.audit.record(action, {"seq": delta.seq, "delta_id": delta.delta_id},
+                                  details={"seq": delta.seq, "device": delta.device,
+                                           "delta_id": delta.delta_id, "reason": reason})
+        return attrs.evolve(delta, state=state, reason=reason)
+
+    # reading -----------------------------------------------------------------------
+    def listing(self, after: int, limit: int) -> list[SyncDelta]:
+        """What devices pull: settled, merged or stored deltas after ``after``."""
+        self.catch_up()
+        mark = self.log.sync_watermark(self.tenant)
+        return self.log.sync_deltas(self.tenant, after, min(limit, MAX_PAGE), upto=mark,
+                                    states=[DELTA_MERGED, DELTA_STORED])
+
+    def fetch(self, seq: int) -> bytes | None:
+        return self.log.sync_read(self.tenant, seq)
+
+    def quarantined(self, *, device: str | None = None, after: int = 0,
+                    limit: int = MAX_PAGE) -> list[SyncDelta]:
+        if device is not None:
+            check_sync_device(device)
+        return self.log.sync_deltas(self.tenant, after, min(limit, MAX_PAGE),
+                                    states=[DELTA_QUARANTINED], device=device)
