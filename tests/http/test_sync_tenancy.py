@@ -77,8 +77,8 @@ def contents(tmp_path: Path, db: str, user: str | None = None) -> dict[str, str]
         return {e.id: e.content for e in m.ctx.storage.query(flt)}
 
 
-def server_contents(server: Server, who: str) -> set[str]:
-    with TulvingClient(server.url, server.tokens[who], agent_id="default") as remote:
+def server_contents(server: Server, who: str, agent: str = "default") -> set[str]:
+    with TulvingClient(server.url, server.tokens[who], agent_id=agent) as remote:
         return {h.entry.content for h in remote.search(MARKER, top_k=50)}
 
 
@@ -292,3 +292,37 @@ def test_concurrent_pushes_get_distinct_numbers(server: Server, tmp_path: Path) 
     assert sorted(everything) == list(range(1, 45))
     assert [d["seq"] for d in listed(server, "alice")] == list(range(1, 45))
     assert ROOT  # the server ran from this checkout (PYTHONPATH of clean_env)
+
+
+def test_an_erasure_synced_by_one_tenant_is_never_replayed_in_another(
+        server: Server, tmp_path: Path) -> None:
+    """u2 erases its agent "dev" and syncs the erasure; the server used to remember it
+    for the whole store and replay it after u1's next merge, deleting u1's memories of
+    its own agent "dev" on the server. Erasures are remembered per tenant now."""
+    u1_old = f"{MARKER} u1's agent dev wrote this first"
+    store(tmp_path, "u1.db", u1_old, "--user-id", "u1", "--agent-id", "dev")
+    assert sync(server, tmp_path, "u1.db", "alice", "--user-id", "u1", "--agent-id",
+                "dev").code == 0
+    store(tmp_path, "u2.db", f"{MARKER} u2's agent dev", "--user-id", "u2", "--agent-id", "dev")
+    erased = tulving("erase", "agent", "--yes", "--path", str(tmp_path / "u2.db"), "--user-id",
+                     "u2", "--agent-id", "dev", *FAST, cwd=tmp_path)
+    assert erased.code == 0, erased
+    done = sync(server, tmp_path, "u2.db", "bob", "--user-id", "u2", "--agent-id", "dev",
+                extra=("--json",))
+    assert done.code == 0 and done.json()["erasures_pushed"] == 1, done
+    u1_new = f"{MARKER} u1's agent dev wrote this later"
+    store(tmp_path, "u1.db", u1_new, "--user-id", "u1", "--agent-id", "dev")
+    assert sync(server, tmp_path, "u1.db", "alice", "--user-id", "u1", "--agent-id",
+                "dev").code == 0  # a merge with something added: remembered erasures replay
+    assert server_contents(server, "alice", "dev") == {u1_old, u1_new}
+    assert server_contents(server, "bob", "dev") == set()
+    store(tmp_path, "u1b.db", f"{MARKER} u1's second device", "--user-id", "u1",
+          "--agent-id", "dev")
+    assert sync(server, tmp_path, "u1b.db", "alice", "--user-id", "u1", "--agent-id",
+                "dev").code == 0
+    with Memory(tmp_path / "u1b.db", agent_id="dev", user_id="u1", embedder="hashing",
+                vectors="exact") as second:
+        from tulving.domain.query import EntryFilter
+
+        flt = EntryFilter(partitions=second.ctx.visible_partitions())
+        assert {u1_old, u1_new} <= {e.content for e in second.ctx.storage.query(flt)}
