@@ -184,7 +184,10 @@ class SyncService:
                 raise  # the store failed: the delta stays pending and is merged later
             except Exception as exc:  # any other failure is this delta's: quarantine it
                 state, reason, action = DELTA_QUARANTINED, failure_reason(exc), "sync_quarantine"
-                log_.warning("sync delta %s of a tenant quarantined: %s", delta.seq, reason)
+                # the reason may quote the delta: it goes to the (encrypted) store, the
+                # server's log gets the kind of failure only
+                log_.warning("sync delta %s of a tenant quarantined (%s); its reason is in "
+                             "GET /v1/sync/quarantine", delta.seq, type(exc).__name__)
             else:
                 state, reason, action = DELTA_MERGED, None, "sync_merge"
         with self.lock, storage.transaction():
