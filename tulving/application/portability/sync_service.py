@@ -34,7 +34,6 @@ import attrs
 
 from tulving.application.portability.bundle_crypto import is_encrypted_bundle
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES, BundleReader
-from tulving.application.portability.entry_codec import record_to_entry
 from tulving.application.portability.sync import (
     apply_delta,
     describe_tenant,
@@ -57,6 +56,14 @@ log_ = logging.getLogger(__name__)
 
 #: Most deltas one listing returns.
 MAX_PAGE = 1000
+#: Sequence numbers are 64-bit integers in every store.
+MAX_SEQ = 2**63 - 1
+
+
+def check_seq(value: object, name: str = "after") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEQ:
+        raise ValidationError(f"{name} must be a sequence number 0..{MAX_SEQ}")
+    return value
 
 
 def is_encrypted(data: bytes) -> bool:
@@ -73,6 +80,10 @@ class PushOutcome:
         d = self.delta
         return {"seq": d.seq, "delta_id": d.delta_id, "new": self.new, "state": d.state,
                 "merged": d.state == DELTA_MERGED, "reason": d.reason}
+
+
+def _name(value: object) -> str | None:
+    return None if value is None else str(value)[:80]
 
 
 def delta_dict(delta: SyncDelta) -> dict[str, Any]:
@@ -132,10 +143,12 @@ class SyncService:
         foreign: set[tuple[str | None, str | None]] = set()
         reader = BundleReader(io.BytesIO(data), max_bytes=DEFAULT_MAX_BYTES)
         try:
-            for record, _vector in reader.records():
-                entry = record_to_entry(record)
-                if (entry.user_id, entry.workspace_id) != (me.user_id, me.workspace_id):
-                    foreign.add((entry.user_id, entry.workspace_id))
+            for record, _vector in reader.records():  # digests checked as it reads
+                # the claimed tenant is enough here: a record whose partition disagrees
+                # with it is refused by the import (and the delta quarantined)
+                owner = (record.get("user_id"), record.get("workspace_id"))
+                if owner != (me.user_id, me.workspace_id):
+                    foreign.add((_name(owner[0]), _name(owner[1])))
         finally:
             reader.close()
         if foreign:
@@ -201,17 +214,21 @@ class SyncService:
     # reading -----------------------------------------------------------------------
     def listing(self, after: int, limit: int) -> list[SyncDelta]:
         """What devices pull: settled, merged or stored deltas after ``after``."""
+        check_seq(after)
         self.catch_up()
         mark = self.log.sync_watermark(self.tenant)
         return self.log.sync_deltas(self.tenant, after, min(limit, MAX_PAGE), upto=mark,
                                     states=[DELTA_MERGED, DELTA_STORED])
 
     def fetch(self, seq: int) -> bytes | None:
+        if isinstance(seq, bool) or not isinstance(seq, int) or not 0 < seq <= MAX_SEQ:
+            return None
         return self.log.sync_read(self.tenant, seq)
 
     def quarantined(self, *, device: str | None = None, after: int = 0,
                     limit: int = MAX_PAGE) -> list[SyncDelta]:
         if device is not None:
             check_sync_device(device)
+        check_seq(after)
         return self.log.sync_deltas(self.tenant, after, min(limit, MAX_PAGE),
                                     states=[DELTA_QUARANTINED], device=device)

@@ -26,7 +26,7 @@ import anyio
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import Response
 
-from tulving.application.portability.sync_service import MAX_PAGE, delta_dict
+from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.tenancy import Tenancy
 
@@ -60,7 +60,7 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
         return {"schema_version": version, **outcome.as_dict()}
 
     @router.get("/deltas")
-    async def listing(request: Request, after: Annotated[int, Query(ge=0)] = 0,
+    async def listing(request: Request, after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
                       limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
                       agent_id: AgentQ = None) -> dict[str, Any]:
         _who, sync = await service(request, agent_id)
@@ -85,7 +85,7 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
     @router.get("/quarantine")
     async def quarantine(request: Request,
                          device: Annotated[str | None, Query(max_length=64)] = None,
-                         after: Annotated[int, Query(ge=0)] = 0,
+                         after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
                          limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
                          agent_id: AgentQ = None) -> dict[str, Any]:
         _who, sync = await service(request, agent_id)
