@@ -118,6 +118,9 @@ class SyncReport:
     #: Deltas this device pushed that the server did not merge (quarantined there):
     #: {"seq", "delta_id", "reason"}.
     not_merged: list[dict[str, Any]] = attrs.field(factory=list)
+    #: Sequence numbers of pushed deltas the server was still merging when it answered
+    #: (a refusal of one shows in the next sync's ``not_merged``).
+    merging: list[int] = attrs.field(factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -401,9 +404,14 @@ def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
 
 
 def _pushed(report: SyncReport, answer: Any) -> None:
-    """The server's answer to a push: a quarantined delta goes into the report."""
-    if isinstance(answer, dict) and answer.get("state") == "quarantined":
+    """The server's answer to a push: a quarantined delta goes into the report, and one
+    still being merged is noted."""
+    if not isinstance(answer, dict):
+        return
+    if answer.get("state") == "quarantined":
         _not_merged(report, answer)
+    elif answer.get("state") == "pending" and answer.get("seq") is not None:
+        report.merging.append(int(answer["seq"]))
 
 
 def _not_merged(report: SyncReport, delta: dict[str, Any]) -> None:
@@ -428,6 +436,8 @@ def _quarantine_notices(memory: Any, remote: SyncRemote, report: SyncReport) -> 
     for delta in found:
         _not_merged(report, delta)
         seen = max(seen, int(delta["seq"]))
+    told = {item["seq"] for item in report.not_merged}
+    report.merging = [seq for seq in report.merging if seq not in told]
     for item in report.not_merged:
         seen = max(seen, int(item["seq"]))
     ctx.storage.set_meta(name, str(seen))

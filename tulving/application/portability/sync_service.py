@@ -5,17 +5,21 @@ token's: tenancy is decided once, at the door, and everything here acts in that 
 The log lives in the store, so every replica over one database serves the same log, and
 an encrypted store encrypts it (DESIGN, "The seams").
 
-- **Push**: the device name is checked (a full match of ``DEVICE_PATTERN``) and a plain
-  delta is read whole before anything is logged: a corrupt one, or one holding entries
-  of another tenant, is refused (``BundleError``, ``ScopeError`` naming the fix) and
-  nothing is written. Then, holding the tenant's merge claim, earlier pending deltas are
-  settled, the delta is appended (the database numbers it; the same bytes from the same
-  device again are the same delta), merged into the server's store and settled: merged,
-  or quarantined with the reason when the merge fails for anything but a storage fault.
+- **Push** (``receive``): the device name is checked (a full match of
+  ``DEVICE_PATTERN``) and a plain delta is read whole before anything is logged: a
+  corrupt one, or one holding entries of another tenant, is refused (``BundleError``,
+  ``ScopeError`` naming the fix) and nothing is written. Then the delta is appended (the
+  database numbers it; the same bytes from the same device again are the same delta).
   End-to-end encrypted deltas are only stored (the server has no key).
-- **Listing**: settled deltas only (at or below the watermark, after settling what is
-  pending), oldest first, quarantined ones left out: a delta the server could not merge
-  never reaches, nor blocks, another device. ``quarantined`` lists them, with reasons.
+- **Merge** (``catch_up``): pending deltas are merged into the server's store in log
+  order and settled: merged, or quarantined with the reason when the merge fails for
+  anything but a storage fault (which leaves the delta pending, to be merged later).
+  ``push`` is ``receive`` then ``catch_up``; the HTTP server merges in the background
+  and lets a push wait a moment for its own delta's outcome.
+- **Listing**: the deltas devices pull, oldest first, quarantined ones left out: once
+  the server knows it cannot merge a delta, no device is handed it, and a device handed
+  one while it was being merged passes over what it cannot merge (never blocked).
+  ``quarantined`` lists them, with reasons.
 - **Exactly once**: one merger per tenant at a time (``SyncLog.sync_merger``: an advisory
   lock on PostgreSQL, so replicas take turns), and it merges only the delta just after
   the watermark, which moves in the same transaction as the merge's audit record. A
@@ -109,7 +113,10 @@ class SyncService:
         return {"user_id": me.user_id, "workspace_id": me.workspace_id}
 
     # push --------------------------------------------------------------------------
-    def push(self, device: str, data: bytes, *, declared_e2e: bool = False) -> PushOutcome:
+    def receive(self, device: str, data: bytes, *, declared_e2e: bool = False) -> PushOutcome:
+        """Check a pushed delta and log it (the HTTP server merges it next, in the
+        background); the same bytes from the same device again are the delta logged
+        then. Nothing is logged when a check fails."""
         check_sync_device(device)
         if not data:
             raise ValidationError("an empty delta")
@@ -119,19 +126,24 @@ class SyncService:
                                   "are plain: refused (a plain delta is read and merged)")
         found = self.log.sync_find(self.tenant, device, hashlib.sha256(data).hexdigest())
         if found is not None:  # a retried push: the same delta
-            if found.state == DELTA_PENDING:
-                self.catch_up()
-                found = self.log.sync_find(self.tenant, device, found.delta_id) or found
             return PushOutcome(found, False)
         if not e2e:
             self.check_delta(data)  # before anything is logged
-        with self.log.sync_merger(self.tenant):
-            self._catch_up_held()
-            delta, new = self.log.sync_append(self.tenant, device, data, e2e=e2e,
-                                              at=self.memory.ctx.clock.now())
-            if new:
-                delta = self._settle_next(delta, data)
+        delta, new = self.log.sync_append(self.tenant, device, data, e2e=e2e,
+                                          at=self.memory.ctx.clock.now())
         return PushOutcome(delta, new)
+
+    def push(self, device: str, data: bytes, *, declared_e2e: bool = False) -> PushOutcome:
+        """``receive``, then settle every pending delta of the tenant, this one included:
+        the answer says whether it was merged (or quarantined, and why)."""
+        outcome = self.receive(device, data, declared_e2e=declared_e2e)
+        if outcome.delta.state == DELTA_PENDING:
+            self.catch_up()
+        return attrs.evolve(outcome, delta=self.state_of(outcome.delta))
+
+    def state_of(self, delta: SyncDelta) -> SyncDelta:
+        """The delta as the log has it now (its state moves when it is settled)."""
+        return self.log.sync_find(self.tenant, delta.device, delta.delta_id) or delta
 
     def check_delta(self, data: bytes) -> None:
         """Read a plain delta whole: BundleError when it is not one, ScopeError when an
@@ -166,7 +178,7 @@ class SyncService:
     def catch_up(self) -> int:
         """Settle every pending delta of the tenant (merge or quarantine), in order;
         returns how many. Cheap when nothing is pending (two reads)."""
-        if self.log.sync_last(self.tenant) <= self.log.sync_watermark(self.tenant):
+        if not self.pending():
             return 0
         with self.log.sync_merger(self.tenant):
             return self._catch_up_held()
@@ -213,12 +225,16 @@ class SyncService:
 
     # reading -----------------------------------------------------------------------
     def listing(self, after: int, limit: int) -> list[SyncDelta]:
-        """What devices pull: settled, merged or stored deltas after ``after``."""
+        """What devices pull: the deltas after ``after``, quarantined ones left out. One
+        still being merged is listed too (it passed the door's checks; a device that
+        cannot merge it passes over it), so a device pulls while the server merges."""
         check_seq(after)
-        self.catch_up()
-        mark = self.log.sync_watermark(self.tenant)
-        return self.log.sync_deltas(self.tenant, after, min(limit, MAX_PAGE), upto=mark,
-                                    states=[DELTA_MERGED, DELTA_STORED])
+        return self.log.sync_deltas(self.tenant, after, min(limit, MAX_PAGE),
+                                    states=[DELTA_MERGED, DELTA_STORED, DELTA_PENDING])
+
+    def pending(self) -> bool:
+        """Whether a delta of the tenant waits to be settled."""
+        return self.log.sync_last(self.tenant) > self.log.sync_watermark(self.tenant)
 
     def fetch(self, seq: int) -> bytes | None:
         if isinstance(seq, bool) or not isinstance(seq, int) or not 0 < seq <= MAX_SEQ:

@@ -55,6 +55,9 @@ def _sync(memory: Any, args: argparse.Namespace, out: Output) -> int:
     for item in report.not_merged:
         lines.append(f"the server did not merge delta {item['seq']} of this store (kept "
                      f"in quarantine, not sent to other devices): {item['reason']}")
+    if report.merging:
+        lines.append(f"the server was still merging {len(report.merging)} delta(s) of this "
+                     "store; a refusal would show at the next sync")
     for item in report.skipped:
         lines.append(f"delta {item['seq']} could not be merged here and was passed over: "
                      f"{item['reason']}")

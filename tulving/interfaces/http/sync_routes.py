@@ -5,11 +5,13 @@
 - ``POST /v1/sync/deltas?device=HEX`` with the delta's bytes: refused before anything is
   logged when the device name, the delta or its tenant is wrong; else logged (the same
   bytes twice from one device are one delta) and, when plain, merged into the server's
-  store before the answer, which says what became of it: ``state`` ``merged``,
-  ``stored`` (end to end encrypted: the server has no key) or ``quarantined`` (with the
-  ``reason``; never handed to other devices).
-- ``GET /v1/sync/deltas?after=SEQ&limit=N``: the settled deltas after a watermark, oldest
-  first, quarantined ones left out.
+  store on a thread of its own (:class:`BackgroundMerge`). The answer waits up to
+  ``PUSH_WAIT`` seconds for that merge and says what became of the delta: ``state``
+  ``merged``, ``stored`` (end to end encrypted: the server has no key), ``quarantined``
+  (with the ``reason``; handed to no device from then on) or, for a delta still being
+  merged, ``pending`` (a quarantine then shows in the device's next sync).
+- ``GET /v1/sync/deltas?after=SEQ&limit=N``: the deltas after a watermark, oldest first,
+  quarantined ones left out (pending ones in: a pull runs beside the merge).
 - ``GET /v1/sync/deltas/{seq}``: one delta's bytes.
 - ``GET /v1/sync/tenant``: the tenant the token acts for (a device compares its own).
 - ``GET /v1/sync/quarantine?device=HEX&after=SEQ``: the tenant's quarantined deltas with
@@ -20,22 +22,73 @@ The tenant comes from the token, as everywhere; the log is in the store.
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from typing import Annotated, Any
 
 import anyio
+import attrs
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import Response
 
 from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.tenancy import Tenancy
+from tulving.ports.storage import DELTA_PENDING
 
 AgentQ = Annotated[str | None, Query(max_length=256)]
+#: How long a push waits for the merge of its delta before answering ``pending``.
+PUSH_WAIT = 2.0
+log_ = logging.getLogger("tulving.http")
+
+
+class BackgroundMerge:
+    """Settles a tenant's pending deltas on a thread (one per tenant at a time in this
+    process; across replicas the store's merge claim takes turns), through a view of its
+    own, so a push is answered soon and a pull runs beside the merge. A merge stopped by
+    a storage fault or a shutdown resumes on the tenant's next push or pull."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self._guard = threading.Lock()
+        self._dirty: set[tuple[str | None, str | None]] = set()
+        self._running: set[tuple[str | None, str | None]] = set()
+
+    def kick(self, user_id: str | None, workspace_id: str | None) -> None:
+        tenant = (user_id, workspace_id)
+        with self._guard:
+            self._dirty.add(tenant)
+            if tenant in self._running:
+                return
+            self._running.add(tenant)
+        threading.Thread(target=self._work, args=(tenant,), daemon=True,
+                         name="tulving-sync-merge").start()
+
+    def _work(self, tenant: tuple[str | None, str | None]) -> None:
+        while True:
+            with self._guard:
+                if tenant not in self._dirty:
+                    self._running.discard(tenant)
+                    return
+                self._dirty.discard(tenant)
+            try:
+                view = self.root.view(agent_id="sync-merge", user_id=tenant[0],
+                                      workspace_id=tenant[1])
+                try:
+                    view.sync_service().catch_up()
+                finally:
+                    view.close()
+            except Exception as exc:  # the server keeps serving; retried on the next kick
+                log_.warning("a tenant's sync merge stopped (%s); it resumes on its next "
+                             "push or pull", type(exc).__name__)
 
 
 def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
                         version: int) -> None:
     router = APIRouter(prefix="/v1/sync")
+    merges = BackgroundMerge(tenancy.root)
+    app.state.sync_merge = merges
 
     async def service(request: Request, agent_id: str | None) -> tuple[Any, Any]:
         token = tenancy.verify(request.headers.get("authorization"))
@@ -56,15 +109,28 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
         who.check_writable()
         data = await request.body()
         declared = request.headers.get("x-tulving-e2e") == "1"
-        outcome = await run(lambda: sync.push(device, data, declared_e2e=declared))
+        outcome = await run(lambda: sync.receive(device, data, declared_e2e=declared))
+        if outcome.delta.state == DELTA_PENDING:
+            me = who.memory.identity
+            merges.kick(me.user_id, me.workspace_id)
+            deadline = time.monotonic() + PUSH_WAIT
+            while True:
+                delta = await tenancy.run(sync.state_of, outcome.delta)
+                if delta.state != DELTA_PENDING or time.monotonic() > deadline:
+                    break
+                await anyio.sleep(0.02)
+            outcome = attrs.evolve(outcome, delta=delta)
         return {"schema_version": version, **outcome.as_dict()}
 
     @router.get("/deltas")
     async def listing(request: Request, after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
                       limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
                       agent_id: AgentQ = None) -> dict[str, Any]:
-        _who, sync = await service(request, agent_id)
+        who, sync = await service(request, agent_id)
         found = await run(sync.listing, after, limit)
+        if await tenancy.run(sync.pending):  # e.g. left by a restart: merge it now
+            me = who.memory.identity
+            merges.kick(me.user_id, me.workspace_id)
         return {"schema_version": version,
                 "deltas": [{"seq": d.seq, "device": d.device, "delta_id": d.delta_id,
                             "size": d.size} for d in found]}
