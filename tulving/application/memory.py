@@ -752,7 +752,8 @@ class Memory:
         no sync log."""
         from tulving.application.portability.sync_service import SyncService
 
-        self.startup()
+        if self._ctx is None:  # not startup() every call: it waits for this Memory's
+            self.startup()     # lock, which a merge holds for its whole import
         return SyncService(self, self._lock, self._audit)
 
     def sync_filter(self) -> Any:
