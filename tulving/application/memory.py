@@ -40,7 +40,7 @@ from tulving.application.plumbing.vector_sync import (
 from tulving.application.plumbing.warnings_once import warn_once
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
 from tulving.application.portability.exporter import ExportReport
-from tulving.application.portability.importer import ImportReport
+from tulving.application.portability.importer import Importer, ImportReport
 from tulving.application.retrieval import lookup
 from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
@@ -712,17 +712,19 @@ class Memory:
         :mod:`tulving.application.portability.importer`); the report lists what was added,
         updated, skipped and in conflict, and how many entries were re-embedded. An
         encrypted bundle needs its key in ``encryption``; a plain one must come without."""
-        from tulving.application.portability.importer import Importer
-
         bundle_key = parse_encryption(encryption)
-        self.startup()
-        importer = Importer(self.ctx, self._audit, self._governance.seal, self.policy,
-                            reembedding=reembedding, on_conflict=on_conflict,
-                            dry_run=dry_run, remap_identity=remap_identity,
-                            progress=self._progress, max_bytes=max_bytes,
-                            encryption=bundle_key)
+        importer = self._importer(reembedding=reembedding, on_conflict=on_conflict,
+                                  dry_run=dry_run, remap_identity=remap_identity,
+                                  max_bytes=max_bytes, encryption=bundle_key)
         with self._lock:
             return importer.run(source)
+
+    def _importer(self, **options: Any) -> Importer:
+        """An ``Importer`` over this Memory (``import_bundle``; sync merges deltas with it
+        under this Memory's lock)."""
+        self.startup()
+        return Importer(self.ctx, self._audit, self._governance.seal, self.policy,
+                        progress=self._progress, **options)
 
     def sync(self, remote: Any, *, encryption: Any = None) -> Any:
         """Exchange deltas with a Tulving server (``remote``: a ``TulvingClient``): pull
@@ -743,6 +745,16 @@ class Memory:
                 self._audit.record("sync", {"remote": remote.sync_id},
                                    details={k: v for k, v in report.as_dict().items()})
         return report
+
+    def sync_service(self) -> Any:
+        """The server's side of sync for this Memory's tenant (``tulving serve``'s
+        ``/v1/sync``; see ``portability.sync_service``): ConfigError when the store keeps
+        no sync log."""
+        from tulving.application.portability.sync_service import SyncService
+
+        if self._ctx is None:  # not startup() every call: it waits for this Memory's
+            self.startup()     # lock, which a merge holds for its whole import
+        return SyncService(self, self._lock, self._audit)
 
     def sync_filter(self) -> Any:
         """Everything this identity sees, archived versions included (what sync sends)."""

@@ -19,6 +19,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from tulving.adapters.storage.memory_sync_log import SyncLogMixin, SyncState
+from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, StorageError
@@ -42,7 +44,7 @@ def _terms(text: str) -> list[str]:
     return [_stem(w) for w in words(text)]
 
 
-class InMemoryStorage:
+class InMemoryStorage(SyncLogMixin):
     name = "memory"
 
     def __init__(self) -> None:
@@ -56,6 +58,8 @@ class InMemoryStorage:
         self._sessions: dict[str, SessionRecord] = {}
         self._audit: list[AuditRecord] = []
         self._jobs: dict[str, JobRecord] = {}
+        self._sync = SyncState()  # the sync log (memory_sync_log)
+        self._merge_locks = TenantLocks()
         self._depth = 0
         self._open = False
 
@@ -73,14 +77,14 @@ class InMemoryStorage:
             if self._depth == 0:
                 snapshot = (dict(self._entries), dict(self._vectors), dict(self._terms),
                             dict(self._meta), dict(self._sessions), list(self._audit),
-                            dict(self._jobs))
+                            dict(self._jobs), self._sync.copy())
             self._depth += 1
             try:
                 yield
             except BaseException:
                 if snapshot is not None:
                     (self._entries, self._vectors, self._terms, self._meta, self._sessions,
-                     self._audit, self._jobs) = snapshot
+                     self._audit, self._jobs, self._sync) = snapshot
                 raise
             finally:
                 self._depth -= 1

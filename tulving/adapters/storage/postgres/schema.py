@@ -99,6 +99,23 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX entries_event_order ON entries(valid_from, id)",
         "DROP INDEX entries_valid_from",
     ],
+    # 3: the server's sync log in the store (tulving.ports.storage.SyncLog), shared by
+    # every replica: a row per tenant (last sequence number, merge watermark), one per
+    # delta with its bytes; a retried push finds its delta by (tenant, device, delta_id).
+    [
+        """CREATE TABLE sync_tenants (
+            tenant TEXT COLLATE "C" PRIMARY KEY,
+            last_seq BIGINT NOT NULL DEFAULT 0,
+            merged_seq BIGINT NOT NULL DEFAULT 0)""",
+        """CREATE TABLE sync_deltas (
+            tenant TEXT COLLATE "C" NOT NULL, seq BIGINT NOT NULL, device TEXT NOT NULL,
+            delta_id TEXT NOT NULL, size BIGINT NOT NULL, e2e BOOLEAN NOT NULL,
+            pushed_at TIMESTAMPTZ NOT NULL, state TEXT NOT NULL, reason TEXT,
+            data BYTEA NOT NULL,
+            PRIMARY KEY (tenant, seq), UNIQUE (tenant, device, delta_id))""",
+        """CREATE INDEX sync_deltas_quarantined ON sync_deltas(tenant, seq)
+            WHERE state = 'quarantined'""",
+    ],
 ]
 
 

@@ -106,4 +106,21 @@ MIGRATIONS: list[list[str]] = [
         "DROP TABLE embeddings",
         "ALTER TABLE embeddings_rowid RENAME TO embeddings",
     ],
+    # 4: the server's sync log in the store (tulving.ports.storage.SyncLog): one row per
+    # tenant with its last sequence number and merge watermark, one per delta with its
+    # bytes (a rowid table: deltas are large). A retried push finds its delta by
+    # (tenant, device, delta_id).
+    [
+        """CREATE TABLE sync_tenants (
+            tenant TEXT PRIMARY KEY,
+            last_seq INTEGER NOT NULL DEFAULT 0,
+            merged_seq INTEGER NOT NULL DEFAULT 0)""",
+        """CREATE TABLE sync_deltas (
+            tenant TEXT NOT NULL, seq INTEGER NOT NULL, device TEXT NOT NULL,
+            delta_id TEXT NOT NULL, size INTEGER NOT NULL, e2e INTEGER NOT NULL,
+            pushed_at TEXT NOT NULL, state TEXT NOT NULL, reason TEXT, data BLOB NOT NULL,
+            UNIQUE (tenant, seq), UNIQUE (tenant, device, delta_id))""",
+        """CREATE INDEX sync_deltas_quarantined ON sync_deltas(tenant, seq)
+            WHERE state = 'quarantined'""",
+    ],
 ]

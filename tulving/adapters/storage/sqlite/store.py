@@ -51,6 +51,8 @@ from tulving.adapters.storage.sqlite.fulltext_mirror import (
 )
 from tulving.adapters.storage.sqlite.lock import WriterLock
 from tulving.adapters.storage.sqlite.schema import MIGRATIONS
+from tulving.adapters.storage.sqlite.sync_log import SyncLogMixin
+from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import EntryBrief, MemoryEntry
@@ -92,7 +94,7 @@ _UPDATE = (
 VECTOR_FORMATS: dict[str, Any] = {"float32": np.float32, "float16": np.float16}
 
 
-class SQLiteStorage:
+class SQLiteStorage(SyncLogMixin):
     name = "sqlite"
 
     def __init__(self, path: str, *, lock: bool = True, busy_timeout_ms: int = 5000,
@@ -134,6 +136,7 @@ class SQLiteStorage:
         self._tracking = False  # the writer connection notes rows whose text changes
         self._commits = 0  # transactions committed on the writer connection
         self._rows, self._rows_at_commit = 0, -1  # see _row_count
+        self._merge_locks = TenantLocks()  # sync merge claims (sync_log)
 
     # lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
