@@ -86,8 +86,8 @@ def test_kill_minus_nine_under_load(cluster: Any, back: Any) -> None:
                             "idempotency_key": key, "agent_id": AGENT}
                     answers: list[Any] = [None, None]
 
-                    def hedge(slot: int, body: dict[str, Any] = body,
-                              n: int = n) -> None:
+                    def hedge(slot: int, body: dict[str, Any] = body, n: int = n,
+                              answers: list[Any] = answers) -> None:
                         answers[slot] = retried(http, i + n + slot, "/v1/remember", body)
 
                     pair = [threading.Thread(target=hedge, args=(s,)) for s in (0, 1)]

@@ -47,10 +47,9 @@ def test_one_idempotency_key_through_two_replicas_writes_one_set(cluster: Any, c
         body = {"text": f"User: I prefer {marker} tea in the morning. We decided to ship "
                         f"release {marker} on Friday.",
                 "idempotency_key": f"round-{r}", "agent_id": "idem"}
-        first, second = both_at_once([lambda c=a: c.post("/v1/remember", json=body,
-                                                         headers=headers),
-                                      lambda c=b: c.post("/v1/remember", json=body,
-                                                         headers=headers)])
+        first, second = both_at_once([
+            lambda c=c, body=body: c.post("/v1/remember", json=body, headers=headers)
+            for c in (a, b)])
         assert first.status_code == second.status_code == 200, (first.text, second.text)
         ids = {e["id"] for e in first.json()["entries"]}
         assert ids and ids == {e["id"] for e in second.json()["entries"]}

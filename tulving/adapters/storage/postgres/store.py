@@ -18,7 +18,8 @@ from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
 from tulving.domain.errors import ConfigError
 from tulving.ports.storage import StorageCapabilities
 
-_TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta")
+_TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
+           "tokens")
 
 _INTEGRITY_CHECKS = {
     "duplicate active keys": """SELECT count(*) FROM (SELECT partition, key FROM entries
