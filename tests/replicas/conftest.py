@@ -13,6 +13,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -159,15 +160,16 @@ def back(cluster: Cluster) -> BackChannel:
 
 @pytest.fixture
 def clients(cluster: Cluster) -> Iterator[Callable[[int], httpx.Client]]:
-    """``clients(i)``: an httpx client of replica ``i % n`` (closed after the test)."""
-    made: list[httpx.Client] = []
+    """``clients(i)``: an httpx client of replica ``i % n`` (one per replica and thread,
+    closed after the test)."""
+    made: dict[tuple[int, int], httpx.Client] = {}
 
     def make(i: int) -> httpx.Client:
-        client = httpx.Client(base_url=cluster.replicas[i % len(cluster.replicas)].url,
-                              timeout=60)
-        made.append(client)
-        return client
+        slot = (i % len(cluster.replicas), threading.get_ident())
+        if slot not in made:
+            made[slot] = httpx.Client(base_url=cluster.replicas[slot[0]].url, timeout=60)
+        return made[slot]
 
     yield make
-    for client in made:
+    for client in made.values():
         client.close()

@@ -100,7 +100,7 @@ def _race(cluster: Any, jobs: list[tuple[str, int, list[str]]]) -> dict[str, str
 
 
 def _works(cluster: Any, clients: Any, token: str) -> list[int]:
-    return [clients(i).get("/v1/stats", headers={"Authorization": f"Bearer {token}"}).status_code
+    return [clients(i).get("/v1/keys", headers={"Authorization": f"Bearer {token}"}).status_code
             for i in range(len(cluster.replicas))]
 
 
