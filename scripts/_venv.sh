@@ -11,6 +11,11 @@ fi
 ensure_installed() {
   local extras="$1" stamp=".venv/.tulving-installed-$1"
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    # The distribution was called `tulving` before it became `tulving-memory` (that name
+    # on the index is another project's): a venv made before the rename holds both.
+    if .venv/bin/pip show --quiet tulving >/dev/null 2>&1; then
+      .venv/bin/pip uninstall --quiet --yes tulving
+    fi
     if [ "${2:-}" = "with-torch" ]; then
       .venv/bin/pip install --quiet --disable-pip-version-check "torch==2.13.0"
     fi

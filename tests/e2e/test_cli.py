@@ -275,7 +275,10 @@ def test_config_errors_exit_3(run: Callable[..., CLIResult], tmp_path: Path) -> 
     typo = run("--config", str(tmp_path / "typo.toml"), "stats")
     assert typo.code == 3 and "embeder" in typo.err
     assert run("--config", str(tmp_path / "missing.toml"), "stats").code == 3
-    assert run("--path", str(tmp_path / "no" / "such" / "dir" / "m.db"), *FAST, "stats").code == 3
+    # a missing folder is created (issue 33); one that cannot be (a file in the way) is a
+    # storage error
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    assert run("--path", str(tmp_path / "blocker" / "m.db"), *FAST, "stats").code == 4
 
 
 def test_traversal_and_nul_paths_are_refused(run: Callable[..., CLIResult], tmp_path: Path) -> None:

@@ -111,7 +111,10 @@ def test_cli_arguments_give_a_documented_exit_code(tmp_path_factory: Any,
 
     path = str(tmp_path_factory.getbasetemp() / "cli-fuzz.db")
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    # in a scratch folder: `export export` once wrote a bundle named `export` into the
+    # repository root (issue 33)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            contextlib.chdir(tmp_path_factory.getbasetemp()):
         try:
             code = main([*argv, "--path", path, "--embedder", "hashing", "--vectors",
                          "exact"]) if "serve" not in argv else 2

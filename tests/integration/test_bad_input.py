@@ -13,6 +13,7 @@ from tulving import (
     ContentError,
     KeyFormatError,
     Memory,
+    StorageError,
     TulvingError,
     UnknownTypeError,
     ValidationError,
@@ -62,7 +63,9 @@ def test_wellformed_key(m: Memory, good: str) -> None:
     assert m.store("ok", type="FACT", key=good).key == good
 
 
-@pytest.mark.parametrize("importance", [-0.1, 1.01, math.nan, math.inf, "0.5", True, None])
+# None is not bad input: it means "not given" (the default, or the value of the version a
+# write under the same key supersedes; issue 33).
+@pytest.mark.parametrize("importance", [-0.1, 1.01, math.nan, math.inf, "0.5", True])
 def test_bad_importance(m: Memory, importance: Any) -> None:
     with pytest.raises(ValidationError):
         m.store("ok", type="FACT", importance=importance)
@@ -97,8 +100,13 @@ def test_bad_identity_and_adapters(tmp_path: Any) -> None:
     with pytest.raises(ConfigError) as info:
         Memory(tmp_path / "x.db", agent_id="a", storage="nosuchdb").startup()
     assert "installed:" in str(info.value) and "sqlite" in str(info.value)
-    with pytest.raises(ConfigError):
-        Memory(tmp_path / "missing-dir" / "x.db", agent_id="a", embedder="hashing").startup()
+    # a store's missing folder is created (issue 33); a folder that cannot be is refused
+    with Memory(tmp_path / "missing-dir" / "x.db", agent_id="a", embedder="hashing") as fresh:
+        fresh.startup()
+    assert (tmp_path / "missing-dir" / "x.db").is_file()
+    (tmp_path / "a-file").write_text("not a folder")
+    with pytest.raises(StorageError):
+        Memory(tmp_path / "a-file" / "x.db", agent_id="a", embedder="hashing").startup()
 
 
 def test_search_arguments(m: Memory) -> None:

@@ -285,18 +285,22 @@ class Memory:
         *,
         type: MemoryType | str,
         key: str | None = None,
-        tags: Iterable[str] = (),
-        importance: float = 0.5,
-        pinned: bool = False,
+        tags: Iterable[str] | None = None,
+        importance: float | None = None,
+        pinned: bool | None = None,
         metadata: Mapping[str, Any] | None = None,
         valid_from: datetime | None = None,
         dedup: bool = True,
         **more: Any,
     ) -> MemoryEntry:
         """Store one memory. An active entry with the same key (in the same scope) is
-        superseded: archived with reason ``superseded`` and linked both ways. So is one
-        with the same ``entity``/``attribute`` and another ``value``; an exact or
-        near-exact restatement is a no-op (``dedup=False`` turns that off; rules in
+        superseded: archived with reason ``superseded`` and linked both ways, and the new
+        version keeps the tags, importance, pinned flag and metadata this call leaves out
+        (None); pass ``tags=[]``, ``importance=0.5``, ``pinned=False`` or ``metadata={}``
+        to clear one. A new key (or no key) gets the defaults: no tags, importance 0.5,
+        not pinned, no metadata. One with the same ``entity``/``attribute`` and another
+        ``value`` is superseded too; an exact or near-exact restatement is a no-op
+        (``dedup=False`` turns that off; rules in
         ``tulving.application.writing.contradictions``)."""
         fields = dict(content=content, type=type, key=key, tags=tags, importance=importance,
                       pinned=pinned, metadata=metadata, valid_from=valid_from, dedup=dedup,
@@ -310,6 +314,31 @@ class Memory:
             if not isinstance(item, Mapping):
                 raise ValidationError(f"store_many item {i} is not a mapping")
         return [o.entry for o in self._write([dict(i) for i in batch], "store_many")]
+
+    def store_lines(
+        self,
+        lines: Sequence[tuple[int, Mapping[str, Any]]],
+        *,
+        source: str,
+        batch_size: int = 256,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """A bulk import (``tulving store --jsonl``): ``lines`` are (line number,
+        ``store`` mapping) pairs of one file whose content digest is ``source``.
+
+        Every line is checked first (fields and write policy, as a write would); if any
+        is refused, a ValidationError lists every refused line and nothing is written.
+        Then batches of ``batch_size`` are written, each in one transaction that also
+        records in the store how many lines of ``source`` this identity has written. So
+        a run cut short (a crash, kill -9) and started again resumes after its last
+        committed batch, and a file already imported whole writes nothing again: each
+        line is written exactly once."""
+        from tulving.application.portability.lines_import import store_lines
+
+        self.startup()
+        with self._lock:  # before the store's transactions (plumbing.write_order)
+            return store_lines(self, lines, source=source, batch_size=batch_size,
+                               progress=progress)
 
     def _write(
         self, batch: list[dict[str, Any]], operation: str, *, session_id: Any = DEFAULT

@@ -24,6 +24,7 @@ import hmac
 import os
 from typing import TYPE_CHECKING
 
+from tulving.distribution import missing_extra
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.errors import EncryptionError, EncryptionKeyError
 
@@ -60,9 +61,7 @@ def _aesgcm(key: bytes) -> AESGCM:
     try:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-        raise EncryptionError(
-            "encryption needs the 'encryption' extra: pip install 'tulving[encryption]'"
-        ) from exc
+        raise EncryptionError(missing_extra("encryption", "encryption", "cryptography")) from exc
     return AESGCM(key)
 
 

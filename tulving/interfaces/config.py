@@ -118,6 +118,22 @@ def load_toml(path: str) -> dict[str, Any]:
     return section
 
 
+def _beside(toml_path: str, name: str, value: str) -> str:
+    """A path written in a tulving.toml is relative to that file, not to wherever the
+    command runs (a project's ``path = ".tulving/memory.db"`` means the project's)."""
+    folder = os.path.dirname(os.path.abspath(toml_path))
+    if name == "path":
+        if "://" in value or value == ":memory:" or value.startswith("~"):
+            return value
+        check_path(value, f"{toml_path}: path")  # '..' refused before it is joined away
+        return value if os.path.isabs(value) else os.path.join(folder, value)
+    if name == "encryption" and value.startswith("file:"):
+        key_path = value[len("file:"):]
+        if key_path and not key_path.startswith("~") and not os.path.isabs(key_path):
+            return "file:" + os.path.join(folder, key_path)
+    return value
+
+
 def resolve_settings(
     flags: Mapping[str, Any] | None = None,
     *,
@@ -147,7 +163,7 @@ def resolve_settings(
         elif name in toml:
             if not isinstance(toml[name], str):
                 raise ConfigError(f"{toml_label}: {name} must be a string")
-            values[name], sources[name] = toml[name], toml_label
+            values[name], sources[name] = _beside(toml_label, name, toml[name]), toml_label
     if "path" not in values:
         values["path"], sources["path"] = DEFAULT_PATH, "default"
     if "agent_id" not in values:

@@ -3,7 +3,8 @@
 One JSON object per line with ``Memory.store`` fields; ``valid_from``/``valid_until``
 may be ISO-8601 strings (a date alone means midnight UTC). Blank lines and lines starting
 with ``#`` are skipped. A malformed line is a ValidationError naming the line, raised
-before anything is written.
+before anything is written; ``numbered_lines`` reads a whole file and names every
+malformed line at once.
 """
 
 from __future__ import annotations
@@ -28,16 +29,40 @@ def parse_time(label: str, value: str) -> datetime:
 
 def parse_lines(lines: Iterable[str], source: str = "<input>") -> Iterator[dict[str, Any]]:
     for number, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
+        item = _parse(line, number, source)
+        if item is not None:
+            yield item
+
+
+def numbered_lines(
+    lines: Iterable[str], source: str = "<input>"
+) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, str]]]:
+    """(line number, item) for every memory line, and (line number, reason) for every
+    line that is not a JSON object of the right shape: all of them, not the first."""
+    items: list[tuple[int, dict[str, Any]]] = []
+    bad: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, 1):
         try:
-            item = json.loads(text)
-        except ValueError as exc:
-            raise ValidationError(f"{source}:{number}: not JSON ({exc})") from exc
-        if not isinstance(item, dict):
-            raise ValidationError(f"{source}:{number}: expected a JSON object")
-        for name in _TIME_FIELDS:
-            if isinstance(item.get(name), str):
-                item[name] = parse_time(f"{source}:{number}: {name}", item[name])
-        yield item
+            item = _parse(line, number, source)
+        except ValidationError as exc:
+            bad.append((number, str(exc).removeprefix(f"{source}:{number}: ")))
+        else:
+            if item is not None:
+                items.append((number, item))
+    return items, bad
+
+
+def _parse(line: str, number: int, source: str) -> dict[str, Any] | None:
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return None
+    try:
+        item = json.loads(text)
+    except ValueError as exc:
+        raise ValidationError(f"{source}:{number}: not JSON ({exc})") from exc
+    if not isinstance(item, dict):
+        raise ValidationError(f"{source}:{number}: expected a JSON object")
+    for name in _TIME_FIELDS:
+        if isinstance(item.get(name), str):
+            item[name] = parse_time(f"{source}:{number}: {name}", item[name])
+    return item

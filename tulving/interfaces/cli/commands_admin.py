@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import os
 import time
 from typing import Any
 
+from tulving.distribution import install_command
 from tulving.domain.errors import TulvingError, ValidationError
 from tulving.interfaces import render
-from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
+from tulving.interfaces.cli import extras
+from tulving.interfaces.cli.config import (
+    add_common,
+    add_json,
+    hint,
+    open_memory,
+    settings_from,
+)
 from tulving.interfaces.cli.output import INTEGRITY, OK, Output, ProgressLine
 from tulving.interfaces.jsonl import parse_time
 
@@ -121,8 +129,7 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
     _pm, registry = get_manager()
     adapters = []
     for spec in registry.specs():
-        module = spec.target.partition(":")[0]
-        available = _importable(module)
+        available = _adapter_available(spec)
         adapters.append(
             {
                 "kind": spec.kind,
@@ -133,6 +140,10 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
             }
         )
     checks["adapters"] = adapters
+    checks["commands"] = [
+        {"command": command, "extra": extra, "available": not extras.missing(modules)}
+        for command, (extra, modules) in extras.COMMANDS.items()
+    ]
     memory = None
     try:
         began = time.perf_counter()
@@ -168,25 +179,39 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
         if memory is not None:
             memory.close()
     checks["ok"] = problems == 0
+    checks["reindex_hint"] = hint(args, "maintenance", "reindex")
     out.result(checks, _doctor_text(checks))
     return OK if problems == 0 else INTEGRITY
 
 
-def _importable(module: str) -> bool:
+def _adapter_available(spec: Any) -> bool:
+    """Whether the adapter would load: the packages it declares are all installed (looked
+    up, not imported: the sentence-transformers one would import torch). An adapter that
+    declares none (a third party's) is imported, which is the only way to know."""
+    if spec.requires:
+        return not extras.missing(spec.requires)
+    module = spec.target.partition(":")[0]
     try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
+        importlib.import_module(module)
+    except Exception:  # any failure to import means "not available"
         return False
+    return True
 
 
 def _doctor_text(checks: dict[str, Any]) -> str:
     lines = [f"store: {checks['config']['path']} (agent {checks['config']['agent_id']})"]
     by_kind: dict[str, list[str]] = {}
     for a in checks["adapters"]:
-        mark = "" if a["available"] else f" (missing: pip install 'tulving[{a['extra']}]')"
+        mark = "" if a["available"] else (
+            f" (missing: {install_command(a['extra'])})" if a["extra"] else " (cannot import)")
         by_kind.setdefault(a["kind"], []).append(a["name"] + mark)
     for kind, names in sorted(by_kind.items()):
         lines.append(f"  {kind:<10} {', '.join(names)}")
+    commands = [c["command"] + ("" if c["available"] else
+                                f" (missing: {install_command(c['extra'])})")
+                for c in checks.get("commands", ())]
+    if commands:
+        lines.append(f"  {'commands':<10} {', '.join(commands)}")
     if "error" in checks:
         lines.append(f"FAILED: {checks['error']}")
     else:
@@ -212,7 +237,8 @@ def _doctor_text(checks: dict[str, Any]) -> str:
                     "healthy"
                     if index["healthy"]
                     else f"STALE ({index['missing_from_index']} missing, "
-                    f"{index['stale_in_index']} extra): run `tulving maintenance reindex`"
+                    f"{index['stale_in_index']} extra): run "
+                    f"`{checks['reindex_hint']}`"
                 )
             )
         lines.append(f"startup: {checks.get('startup_s')} s")

@@ -4,14 +4,17 @@ page by page with ``--all``)."""
 from __future__ import annotations
 
 import argparse
+import hashlib
+import shlex
 import sys
 from typing import Any
 
+from tulving.application.portability.lines_import import LinesRefused
 from tulving.domain.errors import SecurityError, ValidationError
 from tulving.interfaces import render
-from tulving.interfaces.cli.config import add_common, add_json
+from tulving.interfaces.cli.config import add_common, add_json, hint
 from tulving.interfaces.cli.output import OK, Output, ProgressLine
-from tulving.interfaces.jsonl import parse_lines
+from tulving.interfaces.jsonl import numbered_lines
 
 TYPES = ("FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE", "EPISODE")
 IMPORT_BATCH = 256
@@ -33,14 +36,26 @@ def register(sub: Any, run_with_memory: Any) -> None:
         help="memory type (default FACT)",
     )
     p.add_argument("--key", "-k", help="stable key; storing again supersedes the old version")
-    p.add_argument("--tag", action="append", default=[], dest="tags", help="tag (repeatable)")
-    p.add_argument("--importance", type=float, help="0..1 (default 0.5)")
-    p.add_argument("--pinned", action="store_true", help="never decays, never evicted")
+    p.add_argument("--tag", action="append", default=None, dest="tags",
+                   help="tag (repeatable); storing a key again keeps its tags unless given")
+    p.add_argument("--no-tags", action="store_true",
+                   help="clear the tags a key's earlier version had")
+    p.add_argument("--importance", type=float,
+                   help="0..1 (default 0.5, or the earlier version's for a key)")
+    pin = p.add_mutually_exclusive_group()
+    pin.add_argument("--pinned", action="store_true", default=None,
+                     help="never decays, never evicted")
+    pin.add_argument("--unpinned", dest="pinned", action="store_false", default=None,
+                     help="unpin (storing a key again keeps its pinned flag otherwise)")
     p.add_argument(
         "--jsonl",
         metavar="FILE",
-        help="import memories from JSON Lines ('-' for stdin), one object a line",
+        help="import memories from JSON Lines ('-' for stdin), one object a line: every "
+        "line is checked first (nothing is written if one is bad), then batches are "
+        "written; a rerun after a crash resumes where the last batch ended",
     )
+    p.add_argument("--batch-size", type=int, default=IMPORT_BATCH,
+                   help=f"--jsonl: lines per transaction (default {IMPORT_BATCH})")
     add_json(p)
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _store))
@@ -89,12 +104,11 @@ def _store(memory: Any, args: argparse.Namespace, out: Output) -> int:
         raise ValidationError("store needs the memory text (or --jsonl FILE)")
     if content == "-":
         content = sys.stdin.read()
-    extra: dict[str, Any] = {}
-    if args.importance is not None:
-        extra["importance"] = args.importance
-    entry = memory.store(
-        content, type=args.type, key=args.key, tags=args.tags, pinned=args.pinned, **extra
-    )
+    if args.no_tags and args.tags:
+        raise ValidationError("give --tag or --no-tags, not both")
+    tags = [] if args.no_tags else args.tags
+    entry = memory.store(content, type=args.type, key=args.key, tags=tags,
+                         importance=args.importance, pinned=args.pinned)
     note = f", superseding {entry.supersedes}" if entry.supersedes else ""
     out.result(
         {"stored": render.entry_dict(entry)},
@@ -107,19 +121,33 @@ def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
     if "\x00" in args.jsonl:
         raise SecurityError("--jsonl path contains a NUL character")
     if args.jsonl == "-":
-        items = list(parse_lines(sys.stdin, "<stdin>"))
+        raw = sys.stdin.buffer.read()
     else:
-        with open(args.jsonl, encoding="utf-8") as handle:
-            items = list(parse_lines(handle, args.jsonl))
+        with open(args.jsonl, "rb") as handle:
+            raw = handle.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"{args.jsonl} is not UTF-8 text ({exc})") from exc
+    items, bad = numbered_lines(text.splitlines(), args.jsonl)
+    if bad:  # not JSON objects: refused before the store is asked about the rest
+        raise LinesRefused(bad, args.jsonl)
     progress = ProgressLine()
-    stored = 0
-    for start in range(0, len(items), IMPORT_BATCH):
-        stored += len(memory.store_many(items[start : start + IMPORT_BATCH]))
-        progress("importing", stored, len(items))
-    progress.finish()
-    out.result(
-        {"imported": stored, "source": args.jsonl}, f"imported {stored} memories from {args.jsonl}"
-    )
+    try:
+        report = memory.store_lines(items, source=hashlib.sha256(raw).hexdigest(),
+                                    batch_size=args.batch_size, progress=progress)
+    except LinesRefused as exc:
+        raise LinesRefused(exc.bad, args.jsonl) from exc
+    finally:
+        progress.finish()
+    done = report["already_written"]
+    note = ""
+    if report["resumed"]:
+        note = f" (resumed after line {done} of {report['lines']} of an earlier run)"
+    elif done and not report["written"]:
+        note = " (this file was imported whole before: nothing written again)"
+    out.result({"imported": report["written"], "source": args.jsonl, **report},
+               f"imported {report['written']} memories from {args.jsonl}{note}")
     return OK
 
 
@@ -164,7 +192,11 @@ def _list(memory: Any, args: argparse.Namespace, out: Output) -> int:
                                    include_archived=args.archived)
         lines = [render.entry_line(e) for e in page.entries] or ["(no memories)"]
         if page.next_cursor:
-            lines.append(f"(more: tulving list --all --cursor {page.next_cursor})")
+            more = ["list", "--all", "--limit", str(args.limit), "--cursor",
+                    shlex.quote(page.next_cursor)]
+            more += [f"--type {t}" for t in args.types or ()]
+            more += ["--archived"] if args.archived else []
+            lines.append(f"(more: {hint(args, *more)})")
         out.result({"entries": [render.entry_dict(e) for e in page.entries],
                     "next_cursor": page.next_cursor}, "\n".join(lines))
         return OK

@@ -45,6 +45,9 @@ def register(sub: Any) -> None:
 
 
 def _serve(args: argparse.Namespace, out: Output) -> int:
+    from tulving.interfaces.cli.extras import require
+
+    require("mcp")
     from tulving.interfaces.mcp.server import check_host, run
 
     settings = settings_from(args)

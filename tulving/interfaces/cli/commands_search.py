@@ -90,6 +90,6 @@ def _curate(memory: Any, args: argparse.Namespace, out: Output) -> int:
     if not out.as_json:
         out.info(
             f"-- {curated.token_count}/{args.budget} tokens, "
-            f"{len(curated.entries)} memories, {data.get('omitted')} left out"
+            f"{len(curated.entries)} memories, {render.omitted_count(curated)} left out"
         )
     return OK

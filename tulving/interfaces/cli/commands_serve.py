@@ -14,7 +14,13 @@ from typing import Any
 
 from tulving.domain.errors import ConfigError, SecurityError, ValidationError
 from tulving.interfaces.cli.commands_mcp import _with_registry
-from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
+from tulving.interfaces.cli.config import (
+    add_common,
+    add_json,
+    hint,
+    open_memory,
+    settings_from,
+)
 from tulving.interfaces.cli.output import OK, Output
 
 
@@ -59,6 +65,9 @@ def check_bind(host: str, allow_remote: bool) -> None:
 
 
 def _serve(args: argparse.Namespace, out: Output) -> int:
+    from tulving.interfaces.cli.extras import require
+
+    require("serve")
     import uvicorn
 
     from tulving.interfaces.auth.bearer_tokens import registry_for
@@ -73,19 +82,30 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
     memory = open_memory(settings_from(args))
     memory.startup()
     registry = registry_for(memory)
+    token_hint = hint(args, "serve", "token", "create", "me")
     if args.allow_remote and not registry.records():
         memory.close()
-        raise ConfigError("--allow-remote needs at least one token: tulving serve token create")
+        raise ConfigError(f"--allow-remote needs at least one token: {token_hint}")
     app = create_app(memory, registry=registry, concurrency=args.concurrency,
                      timeout=args.timeout)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
                             lifespan="on")
     server = _server_class()(config)
-    print(f"tulving: serving {memory.location} on http://{args.host}:{args.port}/v1 "
-          f"(ready in {time.perf_counter() - began:.2f} s); inspector: "
-          f"http://{args.host}:{args.port}/ui/", file=sys.stderr, flush=True)
+    base = f"http://{_url_host(args.host)}:{args.port}"
+    lines = [f"tulving: serving {memory.location} on {base}/v1 "
+             f"(ready in {time.perf_counter() - began:.2f} s)",
+             f"  inspector: {base}/ui/",
+             f"  health:    {base}/v1/health"]
+    if not registry.records():
+        lines.append(f"  no tokens yet; every call but /v1/health needs one: {token_hint}")
+    print("\n".join(lines), file=sys.stderr, flush=True)
     server.run()
     return OK
+
+
+def _url_host(host: str) -> str:
+    """``host`` as it goes in a URL (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 def _server_class() -> Any:

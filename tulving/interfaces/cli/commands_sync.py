@@ -26,7 +26,15 @@ def register(sub: Any, run_with_memory: Any) -> None:
                    help="encrypt deltas end to end with this key")
     add_json(p)
     add_common(p)
-    p.set_defaults(func=lambda a, o: run_with_memory(a, o, _sync))
+    p.set_defaults(func=lambda a, o: _checked(run_with_memory, a, o))
+
+
+def _checked(run_with_memory: Any, args: argparse.Namespace, out: Output) -> int:
+    from tulving.interfaces.cli.extras import require
+
+    require("sync")  # before the store is opened
+    result: int = run_with_memory(args, out, _sync)
+    return result
 
 
 def _sync(memory: Any, args: argparse.Namespace, out: Output) -> int:

@@ -63,6 +63,26 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def hint(args: argparse.Namespace, *words: str, **overrides: str | None) -> str:
+    """A ``tulving`` command line to print as a hint that runs as printed: the memory
+    selection options this invocation was given on its command line (``overrides``
+    replace or add some: the demo's own path and agent), then ``words``. Settings from the
+    environment or tulving.toml are not repeated: the next command in the same shell and
+    folder reads them again."""
+    import shlex
+
+    parts = ["tulving"]
+    given = {dest: getattr(args, dest, None) for _flag, dest, _help in _FLAGS}
+    given["config"] = getattr(args, "config", None)
+    given.update(overrides)
+    flags = {dest: flag for flag, dest, _help in _FLAGS} | {"config": "--config"}
+    for dest, flag in flags.items():
+        value = given.get(dest)
+        if value is not None:
+            parts += [flag, shlex.quote(str(value))]
+    return " ".join(parts + list(words))
+
+
 def settings_from(args: argparse.Namespace, **overrides: Any) -> Settings:
     flags = {dest: getattr(args, dest, None) for _flag, dest, _help in _FLAGS}
     flags.update({k: v for k, v in overrides.items() if v is not None})

@@ -31,12 +31,20 @@ from tulving.interfaces.cli.output import EXIT_CODES_HELP, INTERRUPTED, USAGE, O
 Command = Callable[[Any, argparse.Namespace, Output], int]
 
 
+class UsageError(Exception):
+    """A command line argparse refused; ``main`` reports it (as JSON under ``--json``)."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on usage errors, which matches our code for usage errors."""
+    """argparse exits 2 on usage errors, which matches our code for usage errors; the
+    error is raised instead so that ``main`` can answer ``--json`` with JSON."""
 
     def error(self, message: str) -> Any:
-        self.print_usage(sys.stderr)
-        self.exit(USAGE, f"{self.prog}: error: {message}\n")
+        raise UsageError(self, message)
 
 
 def run_with_memory(
@@ -79,10 +87,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version and usage errors: return, don't exit
+    except SystemExit as exc:  # --help and --version: return, don't exit
         return exc.code if isinstance(exc.code, int) else USAGE
+    except UsageError as exc:
+        if "--json" in argv:
+            return Output(as_json=True).error(exc, USAGE)
+        exc.parser.print_usage(sys.stderr)
+        print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
+        return USAGE
     if getattr(args, "command", None) is None:
         parser.print_help()
         return USAGE
@@ -99,6 +114,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # a file argument that cannot be read
         return out.error(_as_tulving(exc))
+    except ModuleNotFoundError as exc:  # a package of an extra that is not installed
+        return out.error(_missing_package(exc))
+
+
+def _missing_package(exc: ModuleNotFoundError) -> TulvingError:
+    """One line for a package no command checked for: which, and how to get them all."""
+    from tulving.distribution import install_command
+    from tulving.domain.errors import ConfigError
+
+    return ConfigError(f"a package this command needs is not installed ({exc.name}): "
+                       f"install the extra that provides it, or all of them: "
+                       f"{install_command('all')}")
 
 
 def _as_tulving(exc: OSError) -> TulvingError:

@@ -73,10 +73,23 @@ class Output:
         """Human commentary: stderr with ``--json``, so stdout stays machine-readable."""
         print(redact(text), file=self.err if self.as_json else self.out)
 
-    def error(self, exc: BaseException) -> int:
-        code = exit_code_for(exc)
-        print(redact(f"tulving: error: {exc}"), file=self.err)
+    def error(self, exc: BaseException, code: int | None = None) -> int:
+        """Report ``exc`` and return its exit code. With ``--json`` the error is also one
+        JSON object on stdout, ``{"error": {"type", "message", "exit_code"}}`` (the HTTP
+        server's error shape plus the exit code), so a script that parses stdout always
+        gets JSON; the human line still goes to stderr."""
+        code = exit_code_for(exc) if code is None else code
+        message = redact(str(exc))
+        if self.as_json:
+            print(json.dumps(error_object(type(exc).__name__, message, code),
+                             ensure_ascii=False), file=self.out)
+        print(f"tulving: error: {message}", file=self.err)
         return code
+
+
+def error_object(kind: str, message: str, code: int) -> dict[str, Any]:
+    """The one shape of an error under ``--json``."""
+    return {"error": {"type": kind, "message": message, "exit_code": code}}
 
 
 class ProgressLine:

@@ -74,8 +74,10 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
 
     @router.post("/store")
     async def store(request: Request, body: S.Store) -> dict[str, Any]:
+        # what the request did not send stays unnamed: storing a key again keeps the
+        # earlier version's tags, importance, pinned flag and metadata
         fields = body.model_dump(exclude={"user_id", "workspace_id", "agent_id"},
-                                 exclude_none=True)
+                                 exclude_none=True, exclude_unset=True)
         return await act(request, named(body),
                          lambda m: {"stored": render.entry_dict(m.store(**fields))}, write=True)
 

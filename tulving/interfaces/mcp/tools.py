@@ -116,8 +116,10 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             float | None, Field(ge=0, le=1, description="0..1, default 0.5.")
         ] = None,
         pinned: Annotated[
-            bool, Field(description="Pinned memories never decay or get evicted.")
-        ] = False,
+            bool | None,
+            Field(description="Pinned memories never decay or get evicted. Storing a key "
+                  "again keeps its tags, importance, pinned flag and metadata unless given."),
+        ] = None,
         valid_from: Annotated[
             str | None,
             Field(description="ISO date or datetime when this became true or happened "
@@ -143,7 +145,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             if metadata is not None:
                 extra["metadata"] = metadata
             entry = memory.store(
-                content, type=type, key=key, tags=tags or (), pinned=pinned, **extra
+                content, type=type, key=key, tags=tags, pinned=pinned, **extra
             )
             note = f" (supersedes {entry.supersedes})" if entry.supersedes else ""
             return ok(

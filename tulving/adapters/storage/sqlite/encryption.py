@@ -33,13 +33,14 @@ import os
 import sqlite3
 from typing import Any
 
+from tulving.distribution import missing_extra
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.errors import EncryptionError, EncryptionKeyError
 from tulving.domain.sealing import SALT_BYTES, new_salt, subkey
 
 try:  # the 'encryption' extra
     from sqlcipher3 import dbapi2 as _cipher
-except ImportError:  # pragma: no cover - installed with tulving[encryption]
+except ImportError:  # pragma: no cover - installed with the encryption extra
     _cipher = None
 
 PLAIN_HEADER = b"SQLite format 3\x00"
@@ -56,9 +57,7 @@ OPERATIONAL_ERRORS: tuple[type[Exception], ...] = tuple(d.OperationalError for d
 
 def cipher_driver() -> Any:
     if _cipher is None:
-        raise EncryptionError(
-            "an encrypted store needs SQLCipher: pip install 'tulving[encryption]'"
-        )
+        raise EncryptionError(missing_extra("an encrypted store", "encryption", "sqlcipher3"))
     return _cipher
 
 

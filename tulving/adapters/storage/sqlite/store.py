@@ -147,9 +147,7 @@ class SQLiteStorage:
             if self._conn is not None:
                 return
             if self.path != ":memory:":
-                parent = os.path.dirname(os.path.abspath(self.path))
-                if not os.path.isdir(parent):
-                    raise ConfigError(f"directory {parent} does not exist")
+                self._make_parent()
             if self._use_lock:
                 self._writer_lock = WriterLock(self.path + ".lock")
                 self._writer_lock.acquire()
@@ -165,6 +163,20 @@ class SQLiteStorage:
             except BaseException:
                 self._abort_open()
                 raise
+
+    def _make_parent(self) -> None:
+        """Create the folder of a new store (a per-project ``.tulving/``, a first encrypted
+        store in a new folder), private to its owner (0700); an existing one is left as
+        it is. A path through a file, or a folder that cannot be made, is a StorageError
+        naming it."""
+        parent = os.path.dirname(os.path.abspath(self.path))
+        if os.path.isdir(parent):
+            return
+        try:
+            os.makedirs(parent, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the store's folder {parent}: "
+                               f"{exc.strerror or exc}") from exc
 
     def _abort_open(self) -> None:
         if self._conn is not None:
