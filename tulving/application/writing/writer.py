@@ -100,13 +100,20 @@ class Writer:
                     for fields, o, decision in zip(batch, outcomes, plan.decisions,
                                                    strict=True)
                 ])
-            # Still under the lock: the next writer's near-duplicate check must find these
-            # vectors in an index kept in this process (a cache; storage already has them).
-            self._index(written, [v for _, v in plan.inserts])
-            gone = [i for i in plan.unindex if i not in lost]
-            if gone and ctx.vectors is not None:
-                ctx.vectors.remove(gone)
+            if not getattr(ctx.vectors, "in_store", False):
+                # Still under the lock: the next writer's near-duplicate check must find
+                # these vectors in an index this process keeps (storage already has them).
+                self._update_index(written, plan, lost)
+        if getattr(ctx.vectors, "in_store", False):  # indexed by the commit already
+            self._update_index(written, plan, lost)
         return outcomes
+
+    def _update_index(self, written: Sequence[WriteOutcome], plan: WritePlan,
+                      lost: set[str]) -> None:
+        self._index(written, [v for _, v in plan.inserts])
+        gone = [i for i in plan.unindex if i not in lost]
+        if gone and self.ctx.vectors is not None:
+            self.ctx.vectors.remove(gone)
 
     def _supersede(self, plan: WritePlan, now: Any) -> set[str]:
         """Supersede the existing entries the plan replaces, by targeted updates; returns
