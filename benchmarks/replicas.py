@@ -69,17 +69,35 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def postgres_cpu() -> float:
-    """CPU of every PostgreSQL process on the machine (the test server's backends)."""
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "comm").read_text().strip() == "postgres":
-                    total += cpu_seconds(int(entry.name))
-            except OSError:
+def postgres_pids(url: str) -> Any:
+    """A function listing this server's processes (its postmaster and every child), read
+    from the data folder's ``postmaster.pid``; every ``postgres`` process on the machine
+    when the role may not read ``data_directory`` (other servers would then count too)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            folder = conn.execute("SHOW data_directory").fetchone()[0]  # type: ignore[index]
+        master = int(Path(folder, "postmaster.pid").read_text().split()[0])
+    except Exception:
+        master = None
+
+    def pids() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
                 continue
-    return total
+            try:
+                comm = (entry / "comm").read_text().strip()
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            pid = int(entry.name)
+            if (master is None and comm == "postgres") or pid == master or ppid == master:
+                found.append(pid)
+        return found
+
+    return pids
 
 
 class LockSampler:
@@ -180,7 +198,25 @@ async def load(urls: list[str], token: str, clients: int, total: int, queries: l
 
 def in_process(memory: Memory, total: int, queries: list[str], texts: list[str]
                ) -> dict[str, float]:
-    """The same mix on one Memory, one caller: the cost of the calls without HTTP."""
+    """The same mix on one Memory, one caller: the cost of the calls without HTTP, and how
+    long a write holds its tenant's write lock (the writing transaction, timed around
+    ``plumbing.write_order.writing``): what bounds one tenant's writes, however many
+    replicas there are."""
+    import contextlib
+
+    from tulving.application.writing import writer as writer_module
+
+    held: list[float] = []
+    plain = writer_module.writing
+
+    @contextlib.contextmanager
+    def timed(ctx: Any) -> Any:
+        began = time.perf_counter()
+        with plain(ctx):
+            yield
+        held.append(time.perf_counter() - began)
+
+    writer_module.writing = timed  # type: ignore[assignment]
     reads: list[float] = []
     writes: list[float] = []
     began_all = time.perf_counter()
@@ -192,8 +228,10 @@ def in_process(memory: Memory, total: int, queries: list[str], texts: list[str]
         else:
             memory.search(queries[i % len(queries)], 10)
             reads.append(time.perf_counter() - began)
-    return {"rate": total / (time.perf_counter() - began_all),
-            "read_p50": pct(reads, .5), "write_p50": pct(writes, .5)}
+    rate = total / (time.perf_counter() - began_all)
+    writer_module.writing = plain  # type: ignore[assignment]
+    return {"rate": rate, "read_p50": pct(reads, .5), "write_p50": pct(writes, .5),
+            "lock_p50": pct(held, .5), "lock_p95": pct(held, .95)}
 
 
 def raw_sql(url: str, schema: str, total: int) -> dict[str, float]:
@@ -236,6 +274,7 @@ def main() -> None:
     env["TULVING_PLUGINS"] = "tulving"
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     cores = os.cpu_count() or 1
+    pg_pids = postgres_pids(url)
     print(f"load average {os.getloadavg()[0]:.2f} on {cores} cores; "
           f"{args.entries:,} entries, {args.requests} requests per run", file=sys.stderr)
     schema = new_schema_name("replicabench")
@@ -259,13 +298,15 @@ def main() -> None:
             raw = raw_sql(url, schema, 200)
             print(f"\nin-process (one Memory, one caller): {base['rate']:.1f} calls/s; "
                   f"search p50 {1000 * base['read_p50']:.2f} ms, store p50 "
-                  f"{1000 * base['write_p50']:.2f} ms")
+                  f"{1000 * base['write_p50']:.2f} ms, of which the tenant's write lock "
+                  f"is held p50 {1000 * base['lock_p50']:.2f} / p95 "
+                  f"{1000 * base['lock_p95']:.2f} ms")
             print(f"raw PostgreSQL on the same tables: full-text top-10 "
                   f"{raw['search_ms']:.2f} ms, one-row insert {raw['insert_ms']:.2f} ms")
             print(f"\n{'replicas':>8} {'clients':>7} {'req/s':>7} {'vs 1':>5} "
                   f"{'read p50/p95 ms':>16} {'write p50/p95 ms':>17} {'err':>4} "
-                  f"{'lock-wait':>9} {'waiters':>7} {'deadl':>5}  cpu: replicas/pg/clients "
-                  f"of machine")
+                  f"{'lock-wait':>9} {'waiters':>7} {'deadl':>5}  cpu replicas/pg/clients: share "
+                  f"of the machine = per request")
             offset = args.entries
             first: dict[int, float] = {}
             kinds: Counter[str] = Counter()
@@ -279,13 +320,15 @@ def main() -> None:
                     for clients in args.clients:
                         with LockSampler(url) as sampler:
                             dead0, commits0 = sampler.stats()
-                            cpu0 = ([cpu_seconds(p.pid) for p in procs], postgres_cpu(),
-                                    os.times())
+                            pg = {pid: cpu_seconds(pid) for pid in pg_pids()}
+                            cpu0 = ([cpu_seconds(p.pid) for p in procs], 0.0, os.times())
                             wall0 = time.perf_counter()
                             result = asyncio.run(load(urls, token, clients, args.requests,
                                                       queries, texts, offset))
                             wall = time.perf_counter() - wall0
-                            cpu1 = ([cpu_seconds(p.pid) for p in procs], postgres_cpu(),
+                            pg_cpu_run = sum(cpu_seconds(pid) - pg.get(pid, 0.0)
+                                             for pid in pg_pids())
+                            cpu1 = ([cpu_seconds(p.pid) for p in procs], pg_cpu_run,
                                     os.times())
                             dead1, commits1 = sampler.stats()
                         offset += args.requests
@@ -310,7 +353,9 @@ def main() -> None:
                               f"{mean:7.2f} {dead1 - dead0:5d}  "
                               f"{100 * replica_cpu / budget:.0f}%/"
                               f"{100 * pg_cpu / budget:.0f}%/{100 * client_cpu / budget:.0f}%"
-                              f" ({commits1 - commits0} xacts)")
+                              f" = {1000 * replica_cpu / done:.1f}/{1000 * pg_cpu / done:.1f}"
+                              f"/{1000 * client_cpu / done:.1f} ms a request"
+                              f" ({(commits1 - commits0) / done:.1f} xacts)")
                     rss = [rss_mb(p.pid) for p in procs]
                     print(f"{'':8} replica RSS after the runs: "
                           + ", ".join(f"{r:.0f} MB" for r in rss))
