@@ -8,6 +8,8 @@
         memory.search("how do we release?")
 """
 
+from typing import TYPE_CHECKING
+
 from tulving.application.agent_memory.jobs import RememberJob
 from tulving.application.memory import Memory
 from tulving.application.plumbing.warnings_once import TulvingWarning
@@ -37,6 +39,9 @@ from tulving.domain.redaction import redact
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
 from tulving.domain.write_policy import WritePolicy
 from tulving.version import __version__
+
+if TYPE_CHECKING:  # type checkers see the real class; at run time it loads on first use
+    from tulving.application.async_memory import AsyncMemory
 
 __all__ = [
     "ArchiveReason",
