@@ -170,9 +170,6 @@ def test_an_encrypted_server_writes_no_clear_text(server: EncryptedServer,
     assert holders(devices)  # the grep finds a marker where there is one
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the token registry is <store>.tokens.json in clear beside the store until it moves "
-    "into the store (helper 'replicas', issue 32); remove this mark when it has"))
 def test_an_encrypted_server_keeps_token_names_encrypted(server: EncryptedServer) -> None:
     server.token(f"{MARKER}-laptop", f"{MARKER}-user")
     server.start()

@@ -38,6 +38,7 @@ from tulving.application.plumbing.vector_sync import (
     reconcile_index,
 )
 from tulving.application.plumbing.warnings_once import warn_once
+from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
 from tulving.application.portability.exporter import ExportReport
 from tulving.application.portability.importer import Importer, ImportReport
@@ -197,7 +198,7 @@ class Memory:
         self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
                                  record_reads=self.policy.audit_reads)
         self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
-        self._writer = Writer(ctx, self._governance, self._audit)
+        self._writer = Writer(ctx, self._governance, self._audit, self._lock)
         self._curator = Curator(ctx, self._searcher)
         self._curator.working_memory = self._explicit_working_memory
         self._start_agent_memory()
@@ -223,7 +224,7 @@ class Memory:
         view._llm = self._llm
         view._parent = parent
         with self._lock:
-            view._wire(attrs.evolve(parent.ctx, identity=view.identity, session_id=None))
+            view._wire(attrs.evolve(parent.ctx, identity=view.identity, current_session=None))
         return view
 
     @property
@@ -335,8 +336,9 @@ class Memory:
         from tulving.application.portability.lines_import import store_lines
 
         self.startup()
-        return store_lines(self, lines, source=source, batch_size=batch_size,
-                           progress=progress)
+        with self._lock:  # before the store's transactions (plumbing.write_order)
+            return store_lines(self, lines, source=source, batch_size=batch_size,
+                               progress=progress)
 
     def _write(
         self, batch: list[dict[str, Any]], operation: str, *, session_id: Any = DEFAULT
@@ -491,7 +493,11 @@ class Memory:
         from tulving.application.agent_memory.sessions import Session
 
         record = self.start_session(goal)
-        return Session(record, lambda: self._sessions.end(only=record.id))
+        return Session(record, lambda: self._end_session(only=record.id))
+
+    def _end_session(self, reason: str = "ended", only: str | None = None) -> Any:
+        with self._lock:
+            return self.ctx and self._sessions.end(reason, only=only)
 
     def start_session(self, goal: str | None = None) -> Any:
         """Start an explicit session (``ValidationError`` if one is already active)."""
@@ -499,14 +505,14 @@ class Memory:
             return self.ctx and self._sessions.start(goal)
 
     def end_session(self) -> Any:
-        """End the current session: write its summary, archive what it replaces."""
-        with self._lock:
-            return self.ctx and self._sessions.end("ended")
+        """End the current session: write its summary, archive what it replaces. The
+        current session is the store's (see ``agent_memory.sessions``): one started by
+        another process of this agent (another server replica) is the one ended."""
+        return self._end_session("ended")
 
     def shutdown_session(self) -> Any:
         """For integrations (MCP server shutdown): end the session with reason ``shutdown``."""
-        with self._lock:
-            return self.ctx and self._sessions.end("shutdown")
+        return self._end_session("shutdown")
 
     @property
     def session_id(self) -> str | None:
@@ -588,7 +594,7 @@ class Memory:
         with self._lock:
             entry = self._governance.seal(
                 with_outcome(self._resolve(key_or_id), success, self.ctx))
-            with self.ctx.storage.transaction():
+            with writing(self.ctx):
                 self.ctx.storage.replace(entry)
                 self._audit.record("record_outcome", {"key_or_id": key_or_id, "success": success},
                                    entry_id=entry.id, details={"success": success})
@@ -741,7 +747,7 @@ class Memory:
         with self._lock:
             self._access.flush()
             report = sync(self, remote, key, __version__)
-            with self.ctx.storage.transaction():
+            with writing(self.ctx):
                 self._audit.record("sync", {"remote": remote.sync_id},
                                    details={k: v for k, v in report.as_dict().items()})
         return report
@@ -792,9 +798,11 @@ class Memory:
     def correct(self, key_or_id: str, new_content: str, **fields: Any) -> MemoryEntry:
         """Replace what an entry says: the original is archived (``corrected``), linked
         both ways, and never surfaces again except through history and as-of reads."""
-        original = self._resolve(key_or_id)
-        self._governance.check_may_change(original, "correct")
-        fixed, _ = corrections.correct(self.ctx, original, new_content, fields, self._write)
+        with self._lock:  # the lock before the store's transaction (plumbing.write_order)
+            original = self._resolve(key_or_id)
+            self._governance.check_may_change(original, "correct")
+            fixed, _ = corrections.correct(self.ctx, original, new_content, fields,
+                                           self._write)
         return fixed
 
     def rollback_to(self, point: str | datetime) -> dict[str, Any]:

@@ -32,7 +32,13 @@ import attrs
 
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import EntryFilter, ScoredId
-from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
+from tulving.domain.records import (
+    AuditDraft,
+    AuditRecord,
+    JobRecord,
+    SessionRecord,
+    TokenRecord,
+)
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
 
@@ -321,8 +327,124 @@ class SyncLog(Protocol):
         ...
 
 
+@attrs.frozen
+class Supersession:
+    """One targeted supersede of an existing entry by a new one (see ``WriteOrder``):
+    only the fields a supersede changes, never a whole row from an older read.
+    ``signature`` is the entry's signature over its new ``valid_until`` (None: unsigned)."""
+
+    entry_id: str
+    superseded_by: str
+    at: datetime
+    valid_until: datetime
+    signature: str | None = None
+
+
+class WriteOrder(Protocol):
+    """How writers of many processes take locks in one order and change only what they
+    mean to change (DESIGN.md, "The seams").
+
+    A writing transaction first calls ``lock_tenant_writes``; the entry rows it then
+    changes are locked in id order by one statement per call. A link is an update of the
+    link (``link_conflicts``, ``supersede_entries``), never a row rewritten from a read
+    made before the transaction.
+    """
+
+    def lock_tenant_writes(self, tenant: str) -> None:
+        """Inside a transaction: wait until no other transaction writes ``tenant`` and
+        hold that until this one ends (PostgreSQL: a transaction-scoped advisory lock,
+        the one that chains the tenant's audit log; SQLite and in-memory stores: their
+        transactions are serial already). Called before any other lock is taken."""
+        ...
+
+    def link_conflicts(self, pairs: Sequence[tuple[str, str]], at: datetime) -> int:
+        """For each ``(a, b)``: add ``b`` to ``a``'s ``conflict_ids`` and ``a`` to ``b``'s,
+        unless present (``updated_at = at`` where something was added), both sides in one
+        transaction with the rows locked in id order. Ids that do not exist are skipped
+        with their pair. Returns how many rows changed."""
+        ...
+
+    def supersede_entries(self, items: Sequence[Supersession]) -> list[str]:
+        """Archive each entry that is still active (reason ``superseded``, ``superseded_by``,
+        ``valid_until``, ``expired_at``/``updated_at`` = ``at``, the new signature), rows
+        locked in id order, in one transaction. Returns the ids changed: an entry another
+        writer archived first is left alone and not returned."""
+        ...
+
+
+class SessionClaims(Protocol):
+    """Sessions as every process of an agent sees them: at most one open implicit and one
+    open explicit session per (agent, tenant), claimed and ended atomically in the store."""
+
+    def open_session(self, session: SessionRecord) -> SessionRecord:
+        """Insert ``session`` (open) unless its (agent, tenant) already has an open session
+        of the same kind (``implicit`` or not): then write nothing and return that one. Of
+        concurrent callers on any number of processes exactly one inserts."""
+        ...
+
+    def end_session(self, session_id: str, at: datetime, reason: str) -> SessionRecord | None:
+        """End the session if it is still open, in one statement, and return it ended; None
+        when it was already ended (or does not exist): of concurrent enders one wins."""
+        ...
+
+    def set_session_summary(self, session_id: str, summary_id: str | None) -> None: ...
+
+    def note_session_activity(self, session_id: str, at: datetime) -> None:
+        """``last_activity_at = max(last_activity_at, at)`` of an open session, best effort:
+        never waits for a lock another transaction holds (bookkeeping, not a decision)."""
+        ...
+
+
+class JobClaims(Protocol):
+    """Durable jobs run once whichever process runs them."""
+
+    def claim_job(self, job_id: str, owner: str, until: datetime, now: datetime) -> bool:
+        """Take a lease on a pending job for ``owner`` until ``until``, in one statement,
+        when it is unclaimed, already ``owner``'s, or its lease ended before ``now``. False
+        when it is finished or another owner's lease is live. A lease only keeps workers
+        from preparing a job twice; ``take_job`` decides who writes it."""
+        ...
+
+    def take_job(self, job_id: str) -> JobRecord | None:
+        """Inside the caller's transaction: lock the job until the transaction ends and
+        return it if it is still pending; None when it is finished or missing. A second
+        transaction taking the same job waits for the first, then sees it finished: a
+        job's entries and its completion commit together, once."""
+        ...
+
+    def get_job(self, job_id: str) -> JobRecord | None: ...
+
+
+class TokenStore(Protocol):
+    """Bearer tokens of the HTTP doors as rows: created and revoked atomically, so any
+    number of processes issue and revoke them at once and every replica sees the same."""
+
+    def add_token(self, token: TokenRecord) -> bool:
+        """Insert a live token; False (nothing written) when a live token has its name or
+        any token has its id. Of concurrent adds of one name exactly one succeeds."""
+        ...
+
+    def get_token(self, token_id: str) -> TokenRecord | None:
+        """The live (not revoked) token with this id."""
+        ...
+
+    def live_tokens(self) -> list[TokenRecord]:
+        """Every live token, oldest first."""
+        ...
+
+    def revoke_token(self, id_or_name: str, at: datetime) -> TokenRecord | None:
+        """Revoke the live token with this id or name in one statement and return it
+        (revoked); None when there is none. The row stays, so the id is never reused."""
+        ...
+
+
+class SharedState(WriteOrder, SessionClaims, JobClaims, TokenStore, Protocol):
+    """What every process over one store must agree on (DESIGN.md, "The seams")."""
+
+
 @runtime_checkable
-class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQueue, Protocol):
+class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQueue,
+              SharedState, Protocol):
     """A complete storage adapter."""
 
     name: str

@@ -34,6 +34,7 @@ import numpy as np
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.representation import embed_entries
+from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_crypto import open_bundle
 from tulving.application.portability.bundle_format import BundleReader
 from tulving.application.portability.entry_codec import record_to_entry
@@ -155,9 +156,8 @@ class Importer:
         reader = BundleReader(open_bundle(handle, self.encryption), max_bytes=self.max_bytes)
         try:
             keep_vectors = self._keeps_vectors(reader)
-            storage = self.ctx.storage
             try:
-                with storage.transaction():
+                with writing(self.ctx):
                     self._merge(reader, keep_vectors)
                     if self.dry_run:
                         raise _DryRun

@@ -20,7 +20,7 @@ from tulving.domain.errors import ConfigError
 from tulving.ports.storage import StorageCapabilities
 
 _TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
-           "sync_tenants", "sync_deltas")
+           "sync_tenants", "sync_deltas", "tokens")
 
 _INTEGRITY_CHECKS = {
     "duplicate active keys": """SELECT count(*) FROM (SELECT partition, key FROM entries
