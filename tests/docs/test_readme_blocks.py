@@ -400,10 +400,38 @@ def test_readme_block(block: Block, runner: Runner, monkeypatch: pytest.MonkeyPa
             values.update(url=server.url, token=server.token)
             monkeypatch.setenv("TULVING_URL", server.url)
             monkeypatch.setenv("TULVING_TOKEN", server.token)
-        state.last_output = run_python(block, state, values)
+        with installed_packages_only(monkeypatch):
+            state.last_output = run_python(block, state, values)
     finally:
         for thing in opened:
             thing.close()
+
+
+@contextlib.contextmanager
+def installed_packages_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A Python block sees the packages as a user's interpreter does: installed ones.
+
+    pytest puts the source folders of ``plugins/*`` on ``sys.path`` to collect their tests
+    (and their modules may already be imported from there); a block importing a plugin
+    would get the source copy, which Kairos, for one, refuses to load as a plugin (its entry
+    point must resolve inside its distribution). Both are hidden while the block runs."""
+    plugins = (ROOT / "plugins").resolve()
+
+    def inside(path: str | None) -> bool:
+        return bool(path) and Path(path).resolve().is_relative_to(plugins)
+
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if not inside(p or ".")])
+    hidden = [name for name, module in sys.modules.items()
+              if inside(getattr(module, "__file__", None))]
+    for name in hidden:
+        monkeypatch.delitem(sys.modules, name)
+    try:
+        yield
+    finally:
+        # the installed copies the block imported go; the source copies come back (undo)
+        for name in [n for n in sys.modules
+                     if any(n == h or n.startswith(h + ".") for h in hidden)]:
+            del sys.modules[name]
 
 
 def test_every_marker_sits_right_before_a_fence() -> None:

@@ -39,9 +39,10 @@ from tulving.application.plumbing.vector_sync import (
     reconcile_index,
 )
 from tulving.application.plumbing.warnings_once import warn_once
+from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
 from tulving.application.portability.exporter import ExportReport
-from tulving.application.portability.importer import ImportReport
+from tulving.application.portability.importer import Importer, ImportReport
 from tulving.application.retrieval import lookup
 from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
@@ -198,7 +199,7 @@ class Memory:
         self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
                                  record_reads=self.policy.audit_reads)
         self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
-        self._writer = Writer(ctx, self._governance, self._audit)
+        self._writer = Writer(ctx, self._governance, self._audit, self._lock)
         self._curator = Curator(ctx, self._searcher)
         self._curator.working_memory = self._explicit_working_memory
         self._start_agent_memory()
@@ -224,7 +225,7 @@ class Memory:
         view._llm = self._llm
         view._parent = parent
         with self._lock:
-            view._wire(attrs.evolve(parent.ctx, identity=view.identity, session_id=None))
+            view._wire(attrs.evolve(parent.ctx, identity=view.identity, current_session=None))
         return view
 
     @property
@@ -336,8 +337,9 @@ class Memory:
         from tulving.application.portability.lines_import import store_lines
 
         self.startup()
-        return store_lines(self, lines, source=source, batch_size=batch_size,
-                           progress=progress)
+        with self._lock:  # before the store's transactions (plumbing.write_order)
+            return store_lines(self, lines, source=source, batch_size=batch_size,
+                               progress=progress)
 
     def _write(
         self, batch: list[dict[str, Any]], operation: str, *, session_id: Any = DEFAULT
@@ -500,7 +502,11 @@ class Memory:
         from tulving.application.agent_memory.sessions import Session
 
         record = self.start_session(goal)
-        return Session(record, lambda: self._sessions.end(only=record.id))
+        return Session(record, lambda: self._end_session(only=record.id))
+
+    def _end_session(self, reason: str = "ended", only: str | None = None) -> Any:
+        with self._lock:
+            return self.ctx and self._sessions.end(reason, only=only)
 
     def start_session(self, goal: str | None = None) -> Any:
         """Start an explicit session (``ValidationError`` if one is already active)."""
@@ -508,14 +514,14 @@ class Memory:
             return self.ctx and self._sessions.start(goal)
 
     def end_session(self) -> Any:
-        """End the current session: write its summary, archive what it replaces."""
-        with self._lock:
-            return self.ctx and self._sessions.end("ended")
+        """End the current session: write its summary, archive what it replaces. The
+        current session is the store's (see ``agent_memory.sessions``): one started by
+        another process of this agent (another server replica) is the one ended."""
+        return self._end_session("ended")
 
     def shutdown_session(self) -> Any:
         """For integrations (MCP server shutdown): end the session with reason ``shutdown``."""
-        with self._lock:
-            return self.ctx and self._sessions.end("shutdown")
+        return self._end_session("shutdown")
 
     @property
     def session_id(self) -> str | None:
@@ -597,7 +603,7 @@ class Memory:
         with self._lock:
             entry = self._governance.seal(
                 with_outcome(self._resolve(key_or_id), success, self.ctx))
-            with self.ctx.storage.transaction():
+            with writing(self.ctx):
                 self.ctx.storage.replace(entry)
                 self._audit.record("record_outcome", {"key_or_id": key_or_id, "success": success},
                                    entry_id=entry.id, details={"success": success})
@@ -721,17 +727,19 @@ class Memory:
         :mod:`tulving.application.portability.importer`); the report lists what was added,
         updated, skipped and in conflict, and how many entries were re-embedded. An
         encrypted bundle needs its key in ``encryption``; a plain one must come without."""
-        from tulving.application.portability.importer import Importer
-
         bundle_key = parse_encryption(encryption)
-        self.startup()
-        importer = Importer(self.ctx, self._audit, self._governance.seal, self.policy,
-                            reembedding=reembedding, on_conflict=on_conflict,
-                            dry_run=dry_run, remap_identity=remap_identity,
-                            progress=self._progress, max_bytes=max_bytes,
-                            encryption=bundle_key)
+        importer = self._importer(reembedding=reembedding, on_conflict=on_conflict,
+                                  dry_run=dry_run, remap_identity=remap_identity,
+                                  max_bytes=max_bytes, encryption=bundle_key)
         with self._lock:
             return importer.run(source)
+
+    def _importer(self, **options: Any) -> Importer:
+        """An ``Importer`` over this Memory (``import_bundle``; sync merges deltas with it
+        under this Memory's lock)."""
+        self.startup()
+        return Importer(self.ctx, self._audit, self._governance.seal, self.policy,
+                        progress=self._progress, **options)
 
     def sync(self, remote: Any, *, encryption: Any = None) -> Any:
         """Exchange deltas with a Tulving server (``remote``: a ``TulvingClient``): pull
@@ -748,10 +756,20 @@ class Memory:
         with self._lock:
             self._access.flush()
             report = sync(self, remote, key, __version__)
-            with self.ctx.storage.transaction():
+            with writing(self.ctx):
                 self._audit.record("sync", {"remote": remote.sync_id},
                                    details={k: v for k, v in report.as_dict().items()})
         return report
+
+    def sync_service(self) -> Any:
+        """The server's side of sync for this Memory's tenant (``tulving serve``'s
+        ``/v1/sync``; see ``portability.sync_service``): ConfigError when the store keeps
+        no sync log."""
+        from tulving.application.portability.sync_service import SyncService
+
+        if self._ctx is None:  # not startup() every call: it waits for this Memory's
+            self.startup()     # lock, which a merge holds for its whole import
+        return SyncService(self, self._lock, self._audit)
 
     def sync_filter(self) -> Any:
         """Everything this identity sees, archived versions included (what sync sends)."""
@@ -789,9 +807,11 @@ class Memory:
     def correct(self, key_or_id: str, new_content: str, **fields: Any) -> MemoryEntry:
         """Replace what an entry says: the original is archived (``corrected``), linked
         both ways, and never surfaces again except through history and as-of reads."""
-        original = self._resolve(key_or_id)
-        self._governance.check_may_change(original, "correct")
-        fixed, _ = corrections.correct(self.ctx, original, new_content, fields, self._write)
+        with self._lock:  # the lock before the store's transaction (plumbing.write_order)
+            original = self._resolve(key_or_id)
+            self._governance.check_may_change(original, "correct")
+            fixed, _ = corrections.correct(self.ctx, original, new_content, fields,
+                                           self._write)
         return fixed
 
     def rollback_to(self, point: str | datetime) -> dict[str, Any]:

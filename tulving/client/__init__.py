@@ -271,6 +271,33 @@ class TulvingClient:
                           params=self._shape.params())
         return bytes(data)
 
+    def sync_tenant(self) -> dict[str, Any] | None:
+        """The tenant this token acts for, ``{"user_id", "workspace_id"}`` (None from a
+        server older than the question)."""
+        try:
+            data = self._call("GET", "/v1/sync/tenant", retry=True,
+                              params=self._shape.params())
+        except ServerError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return {"user_id": data.get("user_id"), "workspace_id": data.get("workspace_id")}
+
+    def sync_quarantined(self, device: str | None = None,
+                         after: int = 0) -> list[dict[str, Any]] | None:
+        """The tenant's deltas the server could not merge (``seq``, ``device``,
+        ``delta_id``, ``reason``, ...), of one device when given, after ``after``; None
+        from a server older than the quarantine."""
+        try:
+            data = self._call("GET", "/v1/sync/quarantine", retry=True,
+                              params=self._shape.params(device=device, after=after,
+                                                        limit=1000))
+        except ServerError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return list(data["deltas"])
+
 
 class AsyncTulvingClient:
     """The same API with ``async def`` methods, on ``httpx.AsyncClient``."""

@@ -13,6 +13,7 @@ import attrs
 
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import evictable
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import EntryFilter
@@ -54,7 +55,7 @@ def evict(
         examined += len(page)
         doomed.extend(e.id for e in page if evictable(e) and e.importance_at(now) < threshold)
     if doomed and not dry_run:
-        with ctx.storage.transaction():  # the audit record exists iff the archiving did
+        with writing(ctx):  # the audit record exists iff the archiving did
             ctx.storage.archive([Archival(i, ArchiveReason.EVICTED, now) for i in doomed])
             audit.record("evict", {"threshold": threshold},
                          details={"ids": doomed, "examined": examined})

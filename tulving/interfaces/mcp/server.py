@@ -259,8 +259,9 @@ async def serve_http(
 ) -> None:
     """Streamable HTTP at ``http://127.0.0.1:<port>/mcp``; every request needs a token.
 
-    ``token_registry``: a ``TokenRegistry`` (file stores); ``None`` asks the Memory for
-    its registry (stores that keep tokens in their meta table).
+    ``token_registry``: a ``TokenRegistry``; ``None`` (the default) reads the tokens of
+    the served Memory's own store at each request, so a revocation made by another
+    process applies at once.
     """
     import uvicorn
 
