@@ -11,7 +11,8 @@ secrets), the public-IP plugin (an address is not a credential), and the keyword
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
@@ -102,8 +103,9 @@ def _finder(plugin: BasePlugin) -> Finder:
 
 def plugin_classes() -> list[type[BasePlugin]]:
     """detect-secrets' own plugins (less those left out), then Tulving's extra ones."""
+    mapping: Mapping[str, Any] = get_mapping_from_secret_type_to_class()
     found: list[type[BasePlugin]] = [
-        cls for cls in get_mapping_from_secret_type_to_class().values()
+        cls for cls in mapping.values()
         if cls.__name__ not in LEFT_OUT and issubclass(cls, RegexBasedDetector)]
     return [*sorted(found, key=lambda c: c.__name__), *EXTRA_PLUGINS]
 
