@@ -38,6 +38,7 @@ from typing import IO, Any
 
 import attrs
 
+from tulving.application.plumbing.sealed_spool import sealed_spool
 from tulving.application.portability.entry_codec import digest_of
 from tulving.domain.errors import BundleError
 from tulving.domain.validation import first_invalid_text
@@ -271,9 +272,8 @@ class BundleWriter:
 
 
 def _spool() -> IO[bytes]:
-    import tempfile
-
-    return tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
+    # what spills to disk is sealed: a bundle of an encrypted store is never in clear there
+    return sealed_spool(64 * 1024 * 1024)
 
 
 def _line(record: dict[str, Any]) -> bytes:
