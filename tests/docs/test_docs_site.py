@@ -51,7 +51,8 @@ LOADS = {("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"),
          ("source", "src"), ("video", "src"), ("audio", "src"), ("embed", "src"),
          ("object", "data")}
 EXTERNAL = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
-CSS_URL = re.compile(r"""(?:@import\s+|url\()\s*['"]?(?P<url>[^'")\s]+)""", re.IGNORECASE)
+CSS_URL = re.compile(r"""(?:@import\s+(?:url\()?|url\()\s*['"]?(?P<url>[^'")\s]+)""",
+                     re.IGNORECASE)
 
 
 class Loads(HTMLParser):
