@@ -5,7 +5,8 @@ it is what their package index page shows and what their own tests run. The site
 the same text, added here at build time rather than copied into ``docs/`` (a copy would
 drift, and the README runner would run its blocks twice). Links in a README are written
 for the repository; the ones that lead to another file of the repository are rewritten
-for the page's place in the site.
+for the page's place in the site (a link into ``docs/`` or to another of these READMEs
+becomes a link to that page).
 """
 
 from __future__ import annotations
@@ -43,9 +44,13 @@ def site_text(page: str, readme: str) -> str:
         if "://" in target or target.startswith("mailto:"):
             return match.group(0)
         in_repo = posixpath.normpath(posixpath.join(posixpath.dirname(readme), target))
-        if in_repo not in SITE_PAGES:
+        if in_repo.startswith("docs/"):
+            in_site = in_repo.removeprefix("docs/")
+        elif in_repo in SITE_PAGES:
+            in_site = SITE_PAGES[in_repo]
+        else:
             return match.group(0)  # left as written: --strict reports it if it is broken
-        new = posixpath.relpath(SITE_PAGES[in_repo], posixpath.dirname(page))
+        new = posixpath.relpath(in_site, posixpath.dirname(page))
         return f"]({new}{match.group('anchor') or ''})"
 
     return LINK.sub(rewrite, text)
