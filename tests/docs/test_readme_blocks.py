@@ -45,14 +45,16 @@ several modes are separated by ``;`` (``skip`` must come alone).
   line by line, trailing spaces ignored.
 - ``postgres``: needs a PostgreSQL server with pgvector. The runner takes the test
   server (``tulving.testing.postgres.server_url()``: ``TULVING_TEST_PG_URL``, else a
-  throwaway one; without any the block is skipped saying so, and fails in CI), creates a
-  database of this Markdown file's own (``readme_<hex>``, pgvector enabled, dropped at
-  the end: blocks of one file share it, other files and tests never see it), and
-  replaces every ``postgresql://...`` URL written in the block (the placeholder
-  ``postgresql://...`` as well as a documented one such as
-  ``postgresql://tulving@db.internal:5432/agents``) by that database's URL. Shell blocks
-  also get ``TULVING_PG_URL`` and, first on ``PATH``, the server's own client programs
-  (``pg_dump`` must not be older than the server).
+  throwaway one; without any the block is skipped saying so, and fails in CI) and gives
+  each Markdown file a schema of its own in its database (``readme_<hex>``, dropped at the
+  end: blocks of one file share it, other files and tests never see it). Every
+  ``postgresql://...`` URL written in the block (the placeholder ``postgresql://...`` as
+  well as a documented one such as ``postgresql://tulving@db.internal:5432/agents``)
+  becomes the test database's URL with that schema first on its search path, and every
+  schema name the block writes (``schema = "tulving"``, ``"schema": "tulving"``,
+  ``--schema=tulving``) becomes that schema. Shell blocks also get ``TULVING_PG_URL`` and,
+  first on ``PATH``, the server's own client programs (``pg_dump`` must not be older than
+  the server).
 - ``background``: a shell block that starts a server in the foreground, as a user would
   in a terminal of its own. A line that runs ``tulving ... serve`` (not ``serve token``)
   or ``tulving ... mcp --http`` starts in the background instead. Each documented port
@@ -281,26 +283,27 @@ def base_env(scratch: Path) -> dict[str, str]:
 
 
 class ReadmePostgres:
-    """Databases of their own on the test PostgreSQL server, one per Markdown file."""
+    """Schemas of their own on the test PostgreSQL server, one per Markdown file.
+
+    Schemas, not databases: the test server's role may own its database without the right
+    to create others or extensions (CI's does), and the ``vector`` extension is already in
+    that database's ``public`` schema, which every schema's search path ends with."""
 
     def __init__(self) -> None:
         from tulving.testing.postgres import require_server
 
         self.url = require_server()  # skips (fails in CI) when no server can be had
-        self.databases: list[str] = []
+        self.schemas: list[str] = []
 
-    def database(self) -> str:
+    def schema(self) -> str:
         import psycopg
         from psycopg import sql
 
         name = f"readme_{secrets.token_hex(6)}"
         with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        self.databases.append(name)
-        url = with_database(self.url, name)
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        return url
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
+        self.schemas.append(name)
+        return name
 
     @functools.cached_property
     def bin_dir(self) -> Path | None:
@@ -308,20 +311,28 @@ class ReadmePostgres:
         return find_pg_bin(self.url)
 
     def close(self) -> None:
-        import psycopg
-        from psycopg import sql
+        from tulving.testing.postgres import drop_schema
 
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            for name in self.databases:
-                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                             .format(sql.Identifier(name)))
+        for name in self.schemas:
+            drop_schema(self.url, name)
 
 
-def with_database(url: str, name: str) -> str:
-    from urllib.parse import urlsplit, urlunsplit
+def with_search_path(url: str, schema: str) -> str:
+    """``url`` whose sessions start in ``schema`` (then ``public``, where pgvector is)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{name}"))
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
+    query.append(("options", f"-csearch_path={schema},public"))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def schema_names(code: str, schema: str) -> str:
+    """``code`` with the schema names it writes (``schema = "tulving"`` in a toml,
+    ``"schema": "tulving"`` in options, ``--schema=tulving`` for pg_dump) set to ``schema``."""
+    code = re.sub(r"""(\bschema["']?\s*[=:]\s*["'])[A-Za-z_]\w*(["'])""",
+                  lambda m: f"{m.group(1)}{schema}{m.group(2)}", code)
+    return re.sub(r"(--schema[= ])[A-Za-z_]\w*", lambda m: f"{m.group(1)}{schema}", code)
 
 
 def find_pg_bin(url: str) -> Path | None:
@@ -357,6 +368,7 @@ class FileState:
     namespace: dict[str, Any] = field(default_factory=dict)
     last_output: str | None = None
     pg_url: str | None = None
+    pg_schema: str | None = None
     keys: dict[str, str] = field(default_factory=dict)
 
 
@@ -385,7 +397,9 @@ class Runner:
 
     def pg_url(self, state: FileState) -> str:
         if state.pg_url is None:
-            state.pg_url = self.postgres().database()
+            postgres = self.postgres()
+            state.pg_schema = postgres.schema()
+            state.pg_url = with_search_path(postgres.url, state.pg_schema)
         return state.pg_url
 
     def keys(self, block: Block, state: FileState) -> dict[str, str]:
@@ -534,10 +548,11 @@ def in_background(code: str, log: Path) -> str:
 
 
 def substitute(block: Block, code: str, state: FileState) -> str:
-    """The block's code with what its modes replace (the postgres URL)."""
+    """The block's code with what its modes replace (the postgres URL and schema)."""
     if "postgres" in block.modes:
-        assert state.pg_url is not None
-        code = PG_URL.sub(state.pg_url, code)
+        assert state.pg_url is not None and state.pg_schema is not None
+        code = PG_URL.sub(lambda _: state.pg_url or "", code)
+        code = schema_names(code, state.pg_schema)
     return code
 
 
