@@ -102,7 +102,9 @@ class Memory:
         encryption: Any = None,
     ) -> None:
         self.identity = Identity(agent_id, user_id, workspace_id, model_id)
+        """Who this Memory reads and writes as: agent, user, workspace and model ids."""
         self.location = normalise_location(path)
+        """Where the store lives: a file path, a ``postgresql://`` URL or None (default)."""
         self._choices = {"storage": storage, "vectors": vectors, "embedder": embedder,
                          "tokenizer": tokenizer, "clock": clock, "llm": llm}
         if options is not None and not isinstance(options, Mapping):
@@ -120,6 +122,7 @@ class Memory:
         self._progress = progress
         # governance (see tulving.domain.write_policy): checked here, before anything opens
         self.policy = parse_policy(policy)
+        """The write policy every write passes (``policy=`` parsed into a ``WritePolicy``)."""
         self._signing_key = load_signing_key(self.policy)
         # encryption at rest (see governance.encryption): the key is read now, so a
         # missing one fails before anything opens
@@ -230,6 +233,8 @@ class Memory:
 
     @property
     def ctx(self) -> MemoryContext:
+        """The opened adapters and identity the services work with (opens on first use);
+        for integrations inside this package, not a stable API."""
         if self._ctx is None:
             self.startup()
         assert self._ctx is not None
