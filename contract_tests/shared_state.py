@@ -1,7 +1,7 @@
 """Contract of the state every process over one store agrees on (``ports.storage.SharedState``):
 the write order (tenant write lock, targeted links), sessions, job claims and tokens.
 
-Mixed into :class:`contract_tests.storage.StorageContract`, so every adapter runs it with
+Mixed into ``contract_tests.storage.StorageContract``, so every adapter runs it with
 the same ``make_storage`` fixture. The races run threads against one adapter: a store
 whose transactions are serial passes them by construction, a store shared by several
 connections (PostgreSQL) passes them only if each claim is one atomic statement.

@@ -1,4 +1,4 @@
-"""Storage contract suite (see :mod:`tulving.ports.storage` for the invariants).
+"""Storage contract suite (see ``tulving.ports.storage`` for the invariants).
 
 Supply ``make_storage``: a callable ``make_storage(name="default") -> Storage`` returning
 an adapter that is NOT yet opened, for a fresh store per test; calling it again with the

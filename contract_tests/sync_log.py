@@ -1,7 +1,7 @@
 """Contract suite of the sync log (``tulving.ports.storage.SyncLog``): the server's side of
 sync kept in the store.
 
-Supply ``make_storage`` exactly as for :class:`contract_tests.storage.StorageContract`
+Supply ``make_storage`` exactly as for ``contract_tests.storage.StorageContract``
 (an unopened adapter; the same ``name`` twice in one test gives two adapters over the
 same data). The adapter must implement ``SyncLog``; an adapter that does not is served
 without ``/v1/sync`` and need not run this suite.

@@ -1,8 +1,8 @@
-"""The README's nginx example, as printed, in front of two replicas (TLS included).
+"""The documented nginx example, as printed, in front of two replicas (TLS included).
 
-The ``nginx`` block of the README's deployment section is read from the README itself and
-only its addresses are replaced (the replicas' ports, a free local port, a self-signed
-certificate made here), so the configuration people copy is the one this test runs.
+The ``nginx`` block of the deployment page (``docs/operations/deployment.md``) is read
+from the page itself and only its addresses are replaced (the replicas' ports, a free
+local port, a self-signed certificate made here), so the configuration people copy is the one this test runs.
 Through it: a token works, a session started through one request is ended through
 another, and a rolling restart (SIGTERM one replica, start it again) loses no request.
 Skipped with the reason when nginx is not installed here; in CI (``.ci/nginx.sh
@@ -36,10 +36,13 @@ NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").e
                                   else None)
 
 
+DEPLOYMENT = ROOT / "docs" / "operations" / "deployment.md"
+
+
 def readme_block() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = DEPLOYMENT.read_text(encoding="utf-8")
     blocks = re.findall(r"```nginx\n(.*?)```", text, flags=re.S)
-    assert len(blocks) == 1, "the README's deployment section has one nginx block"
+    assert len(blocks) == 1, "the deployment page has one nginx block"
     return blocks[0]
 
 

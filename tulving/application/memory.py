@@ -102,7 +102,9 @@ class Memory:
         encryption: Any = None,
     ) -> None:
         self.identity = Identity(agent_id, user_id, workspace_id, model_id)
+        """Who this Memory reads and writes as: agent, user, workspace and model ids."""
         self.location = normalise_location(path)
+        """Where the store lives: a file path, a ``postgresql://`` URL or None (default)."""
         self._choices = {"storage": storage, "vectors": vectors, "embedder": embedder,
                          "tokenizer": tokenizer, "clock": clock, "llm": llm}
         if options is not None and not isinstance(options, Mapping):
@@ -120,6 +122,7 @@ class Memory:
         self._progress = progress
         # governance (see tulving.domain.write_policy): checked here, before anything opens
         self.policy = parse_policy(policy)
+        """The write policy every write passes (``policy=`` parsed into a ``WritePolicy``)."""
         self._signing_key = load_signing_key(self.policy)
         # encryption at rest (see governance.encryption): the key is read now, so a
         # missing one fails before anything opens
@@ -230,12 +233,16 @@ class Memory:
 
     @property
     def ctx(self) -> MemoryContext:
+        """The opened adapters and identity the services work with (opens on first use);
+        for integrations inside this package, not a stable API."""
         if self._ctx is None:
             self.startup()
         assert self._ctx is not None
         return self._ctx
 
     def close(self) -> None:
+        """Flush access statistics and buffered audit records, persist the vector index
+        cache and release the store; idempotent. A view's close leaves the store open."""
         jobs = getattr(self, "_jobs", None)
         if jobs is not None:
             jobs.stop()
@@ -344,7 +351,7 @@ class Memory:
     def _write(
         self, batch: list[dict[str, Any]], operation: str, *, session_id: Any = DEFAULT
     ) -> list[WriteOutcome]:
-        """The one write path (:mod:`tulving.application.writing.writer`), in the session
+        """The one write path (``tulving.application.writing.writer``), in the session
         this write belongs to (the active one unless the caller names one)."""
         self.startup()
         if session_id is DEFAULT:
@@ -381,6 +388,7 @@ class Memory:
         return entry
 
     def list_keys(self, prefix: str = "") -> list[str]:
+        """The keys of the active entries this identity sees, starting with ``prefix``."""
         return lookup.list_keys(self.ctx, prefix)
 
     def list_entries(
@@ -553,7 +561,7 @@ class Memory:
         every turn is also kept verbatim (an EPISODE, or typed DECISION/PLAN/PROCEDURE when
         the no-LLM rules find it is one), and what is extracted from a turn names it in
         ``source_entry_ids``. ``wait=False`` persists the job and returns a
-        :class:`RememberJob` at once (``status``, ``entries()``, ``wait()``); the same
+        ``RememberJob`` at once (``status``, ``entries()``, ``wait()``); the same
         ``idempotency_key`` twice is a no-op (returns the first call's entries, or its
         job)."""
         self.startup()
@@ -568,6 +576,7 @@ class Memory:
         return self._jobs.run_pending()
 
     def pending_jobs(self) -> int:
+        """How many of this agent's ``remember(..., wait=False)`` jobs have not run yet."""
         self.startup()
         return len(self._jobs.mine())
 
@@ -643,6 +652,8 @@ class Memory:
         return evict(ctx, self._audit, threshold, dry_run=dry_run)
 
     def stats(self) -> dict[str, Any]:
+        """Counts by type and tag, the storage engine's figures, the adapters in use, the
+        LLM's calls and fallbacks, pending jobs and the current session."""
         ctx = self.ctx
         return store_stats(ctx, self._llm.stats(), len(self._jobs.mine()))
 
@@ -652,7 +663,7 @@ class Memory:
         force: bool = False,
     ) -> dict[str, Any]:
         """``inspect`` | ``purge`` (archived entries; ``dry_run`` by default; the same
-        purge as :meth:`purge`, ``force`` included) | ``vacuum`` | ``reindex`` (rebuild
+        purge as ``purge()``, ``force`` included) | ``vacuum`` | ``reindex`` (rebuild
         the vector index from stored vectors) | ``reembed`` (rebuild the stored vectors
         by the current representation rule and context window)."""
         from tulving.application.upkeep import maintenance
@@ -724,7 +735,7 @@ class Memory:
         encryption: Any = None,
     ) -> ImportReport:
         """Merge a bundle into this store in one all-or-nothing call (see
-        :mod:`tulving.application.portability.importer`); the report lists what was added,
+        ``tulving.application.portability.importer``); the report lists what was added,
         updated, skipped and in conflict, and how many entries were re-embedded. An
         encrypted bundle needs its key in ``encryption``; a plain one must come without."""
         bundle_key = parse_encryption(encryption)
@@ -801,6 +812,8 @@ class Memory:
         return self._governance.review(entry, approve)
 
     def pending_review(self) -> list[MemoryEntry]:
+        """Entries held for review (low-trust content that looked like a prompt
+        injection), kept out of ``curate()`` until ``review(..., approve=True)``."""
         self.startup()
         return self._governance.pending_review()
 
@@ -878,6 +891,8 @@ class Memory:
         return self._audit.records(self._resolve(entry, include_archived=True).id)
 
     def health(self) -> dict[str, Any]:
+        """Counts by trust band, entries pending review, unresolved conflicts and rolled
+        back entries."""
         self.startup()
         return self._governance.health()
 

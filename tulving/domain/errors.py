@@ -1,6 +1,6 @@
 """The error hierarchy.
 
-Every error Tulving raises on purpose derives from :class:`TulvingError`, so a caller can
+Every error Tulving raises on purpose derives from ``TulvingError``, so a caller can
 catch one base class. Names never shadow builtins (no ``MemoryError``/``IndexError``): an
 ``except MemoryError`` in user code must keep meaning "out of RAM".
 """

@@ -3,11 +3,11 @@
 Two kinds of evidence count, and nothing else:
 
 - **the format of a known credential or identifier**, from maintained rule sets loaded
-  as data (:mod:`rule_sets`): detect-secrets' plugins (Stripe, Slack, AWS, GitHub, GitLab,
+  as data (``rule_sets``): detect-secrets' plugins (Stripe, Slack, AWS, GitHub, GitLab,
   Azure, Twilio, npm, JWT, private keys, ...; Tulving adds a few it lacks, such as Hugging
   Face and Anthropic keys, through the same plugin interface) and python-stdnum's
   validators for national ids (US SSN, ...), plus card numbers and IBANs by their check
-  digits (:mod:`pii`);
+  digits (``pii``);
 - **context** that Tulving's own rules read here: a PEM private-key block, a password in
   a URL, a ``Bearer``/``Basic`` authorization, and an assignment to a credential-named key
   (``password=...``, ``"api_key": "..."``) whose value is not code.

@@ -1,6 +1,6 @@
 """Input rules for writes. Every check raises a typed error before anything is written.
 
-Limits (documented in the README):
+Limits (documented in ``docs/library/input-rules.md``):
 - content: a non-empty ``str`` of at most ``MAX_CONTENT_CHARS`` characters;
 - key: ``KEY_PATTERN`` — starts with a letter or digit, then letters, digits and
   ``. _ : / -``, at most 200 characters, no empty path segment and no ``..``;

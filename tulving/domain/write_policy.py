@@ -4,8 +4,8 @@ Configured per Memory with ``Memory(..., policy={...})``; every key is optional:
 
 - ``pii``: ``"allow"`` (default), ``"redact"`` or ``"reject"`` for emails, phone
   numbers, card numbers (Luhn-checked), IBANs (mod-97-checked) and national ids (checked
-  by python-stdnum: see :mod:`pii`);
-- ``secrets``: the same modes for credential shapes (see :mod:`redaction`). Default
+  by python-stdnum: see ``pii``);
+- ``secrets``: the same modes for credential shapes (see ``redaction``). Default
   ``"allow"``: secrets are masked on the way *out* (exports, MCP, curated text) so the
   owner can still ``get()`` them raw; ``"redact"`` masks them before storage;
 - ``max_chars``: a content size limit below the global one;
@@ -46,6 +46,16 @@ DEFAULT_SIGNING_ENV = "TULVING_SIGNING_KEY"
 
 @attrs.frozen
 class WritePolicy:
+    """What a Memory accepts on the way in (``Memory(..., policy={...})``; a mapping of
+    these names is parsed into one, unknown names refused): ``pii`` and ``secrets`` are
+    ``"allow"``, ``"redact"`` or ``"reject"``; ``max_chars`` caps content;
+    ``forbidden_categories`` refuses content of those categories; ``<private>`` sections
+    are stripped (``strip_private``); low-trust text that looks like a prompt injection
+    waits for review (``review_injections``); ``signing`` signs entries with the key in
+    ``signing_key_env``; ``audit_reads`` records reads in the audit chain;
+    ``shared_writes`` says who may change an entry in a shared scope (``"owner"`` or
+    ``"any_agent"``)."""
+
     pii: str = "allow"
     secrets: str = "allow"
     max_chars: int | None = None

@@ -1,7 +1,7 @@
 """Storage port: the source of truth for entries, their vectors, sessions, audit and jobs.
 
 Split into small protocols by concern so a reader sees each contract at once; an adapter
-implements :class:`Storage`, their union. Invariants (checked by
+implements ``Storage``, their union. Invariants (checked by
 ``contract_tests.storage``):
 
 - ``write`` with a key atomically archives the active entry holding that key in the same
@@ -49,19 +49,22 @@ class StorageCapabilities:
 
     persistent: bool = True
     multi_process_writers: bool = False
-    #: The vectors live in the same engine and a native vector adapter can index them.
     native_vectors: bool = False
-    #: Reads from several threads run at the same time (not one after another behind a
-    #: lock); a read from a thread other than one with an open transaction sees the last
-    #: committed state. Hybrid search then runs its lexical query beside the vector query.
+    """The vectors live in the same engine and a native vector adapter can index them."""
     concurrent_reads: bool = False
-    #: Everything the adapter writes to disk is encrypted with the Memory's key
-    #: (``Memory(..., encryption=...)``); a Memory given a key refuses an adapter without it.
+    """Reads from several threads run at the same time (not one after another behind a
+    lock); a read from a thread other than one with an open transaction sees the last
+    committed state. Hybrid search then runs its lexical query beside the vector query."""
     encrypted_at_rest: bool = False
+    """Everything the adapter writes to disk is encrypted with the Memory's key
+    (``Memory(..., encryption=...)``); a Memory given a key refuses an adapter without it."""
 
 
 @attrs.frozen
 class WriteOutcome:
+    """What one ``write`` did: the entry as stored, and the entry it superseded (archived
+    with reason ``superseded`` and linked both ways) when its key was already held."""
+
     entry: MemoryEntry
     superseded: MemoryEntry | None = None
 
@@ -77,6 +80,9 @@ class Archival:
 
 
 class EntryStore(Protocol):
+    """Entries: writes with supersede by key, reads by id, key and filter, archival and
+    deletion, full-text search and access statistics."""
+
     def write(self, entry: MemoryEntry, embedding: Vectors | None = None) -> WriteOutcome:
         """Insert ``entry`` (superseding its key, see module doc) and its vector."""
         ...
@@ -118,7 +124,9 @@ class EntryStore(Protocol):
         """Entries matching ``flt`` ordered by creation time (id order)."""
         ...
 
-    def count(self, flt: EntryFilter) -> int: ...
+    def count(self, flt: EntryFilter) -> int:
+        """How many entries match ``flt`` (the same entries ``query`` would return)."""
+        ...
 
     def ids_matching(self, flt: EntryFilter) -> set[str]:
         """Ids matching ``flt`` (cheap allow-lists for filtered vector search)."""
@@ -163,11 +171,17 @@ class EntryStore(Protocol):
         """
         ...
 
-    def tag_counts(self, flt: EntryFilter) -> dict[str, int]: ...
+    def tag_counts(self, flt: EntryFilter) -> dict[str, int]:
+        """Each tag of the entries matching ``flt`` with how many of them carry it."""
+        ...
 
 
 class VectorStore(Protocol):
-    def vectors_for(self, entry_ids: Sequence[str]) -> dict[str, Vectors]: ...
+    """The stored vectors: the source of truth any vector index is rebuilt from."""
+
+    def vectors_for(self, entry_ids: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vector of each id that has one (ids without a vector are left out)."""
+        ...
 
     def iter_vectors(self, flt: EntryFilter, batch: int = 1000) -> Iterator[tuple[str, Vectors]]:
         """(id, vector) of matching entries that have a vector, in id order."""
@@ -187,22 +201,37 @@ class VectorStore(Protocol):
 
 
 class MetaStore(Protocol):
-    def get_meta(self, name: str) -> str | None: ...
+    """Named values about the store itself (the embedding model and its dimension, how
+    the vectors were built), read at startup to refuse mixing vector spaces."""
 
-    def set_meta(self, name: str, value: str) -> None: ...
+    def get_meta(self, name: str) -> str | None:
+        """The value stored under ``name``, or None if there is none."""
+        ...
+
+    def set_meta(self, name: str, value: str) -> None:
+        """Store ``value`` under ``name``, replacing what was there."""
+        ...
 
 
 class SessionStore(Protocol):
+    """Sessions: an agent's explicit and implicit working sessions, per tenant."""
+
     def put_session(self, session: SessionRecord) -> None:
         """Insert or replace a session by id."""
         ...
 
-    def get_session(self, session_id: str) -> SessionRecord | None: ...
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        """The session with this id, ended or not, or None."""
+        ...
 
-    def open_sessions(self, agent_id: str, tenant: str) -> list[SessionRecord]: ...
+    def open_sessions(self, agent_id: str, tenant: str) -> list[SessionRecord]:
+        """This agent's sessions in this tenant that have not ended, oldest first."""
+        ...
 
 
 class AuditLog(Protocol):
+    """The audit trail: content-free records, hash-chained per tenant."""
+
     def append_audit(self, drafts: Sequence[AuditDraft]) -> list[AuditRecord]:
         """Append records, each chained to the previous record of its tenant, atomically."""
         ...
@@ -216,25 +245,34 @@ class AuditLog(Protocol):
 
 
 class JobQueue(Protocol):
+    """Background work that must survive a crash (``remember(..., wait=False)``)."""
+
     def enqueue(self, job: JobRecord) -> JobRecord:
         """Persist a job; with an idempotency key already queued, return the existing one."""
         ...
 
-    def pending_jobs(self, kind: str | None = None) -> list[JobRecord]: ...
+    def pending_jobs(self, kind: str | None = None) -> list[JobRecord]:
+        """Jobs not finished yet (of one ``kind``, or all), oldest first."""
+        ...
 
-    def finish_job(self, job_id: str, *, error: str | None = None) -> None: ...
+    def finish_job(self, job_id: str, *, error: str | None = None) -> None:
+        """Mark a job done, or failed with ``error``; an unknown id is a no-op."""
+        ...
 
 
-#: States of a delta in a tenant's sync log (``SyncLog``).
-DELTA_PENDING = "pending"  # plain, not merged into the server's store yet
-DELTA_MERGED = "merged"  # plain, merged into the server's store
-DELTA_STORED = "stored"  # end to end encrypted: kept for devices, never merged (no key)
-DELTA_QUARANTINED = "quarantined"  # the server could not merge it: kept with a reason,
-#                                    never handed to devices
+DELTA_PENDING = "pending"
+"""A plain delta, not merged into the server's store yet."""
+DELTA_MERGED = "merged"
+"""A plain delta, merged into the server's store."""
+DELTA_STORED = "stored"
+"""An end to end encrypted delta: kept for devices, never merged (the server has no key)."""
+DELTA_QUARANTINED = "quarantined"
+"""A delta the server could not merge: kept with a reason, never handed to devices."""
 DELTA_STATES = (DELTA_PENDING, DELTA_MERGED, DELTA_STORED, DELTA_QUARANTINED)
-#: A sync device name: 1 to 64 lowercase hex characters, the whole string (a full match:
-#: ``re.fullmatch``, so a trailing newline is refused, not slipped through by ``$``).
+"""The states of a delta in a tenant's sync log (``SyncLog``)."""
 DEVICE_PATTERN = r"[0-9a-f]{1,64}"
+"""A sync device name: 1 to 64 lowercase hex characters, the whole string (a full match:
+``re.fullmatch``, so a trailing newline is refused, not slipped through by ``$``)."""
 
 
 @attrs.frozen
@@ -243,14 +281,14 @@ class SyncDelta:
 
     seq: int
     device: str
-    #: The sha256 of the bytes, hex: a push retried by the same device is the same delta.
     delta_id: str
+    """The sha256 of the bytes, hex: a push retried by the same device is the same delta."""
     size: int
     e2e: bool
     pushed_at: datetime
     state: str
-    #: Why a quarantined delta was not merged (readable by the tenant), else None.
     reason: str | None = None
+    """Why a quarantined delta was not merged (readable by the tenant), else None."""
 
 
 @runtime_checkable
@@ -449,14 +487,16 @@ class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQue
 
     name: str
     capabilities: StorageCapabilities
-    #: Where the data lives (a file path, ``:memory:`` or a URL without credentials).
     location: str
+    """Where the data lives (a file path, ``:memory:`` or a URL without credentials)."""
 
     def open(self) -> None:
         """Connect and run pending migrations; idempotent."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release connections and files; the store is persisted as it stands."""
+        ...
 
     def transaction(self) -> AbstractContextManager[None]:
         """A transaction; nested calls join the outer one."""
@@ -473,6 +513,7 @@ class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQue
 
 
 def iter_batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """``items`` in lists of at most ``size`` (the last one shorter), for batched writes."""
     batch: list[Any] = []
     for item in items:
         batch.append(item)
@@ -497,6 +538,7 @@ def check_sync_device(device: object) -> str:
 
 
 def check_sync_state(state: object) -> str:
+    """``state`` when it is one of ``DELTA_STATES``, else ValidationError."""
     from tulving.domain.errors import ValidationError
 
     if state not in DELTA_STATES:

@@ -202,7 +202,7 @@ class RememberJob:
 
     @property
     def status(self) -> str:
-        """``"done"``, ``"failed"`` (see :attr:`error`) or ``"pending"``."""
+        """``"done"``, ``"failed"`` (see ``error``) or ``"pending"``."""
         if self._queue.result(self._job) is not None:
             return "done"
         return "failed" if self._queue.error(self._job) is not None else "pending"

@@ -36,6 +36,9 @@ Progress = Callable[[str, int, int], None]
 
 @attrs.frozen
 class ExportReport:
+    """What ``export()`` wrote: the file (None for a file object), how many entries and
+    vectors, its size in bytes when known, and the bundle's manifest."""
+
     path: str | None
     entries: int
     vectors: int

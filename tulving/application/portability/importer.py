@@ -68,6 +68,7 @@ class ImportReport:
     vectors_kept: int = 0
 
     def counts(self) -> dict[str, int]:
+        """How many entries of each kind (the lists hold their ids)."""
         return {"added": len(self.added), "updated": len(self.updated),
                 "skipped": len(self.skipped), "conflicts": len(self.conflicts),
                 "reembedded": self.reembedded, "vectors_kept": self.vectors_kept}

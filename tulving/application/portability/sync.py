@@ -1,9 +1,9 @@
 """``Memory.sync(remote)``: exchange deltas with a Tulving server, both ways.
 
-A delta is a bundle (:mod:`.bundle_format`) of the entries this device changed since its
+A delta is a bundle (``.bundle_format``) of the entries this device changed since its
 push watermark, archived versions included, so supersedes, corrections and forgets travel
 as the new state of each entry; with an end-to-end key it is an encrypted bundle
-(:mod:`.bundle_crypto`) the server stores without being able to read it. The server keeps
+(``.bundle_crypto``) the server stores without being able to read it. The server keeps
 the deltas of the tenant in an append-only log with sequence numbers; a device pulls
 those after its pull watermark and merges each with the importer (by id, conflicts by
 ``updated_at``, supersede chains merged, never broken).
@@ -22,7 +22,7 @@ connection dropped) and a second run converge with nothing lost or duplicated:
 Erasures travel as deltas of their own (deletions leave no entry to send): the subject
 kind, the sha256 of its name (all the audit keeps) and the time, JSON, or sealed with the
 end-to-end key. A device replays one on the entries of that subject created by then
-(:func:`tulving.application.governance.erasure.replay`), remembers it, and replays what
+(``tulving.application.governance.erasure.replay()``), remembers it, and replays what
 it remembers after every later merge, so an older delta cannot bring erased entries back.
 
 Tenancy is the token's (the server decides it at the door). Before anything moves, the
@@ -99,6 +99,10 @@ class SyncRemote(Protocol):
 
 @attrs.define
 class SyncReport:
+    """What one ``sync()`` did, both ways: the deltas pulled and what merging them added,
+    updated or flagged; the entries and bytes pushed; erasures sent and replayed;
+    whether it ran end to end encrypted; and what either side could not merge."""
+
     pulled_deltas: int = 0
     pulled_bytes: int = 0
     added: int = 0
@@ -110,19 +114,20 @@ class SyncReport:
     erasures_pushed: int = 0
     erasures_applied: int = 0
     e2e: bool = False
-    #: The tenant this store's entries were re-homed to (a store that names no tenant,
-    #: synced through a token bound to one), e.g. "user 'u1'"; None when not re-homed.
     rehomed_to: str | None = None
-    #: Pulled deltas this device could not merge: {"seq", "reason"} (the watermark moved).
+    """The tenant this store's entries were re-homed to (a store that names no tenant,
+    synced through a token bound to one), e.g. "user 'u1'"; None when not re-homed."""
     skipped: list[dict[str, Any]] = attrs.field(factory=list)
-    #: Deltas this device pushed that the server did not merge (quarantined there):
-    #: {"seq", "delta_id", "reason"}.
+    """Pulled deltas this device could not merge: {"seq", "reason"} (the watermark moved)."""
     not_merged: list[dict[str, Any]] = attrs.field(factory=list)
-    #: Sequence numbers of pushed deltas the server was still merging when it answered
-    #: (a refusal of one shows in the next sync's ``not_merged``).
+    """Deltas this device pushed that the server did not merge (quarantined there):
+    {"seq", "delta_id", "reason"}."""
     merging: list[int] = attrs.field(factory=list)
+    """Sequence numbers of pushed deltas the server was still merging when it answered
+    (a refusal of one shows in the next sync's ``not_merged``)."""
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (what ``tulving sync --json`` prints)."""
         return attrs.asdict(self)
 
 

@@ -26,6 +26,9 @@ PAGE = 1000
 
 @attrs.frozen
 class EvictionReport:
+    """What ``evict()`` archived (or, with ``dry_run``, would archive): the ids of the
+    entries whose decayed importance fell below ``threshold``, of ``examined`` looked at."""
+
     threshold: float
     examined: int
     evicted: tuple[str, ...]
