@@ -4,29 +4,20 @@ and print what the README says they print."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tulving.testing.markdown import fenced_blocks
+
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _blocks() -> list[tuple[str, str]]:
     """(language, text) of each fenced block, in order."""
-    blocks, current, opened = [], [], None
-    for line in (PLUGIN_ROOT / "README.md").read_text().splitlines(keepends=True):
-        fence = re.match(r"^```(\w*)\s*$", line)
-        if fence and opened is None:
-            opened, current = fence.group(1), []
-        elif fence:
-            blocks.append((opened, "".join(current)))
-            opened = None
-        elif opened is not None:
-            current.append(line)
-    return blocks
+    return [(b.lang, b.text) for b in fenced_blocks(PLUGIN_ROOT / "README.md")]
 
 
 def _examples() -> list[tuple[str, str]]:

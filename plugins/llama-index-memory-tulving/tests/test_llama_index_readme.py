@@ -9,27 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tulving.testing.markdown import fenced_blocks
+
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
 def _blocks() -> list[tuple[str, str, bool]]:
     """(language, text, marked skip) of each fenced block, in order."""
-    blocks: list[tuple[str, str, bool]] = []
-    current: list[str] = []
-    opened: str | None = None
-    skip = previous = False
-    for line in (PLUGIN_ROOT / "README.md").read_text().splitlines(keepends=True):
-        fence = re.match(r"^```(\w*)\s*$", line)
-        if fence and opened is None:
-            opened, current, skip = fence.group(1), [], previous
-        elif fence:
-            blocks.append((opened, "".join(current), skip))
-            opened = None
-        elif opened is not None:
-            current.append(line)
-        previous = opened is None and line.startswith("<!-- runner: skip")
-    return blocks
+    return [(b.lang, b.text, b.skipped) for b in fenced_blocks(PLUGIN_ROOT / "README.md")]
 
 
 def test_the_quick_start_prints_what_the_readme_says(tmp_path: Path) -> None:
