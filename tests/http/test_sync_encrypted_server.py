@@ -19,16 +19,14 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.e2e.conftest import FAST, ROOT, clean_env
-from tests.http.conftest import free_port
+from tests.http.conftest import free_port, wait_healthy
 from tulving import Memory
 from tulving.client import TulvingClient
 
@@ -86,16 +84,7 @@ class EncryptedServer:
             [sys.executable, "-m", "tulving.interfaces.cli.main", "serve", *self.common,
              "--port", str(port)], env=self.env, cwd=str(ROOT), stdout=log, stderr=log)
         self.url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{self.url}/v1/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert self.proc.poll() is None, (self.folder / "server.log").read_text()[-2000:]
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
+        wait_healthy(self.url, self.proc, (self.folder / "server.log").read_text)
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

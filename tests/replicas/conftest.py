@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import ROOT, clean_env
-from tests.http.conftest import free_port
+from tests.http.conftest import free_port, wait_healthy
 from tulving.testing.postgres import drop_schema, new_schema_name, require_server
 
 pytestmark = pytest.mark.postgres
@@ -49,18 +48,9 @@ class Replica:
             env=clean_env(), cwd=str(ROOT), stdout=handle, stderr=handle)
 
     def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if httpx.get(f"{self.url}/v1/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert self.proc is not None
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"replica {self.index} did not start: "
-                                     f"{self.log.read_text()[-3000:]}")
-            time.sleep(0.05)
+        assert self.proc is not None
+        wait_healthy(self.url, self.proc, self.log.read_text, timeout=timeout,
+                     what=f"replica {self.index}")
 
     def kill(self) -> None:
         """``kill -9``: no shutdown, no flush, connections dropped mid-transaction."""

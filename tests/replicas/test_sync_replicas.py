@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import ROOT, clean_env
-from tests.http.conftest import free_port
+from tests.http.conftest import free_port, wait_healthy
 from tulving import Memory
 from tulving.client import TulvingClient
 from tulving.domain.query import EntryFilter
@@ -48,16 +47,8 @@ class Replica:
              str(self.config), "--port", str(port)], env=clean_env(), cwd=str(ROOT),
             stdout=log, stderr=log)
         self.url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{self.url}/v1/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert self.proc.poll() is None, (self.folder / f"{self.name}.log").read_text()
-            assert time.monotonic() < deadline, f"replica {self.name} did not start"
-            time.sleep(0.05)
+        wait_healthy(self.url, self.proc, (self.folder / f"{self.name}.log").read_text,
+                     what=f"replica {self.name}")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
