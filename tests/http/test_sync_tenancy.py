@@ -326,3 +326,18 @@ def test_an_erasure_synced_by_one_tenant_is_never_replayed_in_another(
 
         flt = EntryFilter(partitions=second.ctx.visible_partitions())
         assert {u1_old, u1_new} <= {e.content for e in second.ctx.storage.query(flt)}
+
+
+def test_a_second_sync_at_once_sends_nothing_again(server: Server, tmp_path: Path) -> None:
+    """The push margin re-sends what was committing as the watermark was taken, but not
+    what the last push already sent unchanged: two syncs a second apart log one delta, and
+    an entry changed inside the margin still travels."""
+    store(tmp_path, "y.db", f"{MARKER} u2's own entry", "--user-id", "u2")
+    first = sync(server, tmp_path, "y.db", "bob", "--user-id", "u2", extra=("--json",))
+    again = sync(server, tmp_path, "y.db", "bob", "--user-id", "u2", extra=("--json",))
+    assert first.json()["pushed_entries"] == 1 and again.json()["pushed_entries"] == 0, again
+    assert len(listed(server, "bob")) == 1
+    store(tmp_path, "y.db", f"{MARKER} a second entry", "--user-id", "u2")
+    third = sync(server, tmp_path, "y.db", "bob", "--user-id", "u2", extra=("--json",))
+    assert third.json()["pushed_entries"] == 1, third
+    assert f"{MARKER} a second entry" in server_contents(server, "bob")

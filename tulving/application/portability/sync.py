@@ -372,9 +372,21 @@ def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
     previous = ctx.storage.get_meta(name)
     since: datetime | None = datetime.fromisoformat(previous) - MARGIN if previous else None
     started = ctx.clock.now()
+    # The margin re-sends what was committing when the watermark was taken; what the last
+    # push already sent in that window, unchanged since, is not sent again (a quick second
+    # sync would otherwise push the same entries, and a refused one be quarantined twice).
+    recent_name = _meta_key(remote, "pushed-recent")
+    already = set(json.loads(ctx.storage.get_meta(recent_name) or "[]")) if previous else set()
+    window = started - MARGIN
+    sent_recently: list[str] = []
 
     def changed(entry: MemoryEntry) -> bool:
-        return since is None or entry.updated_at >= since
+        if since is not None and entry.updated_at < since:
+            return False
+        version = f"{entry.id}@{entry.updated_at.isoformat()}"
+        if entry.updated_at >= window:
+            sent_recently.append(version)  # still in the next push's margin: remembered
+        return version not in already
 
     transform = None
     if tenancy is not None and tenancy.rehome:
@@ -405,6 +417,7 @@ def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
         _pushed(report, remote.sync_push(device_id(ctx), body, key is not None))
         report.erasures_pushed += len(events)
         report.pushed_bytes += len(body)
+    ctx.storage.set_meta(recent_name, json.dumps(sorted(sent_recently)))
     ctx.storage.set_meta(name, started.isoformat())
 
 
