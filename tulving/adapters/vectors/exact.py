@@ -166,6 +166,12 @@ class ExactIndex:
         with self._lock:
             return set(self._ids)
 
+    def items(self) -> tuple[list[str], Matrix]:
+        """Every id with its unit row (a copy), in insertion order (an overlay folded into
+        a graph reads them)."""
+        with self._lock:
+            return list(self._ids), self._matrix[: len(self._ids)].copy()
+
 
 def create(context: Any = None, **options: Any) -> ExactIndex:
     return ExactIndex(**options)

@@ -32,4 +32,5 @@ def create(
                           f"turn the mirror off; got {fulltext_mirror_from!r}")
     return SQLiteStorage(location, lock=lock, fulltext_mirror_from=fulltext_mirror_from,
                          encryption=getattr(context, "encryption", None),
-                         vector_format=vector_format)
+                         vector_format=vector_format,
+                         read_only=bool(getattr(context, "read_only", False)))
