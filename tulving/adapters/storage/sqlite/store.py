@@ -146,6 +146,9 @@ class SQLiteStorage:
         with self._lock:
             if self._conn is not None:
                 return
+            if self.read_only:
+                self._open_read_only()
+                return
             if self.path != ":memory:":
                 self._make_parent()
             if self._use_lock:
