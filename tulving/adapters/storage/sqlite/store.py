@@ -45,6 +45,7 @@ from tulving.adapters.storage.sqlite.encryption import (
 from tulving.adapters.storage.sqlite.filters import where
 from tulving.adapters.storage.sqlite.fulltext_mirror import (
     CLEAR_DIRTY,
+    INLINE_BUILD_ROWS,
     TAKE_DIRTY,
     TRACKING,
     FullTextMirror,
@@ -70,6 +71,12 @@ _READ_PRAGMAS = ("mmap_size = 268435456", "cache_size = -32768")
 #: From this many rows full-text search goes through the in-memory mirror of the index:
 #: below it FTS5 answers in well under a millisecond and the mirror's memory is not worth it.
 MIRROR_FROM = 5_000
+#: A store too large to build its mirror inline builds it only once this process has asked
+#: this many full-text queries: a one-shot command (``tulving search``, a CLI curate) is
+#: answered by FTS5 and exits without paying for a build it would not use (13.8 s of a
+#: core and ~1.2 GB at a million memories); a server builds it on a thread after its first
+#: queries, FTS5 answering meanwhile.
+MIRROR_AFTER_QUERIES = 16
 
 # Tags ride along in the same statement (unit-separator joined): one query per read.
 _SELECT = (
@@ -137,6 +144,7 @@ class SQLiteStorage:
         self._mirror_from = (None if path == ":memory:" or self.read_only
                              else fulltext_mirror_from)
         self._mirror: FullTextMirror | None = None
+        self._fulltext_queries = 0  # full-text queries this process asked (see MIRROR_AFTER)
         self._tracking = False  # the writer connection notes rows whose text changes
         self._commits = 0  # transactions committed on the writer connection
         self._rows, self._rows_at_commit = 0, -1  # see _row_count
@@ -701,18 +709,24 @@ class SQLiteStorage:
         self, terms: Sequence[str], head: int
     ) -> tuple[list[tuple[int, float]], int] | None:
         """The mirror's best ``head`` rows, or None: FTS5 answers."""
-        mirror = self._started_mirror()
+        self._fulltext_queries += 1
+        mirror = self._started_mirror(eager=False)
         return None if mirror is None else mirror.search(terms, head)
 
-    def _started_mirror(self) -> FullTextMirror | None:
+    def _started_mirror(self, eager: bool = True) -> FullTextMirror | None:
         """The mirror, its build started if it has no index; None while FTS5 must answer:
-        the mirror is off or failed, this thread must see its own uncommitted writes, or
-        the store is below ``fulltext_mirror_from`` rows."""
+        the mirror is off or failed, this thread must see its own uncommitted writes, the
+        store is below ``fulltext_mirror_from`` rows, or (not ``eager``) a large store's
+        process has not asked ``MIRROR_AFTER_QUERIES`` full-text queries yet."""
         if self._mirror_from is None or self._on_main():
             return None
         mirror = self._mirror
         if mirror is None:
-            if self._row_count() < self._mirror_from:
+            rows = self._row_count()
+            if rows < self._mirror_from:
+                return None
+            if (not eager and rows >= INLINE_BUILD_ROWS
+                    and self._fulltext_queries < MIRROR_AFTER_QUERIES):
                 return None
             # The writer connection gets its change triggers between transactions; a
             # search never waits for a writer to get them (FTS5 answers this time).
