@@ -163,9 +163,9 @@ class Memory:
                 raise ConfigError("this Memory is closed")
             if self._ctx is not None:
                 return self
-            defaults = default_names(self.location)
             opts = self._options
             key = self._encryption
+            defaults = default_names(self.location, encrypted=key is not None)
             adapter_ctx = AdapterContext(location=self.location, encryption=key,
                                          read_only=self.read_only)
             storage = resolve("storage", self._choices["storage"], defaults["storage"],

@@ -580,16 +580,14 @@ class UsearchIndex:
         if self._source is None or not hits:
             return hits
         found = self._source([h.id for h in hits])
-        out: list[ScoredId] = []
-        for hit in hits:
-            vector = found.get(hit.id)
-            if vector is None:
-                out.append(hit)
-                continue
-            row = np.asarray(vector, dtype=np.float32).reshape(-1)
-            norm = float(np.linalg.norm(row))
-            out.append(ScoredId(hit.id, float(row @ unit) / norm) if norm else hit)
-        return out
+        held = [h.id for h in hits if h.id in found]
+        if not held:
+            return hits
+        matrix = np.stack([np.asarray(found[i], dtype=np.float32).reshape(-1) for i in held])
+        norms = np.linalg.norm(matrix, axis=1)
+        norms[norms == 0] = 1.0
+        exact = dict(zip(held, ((matrix @ unit) / norms).tolist(), strict=True))
+        return [ScoredId(h.id, exact[h.id]) if h.id in exact else h for h in hits]
 
     def _graph_hits(self, unit: Matrix, k: int) -> list[ScoredId]:
         """The graph's (or the view's) k best live hits; exact if the walk finds fewer."""
@@ -602,7 +600,7 @@ class UsearchIndex:
         ef = max(self._ef, want + min(want, 32), MIN_EF)
         for _ in range(3):
             graph.expansion_search = ef
-            found = graph.search(unit, fetch)
+            found = graph.search(unit, fetch, threads=1)
             hits = self._named(found.keys, found.distances)
             if len(hits) >= want:
                 return hits[:want]

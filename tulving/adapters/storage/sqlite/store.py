@@ -105,14 +105,16 @@ class SQLiteStorage:
     def __init__(self, path: str, *, lock: bool = True, busy_timeout_ms: int = 5000,
                  fulltext_mirror_from: int | None = MIRROR_FROM,
                  encryption: EncryptionKey | None = None,
-                 vector_format: str | None = None, read_only: bool = False) -> None:
+                 vector_format: str | None = None, read_only: bool = False,
+                 new_store_format: str = "float32") -> None:
         """``fulltext_mirror_from``: from how many rows full-text search is answered by
         the in-memory mirror of the index (:mod:`.fulltext_mirror`); None: never.
         ``encryption``: the key of an encrypted (SQLCipher) store (:mod:`.encryption`).
         ``vector_format``: how vectors are kept on disk, ``float32`` or ``float16`` (half
         the bytes; read back as float32); None keeps the store's own (float32 for a new
-        one). A store kept in the other format is converted when it opens, in one
-        transaction (see ``_settle_vector_format``).
+        one, ``new_store_format``: the factory gives ``float16``, the embedded default). A
+        store kept in the other format is converted when it opens, in one transaction
+        (see ``_settle_vector_format``).
         ``read_only``: open beside a writer in another process (WAL lets any number of
         readers see its committed state): no writer lock, no migration (a store that
         needs one is refused), no format conversion, no full-text mirror (it follows
@@ -120,7 +122,11 @@ class SQLiteStorage:
         if vector_format is not None and vector_format not in VECTOR_FORMATS:
             raise ConfigError(f"vector_format must be one of {', '.join(VECTOR_FORMATS)}, "
                               f"got {vector_format!r}")
+        if new_store_format not in VECTOR_FORMATS:
+            raise ConfigError(f"new_store_format must be one of {', '.join(VECTOR_FORMATS)}")
         self._wanted_format = vector_format
+        self._new_store_format = new_store_format
+        self._created = False  # this open created the store (migrations from version 0)
         self._dtype: Any = np.float32
         self.read_only = bool(read_only)
         self.path = path
@@ -279,6 +285,7 @@ class SQLiteStorage:
         conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
         current = int(row[0]) if row else 0
+        self._created = current == 0
         if current > len(MIGRATIONS):
             raise StorageError(
                 f"{self.path} has schema version {current}, newer than this Tulving "
@@ -302,6 +309,11 @@ class SQLiteStorage:
         recorded = str(row[0]) if row else "float32"
         if recorded not in VECTOR_FORMATS:
             raise StorageError(f"{self.path} keeps vectors as {recorded!r}, unknown here")
+        if self._created and row is None:
+            recorded = self._new_store_format  # no vector written yet: nothing to convert
+            with self.transaction():
+                conn.execute("INSERT OR REPLACE INTO meta(name, value) "
+                             "VALUES ('vector_format', ?)", (recorded,))
         wanted = self._wanted_format or recorded
         self._dtype = VECTOR_FORMATS[wanted]
         if recorded == wanted:
