@@ -59,8 +59,18 @@ TYPES = ("FACT", "OBSERVATION", "EPISODE", "DECISION", "PLAN")
 #: ``--vectors``: the vector index (None: the library's default).
 VECTORS: str | None = None
 
-COLD_OPEN = """
-import json, resource, sys, time
+#: Peak resident memory of this process: VmHWM belongs to the process's own address space
+#: (ru_maxrss would also count the parent's, inherited across fork and exec on Linux).
+PEAK_RSS = """
+def peak_rss_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+"""
+
+COLD_OPEN = PEAK_RSS + """
+import json, sys, time
 began = time.perf_counter()
 from tulving import Memory
 kwargs = {"vectors": sys.argv[2]} if sys.argv[2] != "default" else {}
@@ -69,15 +79,15 @@ memory.search("deploy schedule for the release", top_k=10)
 answered = time.perf_counter() - began
 memory.curate("deploy schedule for the release", token_budget=2000)
 print(json.dumps({"first_answer_s": answered, "vectors": memory.ctx.vectors.name,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": peak_rss_mb()}))
 memory.close()
 """
 
 #: The same first answer on the raw engines in a fresh process: FTS5's top 10 for the
 #: query's words and the vector engine's top 10 for its vector, each opened as its own
 #: documentation says (hnswlib loads its index file; usearch memory-maps it).
-RAW_COLD_OPEN = """
-import json, resource, sqlite3, sys, time
+RAW_COLD_OPEN = PEAK_RSS + """
+import json, sqlite3, sys, time
 began = time.perf_counter()
 import numpy as np
 path, engine = sys.argv[1], sys.argv[2]
@@ -97,8 +107,7 @@ else:
     index.load_index(path + ".hnsw")
     index.knn_query(vector, k=10)
 answered = time.perf_counter() - began
-print(json.dumps({"first_answer_s": answered,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"first_answer_s": answered, "peak_rss_mb": peak_rss_mb()}))
 """
 
 

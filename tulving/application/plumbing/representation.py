@@ -15,6 +15,7 @@ for an entry that is stored, the newest of its event time for one that is not ye
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -96,9 +97,10 @@ def _preceding(
         group = (entry.partition, entry.valid_from)
         if group not in seen:
             seen[group] = _stored_before(ctx, entry, window)
-        earlier = [item for item in seen[group] if item[0] < entry.id]
-        out[i] = earlier[-window:]
-        seen[group].append((entry.id, entry.content))
+        known = seen[group]  # in id order: the stored ones, then this batch's so far
+        end = bisect.bisect_left(known, (entry.id,))
+        out[i] = known[max(0, end - window):end]
+        known.insert(end, (entry.id, entry.content))
     return out
 
 

