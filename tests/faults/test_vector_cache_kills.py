@@ -108,3 +108,30 @@ def test_writes_the_cache_lacks_are_caught_up_by_the_next_opener(tmp_path: Path)
             hits = memory.search("zebras crossing the river", top_k=1, mode="semantic")
             assert hits[0].entry.id == zebra.id
             assert memory.ctx.vectors is not None and memory.ctx.vectors.count() == 200
+
+
+BOTH = """
+import sys
+from tulving import Memory
+with Memory(sys.argv[1], agent_id="a", embedder="hashing", vectors="usearch") as first:
+    first.store("usearch is loaded in this process now", type="FACT")
+with Memory(sys.argv[1] + "-local.db", agent_id="a", vectors="usearch") as second:
+    second.store("and the local model runs after it", type="FACT")
+    print(second.search("local model", top_k=1)[0].entry.content)
+"""
+
+
+@pytest.mark.model
+def test_the_local_model_runs_in_a_process_that_loaded_usearch_first(tmp_path: Path) -> None:
+    """usearch loads NumKong into the global symbol scope; onnxruntime then crashed
+    (SIGSEGV) creating its first session. The adapter loads onnxruntime first."""
+    pytest.importorskip("onnxruntime")
+    import subprocess
+    import sys
+
+    from tests.faults.sweep import ROOT, env
+
+    proc = subprocess.run([sys.executable, "-c", BOTH, str(tmp_path / "m.db")], cwd=ROOT,
+                          env=env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "local model runs" in proc.stdout

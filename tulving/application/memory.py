@@ -86,7 +86,7 @@ class Memory:
     """Persistent, typed, searchable memory for one agent identity.
 
     ``Memory(path, agent_id=...)`` with no adapter arguments is the embedded default:
-    SQLite at ``path`` + an hnswlib index beside it + the local MiniLM model, offline.
+    SQLite at ``path`` + a usearch index beside it + the local MiniLM model, offline.
     Pass adapter names (``storage="memory"``, ``embedder="hashing"``) or instances;
     ``embedder=None`` disables semantic search (lexical only, said once).
     ``encryption="env:NAME"`` (or ``"file:PATH"``, ``True``) encrypts the store and its

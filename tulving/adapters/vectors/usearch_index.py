@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -55,6 +56,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# onnxruntime (the local embedder) crashes creating its first session in a process that
+# imported usearch before it (usearch loads NumKong's extension into the global symbol
+# scope): measured here with usearch 2.26.6 and onnxruntime 1.32, either way round of the
+# Memory's adapters. Loading onnxruntime first, when it is installed, avoids it (~0.13 s,
+# paid once, and only where the local model could run in this process anyway).
+if importlib.util.find_spec("onnxruntime") is not None:
+    import onnxruntime  # noqa: F401
+
 from usearch.index import Index
 
 from tulving.adapters.vectors._checks import (
