@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -64,17 +65,18 @@ SAVE_SHARE = 0.10
 #: leaves the file alone).
 SAVE_ON_CLOSE = 1_000
 
-_locks: dict[int, threading.RLock] = {}
-_locks_guard = threading.Lock()
+#: One lock per index object (views of a Memory share their parent's index), and each
+#: store's epoch once read; weakly keyed, so a closed store's entry goes with it.
+_locks: weakref.WeakKeyDictionary[Any, threading.RLock] = weakref.WeakKeyDictionary()
+_epochs: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_guard = threading.Lock()
 
 
 def _lock(ctx: MemoryContext) -> threading.RLock:
-    """One lock per index object (views of a Memory share their parent's index)."""
-    key = id(ctx.vectors)
-    with _locks_guard:
-        lock = _locks.get(key)
+    with _guard:
+        lock = _locks.get(ctx.vectors)
         if lock is None:
-            lock = _locks[key] = threading.RLock()
+            lock = _locks[ctx.vectors] = threading.RLock()
         return lock
 
 
@@ -246,14 +248,11 @@ def _supports_log(ctx: MemoryContext) -> bool:
                                                                   SyncedVectorIndex)
 
 
-_epochs: dict[int, str] = {}
-
-
 def _epoch(ctx: MemoryContext) -> str:
     """The store's name for its caches; a writer gives a store one on first use (a reader
     of a store that has none yet uses "", which no saved cache carries)."""
     storage = ctx.storage
-    known = _epochs.get(id(storage))
+    known = _epochs.get(storage)
     if known:
         return known
     epoch = storage.get_meta(EPOCH_META)
@@ -261,7 +260,8 @@ def _epoch(ctx: MemoryContext) -> str:
         epoch = secrets.token_hex(8)
         storage.set_meta(EPOCH_META, epoch)
     if epoch:
-        _epochs[id(storage)] = epoch
+        with _guard:
+            _epochs[storage] = epoch
     return epoch or ""
 
 
