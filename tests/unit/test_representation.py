@@ -6,8 +6,10 @@ import pytest
 
 from tulving.domain.errors import ConfigError
 from tulving.domain.representation import (
+    CONTEXT_CHARS,
     CONTEXT_WEIGHT,
     CONTEXT_WINDOW,
+    context_weight,
     parse_writing,
 )
 
@@ -24,6 +26,18 @@ def test_a_memory_leans_toward_its_predecessors_and_stays_itself() -> None:
     assert np.allclose(mixed, expected / np.linalg.norm(expected))
     assert mixed @ own > mixed @ first == pytest.approx(mixed @ second)  # itself first
     assert np.allclose(mix(own, []), own)
+
+
+def test_a_long_memory_takes_its_neighbours_in_proportion() -> None:
+    import numpy as np
+
+    from tulving.application.plumbing.representation import mix
+
+    assert context_weight(0) == context_weight(CONTEXT_CHARS) == CONTEXT_WEIGHT
+    assert context_weight(2 * CONTEXT_CHARS) == pytest.approx(CONTEXT_WEIGHT / 2)
+    own, first = np.eye(2, dtype=np.float32)
+    short, long = mix(own, [first], 100), mix(own, [first], 4 * CONTEXT_CHARS)
+    assert long @ first < short @ first and long @ own > short @ own
 
 
 def test_window_defaults_and_accepts_zero_to_switch_off() -> None:

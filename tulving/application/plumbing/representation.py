@@ -25,7 +25,7 @@ import numpy as np
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import EntryFilter
-from tulving.domain.representation import CONTEXT_WEIGHT
+from tulving.domain.representation import context_weight
 
 Group = tuple[str, datetime]
 
@@ -70,16 +70,18 @@ def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndar
         if not items:
             continue
         context = [plain[position[e]] if e in position else row_of[e] for e, _ in items]
-        out[i] = mix(plain[i], context)
+        out[i] = mix(plain[i], context, len(entries[i].content))
     return out
 
 
-def mix(plain: np.ndarray, context: Sequence[np.ndarray]) -> np.ndarray:
-    """The unit-length sum of a memory's own vector and ``CONTEXT_WEIGHT`` times each of its
-    predecessors' own vectors (see :mod:`tulving.domain.representation`)."""
+def mix(plain: np.ndarray, context: Sequence[np.ndarray], length: int = 0) -> np.ndarray:
+    """The unit-length sum of a memory's own vector and ``context_weight(length)`` times each
+    of its predecessors' own vectors (see :mod:`tulving.domain.representation`); ``length``
+    is the memory's own length in characters."""
+    weight = context_weight(length)
     mixed = np.asarray(plain, dtype=np.float64).copy()
     for row in context:
-        mixed += CONTEXT_WEIGHT * np.asarray(row, dtype=np.float64)
+        mixed += weight * np.asarray(row, dtype=np.float64)
     norm = float(np.linalg.norm(mixed))
     unit: np.ndarray = (mixed / (norm or 1.0)).astype(np.float32)
     return unit
