@@ -1,4 +1,4 @@
-"""Storage contract suite (see :mod:`tulving.ports.storage` for the invariants).
+"""Storage contract suite (see ``tulving.ports.storage`` for the invariants).
 
 Supply ``make_storage``: a callable ``make_storage(name="default") -> Storage`` returning
 an adapter that is NOT yet opened, for a fresh store per test; calling it again with the
@@ -20,6 +20,7 @@ import pytest
 
 from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
 from contract_tests.governance import GovernanceContract
+from contract_tests.shared_state import SharedStateContract
 from tulving.domain.audit_chain import verify_chain
 from tulving.domain.entry import EntryBrief
 from tulving.domain.errors import TulvingError
@@ -38,7 +39,7 @@ def _vec(seed: int, dim: int = 8) -> Any:
     return v / np.linalg.norm(v)
 
 
-class StorageContract(GovernanceContract):
+class StorageContract(GovernanceContract, SharedStateContract):
     """Base class of the storage suite; subclass it and provide ``make_storage``."""
 
     @pytest.fixture

@@ -3,7 +3,7 @@
 Subclass and supply one fixture, ``make_index``: a callable ``make_index(dimension,
 name="default")`` returning a new, opened index object. Calls with different ``name``s
 never share data; calls with the same ``name`` share the backing store, so a persistent
-index reopens what was persisted under that name (a non-persistent one starts empty)::
+index reopens what was persisted under that name (a non-persistent one starts empty):
 
     from contract_tests.vectors import VectorIndexContract
 

@@ -2,7 +2,7 @@
 
 Adapters are named (``storage="sqlite"``) or passed as instances; names resolve through
 the plugin registry (entry points), so this module never imports a concrete adapter.
-Defaults depend on the location: a file path means SQLite + hnsw, a ``postgresql://`` URL
+Defaults depend on the location: a file path means SQLite + usearch, a ``postgresql://`` URL
 means PostgreSQL + pgvector, no location means the in-memory store + exact vectors. The
 embedder defaults to ``local`` (offline MiniLM) and the tokenizer to ``cl100k_base``.
 """

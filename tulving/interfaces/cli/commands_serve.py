@@ -26,8 +26,8 @@ from tulving.interfaces.cli.output import OK, Output
 
 def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the HTTP memory server (/v1 API, bearer tokens)",
-                       description="Serve this memory over HTTP (see the README's 'Memory "
-                       "server' section). Each client needs a token: tulving serve token "
+                       description="Serve this memory over HTTP (see docs/server/index.md "
+                       "in the repository). Each client needs a token: tulving serve token "
                        "create NAME --bind-user U.")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1; others need --allow-remote)")

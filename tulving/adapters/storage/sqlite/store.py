@@ -52,15 +52,23 @@ from tulving.adapters.storage.sqlite.fulltext_mirror import (
 )
 from tulving.adapters.storage.sqlite.lock import WriterLock
 from tulving.adapters.storage.sqlite.schema import MIGRATIONS
+from tulving.adapters.storage.sqlite.sync_log import SyncLogMixin
+from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.errors import ConfigError, ReadOnlyError, StorageError
 from tulving.domain.query import EntryFilter, ScoredId
-from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
+from tulving.domain.records import (
+    AuditDraft,
+    AuditRecord,
+    JobRecord,
+    SessionRecord,
+    TokenRecord,
+)
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
-from tulving.ports.storage import Archival, StorageCapabilities, WriteOutcome
+from tulving.ports.storage import Archival, StorageCapabilities, Supersession, WriteOutcome
 
 #: Every connection that writes: erased text must not linger in free pages of any of them.
 _WRITER_PRAGMAS = ("synchronous = NORMAL", "foreign_keys = ON", "secure_delete = ON")
@@ -99,7 +107,7 @@ _UPDATE = (
 VECTOR_FORMATS: dict[str, Any] = {"float32": np.float32, "float16": np.float16}
 
 
-class SQLiteStorage:
+class SQLiteStorage(SyncLogMixin):
     name = "sqlite"
 
     def __init__(self, path: str, *, lock: bool = True, busy_timeout_ms: int = 5000,
@@ -154,6 +162,7 @@ class SQLiteStorage:
         self._tracking = False  # the writer connection notes rows whose text changes
         self._commits = 0  # transactions committed on the writer connection
         self._rows, self._rows_at_commit = 0, -1  # see _row_count
+        self._merge_locks = TenantLocks()  # sync merge claims (sync_log)
 
     # lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
@@ -923,11 +932,24 @@ class SQLiteStorage:
 
     # sessions -----------------------------------------------------------------------
     def put_session(self, session: SessionRecord) -> None:
+        try:
+            self._put_session(session)
+        except INTEGRITY_ERRORS as exc:
+            raise StorageError(f"session {session.id} rejected by the store: {exc}") from exc
+
+    def _put_session(self, session: SessionRecord) -> None:
         with self.transaction():
+            # An upsert by id (not INSERT OR REPLACE, which would delete another open
+            # session that the one-open-session index finds in the way).
             self._c.execute(
-                "INSERT OR REPLACE INTO sessions(id, agent_id, tenant, started_at,"
+                "INSERT INTO sessions(id, agent_id, tenant, started_at,"
                 " last_activity_at, goal, ended_at, end_reason, summary_id, implicit)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+                " agent_id = excluded.agent_id, tenant = excluded.tenant,"
+                " started_at = excluded.started_at,"
+                " last_activity_at = excluded.last_activity_at, goal = excluded.goal,"
+                " ended_at = excluded.ended_at, end_reason = excluded.end_reason,"
+                " summary_id = excluded.summary_id, implicit = excluded.implicit",
                 (session.id, session.agent_id, session.tenant, ts(session.started_at),
                  ts(session.last_activity_at), session.goal, ts(session.ended_at),
                  session.end_reason, session.summary_id, int(session.implicit)),
@@ -1023,6 +1045,148 @@ class SQLiteStorage:
                 ("failed" if error else "done", error, job_id),
             )
 
+    # shared state ---------------------------------------------------------------
+    # One process writes a SQLite store (the writer lock), and its transactions are
+    # BEGIN IMMEDIATE under one lock: every statement below is atomic by construction.
+    def lock_tenant_writes(self, tenant: str) -> None:
+        """Writers are serial already (one connection, BEGIN IMMEDIATE)."""
+
+    def link_conflicts(self, pairs: Sequence[tuple[str, str]], at: datetime) -> int:
+        wanted: dict[str, list[str]] = {}
+        for a, b in pairs:
+            if a != b:
+                wanted.setdefault(a, []).append(b)
+                wanted.setdefault(b, []).append(a)
+        if not wanted:
+            return 0
+        with self.transaction():
+            ids = sorted(wanted)
+            held: dict[str, list[str]] = {}
+            for chunk in _chunks(ids, 900):
+                for entry_id, conflicts in self._c.execute(
+                        f"SELECT id, conflict_ids FROM entries WHERE id IN "
+                        f"({','.join('?' * len(chunk))})", chunk):
+                    held[entry_id] = list(json.loads(conflicts or "[]"))
+            updates = []
+            for entry_id in ids:
+                if entry_id not in held:
+                    continue
+                current = held[entry_id]
+                added = [o for o in dict.fromkeys(wanted[entry_id])
+                         if o in held and o not in current]
+                if added:
+                    updates.append((json.dumps([*current, *added]), ts(at), entry_id))
+            self._c.executemany(
+                "UPDATE entries SET conflict_ids = ?, updated_at = ? WHERE id = ?", updates)
+        return len(updates)
+
+    def supersede_entries(self, items: Sequence[Supersession]) -> list[str]:
+        done: list[str] = []
+        with self.transaction():
+            for item in sorted(items, key=lambda i: i.entry_id):
+                cur = self._c.execute(
+                    "UPDATE entries SET archived_at = ?, archive_reason = ?, superseded_by = ?,"
+                    " valid_until = ?, expired_at = COALESCE(expired_at, ?), updated_at = ?,"
+                    " signature = ? WHERE id = ? AND archived_at IS NULL",
+                    (ts(item.at), ArchiveReason.SUPERSEDED.value, item.superseded_by,
+                     ts(item.valid_until), ts(item.at), ts(item.at), item.signature,
+                     item.entry_id))
+                if cur.rowcount:
+                    done.append(item.entry_id)
+        return done
+
+    def open_session(self, session: SessionRecord) -> SessionRecord:
+        with self.transaction():
+            cur = self._c.execute(
+                "INSERT OR IGNORE INTO sessions(id, agent_id, tenant, started_at,"
+                " last_activity_at, goal, ended_at, end_reason, summary_id, implicit)"
+                " VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)",
+                (session.id, session.agent_id, session.tenant, ts(session.started_at),
+                 ts(session.last_activity_at), session.goal, int(session.implicit)))
+            if cur.rowcount:
+                return attrs.evolve(session, ended_at=None, end_reason=None, summary_id=None)
+            row = self._c.execute(
+                "SELECT * FROM sessions WHERE agent_id = ? AND tenant = ? AND implicit = ?"
+                " AND ended_at IS NULL",
+                (session.agent_id, session.tenant, int(session.implicit))).fetchone()
+        if row is None:
+            raise StorageError(f"session id {session.id} exists already")
+        return _session(row)
+
+    def end_session(self, session_id: str, at: datetime, reason: str) -> SessionRecord | None:
+        with self.transaction():
+            cur = self._c.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?"
+                " AND ended_at IS NULL", (ts(at), reason, session_id))
+            if not cur.rowcount:
+                return None
+            row = self._c.execute("SELECT * FROM sessions WHERE id = ?",
+                                  (session_id,)).fetchone()
+        return _session(row)
+
+    def set_session_summary(self, session_id: str, summary_id: str | None) -> None:
+        with self.transaction():
+            self._c.execute("UPDATE sessions SET summary_id = ? WHERE id = ?",
+                            (summary_id, session_id))
+
+    def note_session_activity(self, session_id: str, at: datetime) -> None:
+        with self.transaction():
+            self._c.execute(
+                "UPDATE sessions SET last_activity_at = ? WHERE id = ? AND ended_at IS NULL"
+                " AND last_activity_at < ?", (ts(at), session_id, ts(at)))
+
+    def claim_job(self, job_id: str, owner: str, until: datetime, now: datetime) -> bool:
+        with self.transaction():
+            cur = self._c.execute(
+                "UPDATE jobs SET claimed_by = ?, claimed_until = ? WHERE id = ?"
+                " AND status = 'pending' AND (claimed_by IS NULL OR claimed_by = ?"
+                " OR claimed_until IS NULL OR claimed_until < ?)",
+                (owner, ts(until), job_id, owner, ts(now)))
+        return bool(cur.rowcount)
+
+    def take_job(self, job_id: str) -> JobRecord | None:
+        with self.transaction():  # BEGIN IMMEDIATE: the caller's, already exclusive
+            rows = self._c.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchall()
+        job = _job(rows[0]) if rows else None
+        return job if job is not None and job.status == "pending" else None
+
+    def get_job(self, job_id: str) -> JobRecord | None:
+        rows = self._fetch("SELECT * FROM jobs WHERE id = ?", (job_id,))
+        return _job(rows[0]) if rows else None
+
+    def add_token(self, token: TokenRecord) -> bool:
+        with self.transaction():
+            if self._c.execute("SELECT 1 FROM tokens WHERE id = ?", (token.id,)).fetchone():
+                return False
+            cur = self._c.execute(
+                "INSERT OR IGNORE INTO tokens(id, name, salt, digest, created_at, user_id,"
+                " workspace_id, agent_id, read_only) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (token.id, token.name, token.salt, token.digest, ts(token.created_at),
+                 token.user_id, token.workspace_id, token.agent_id, int(token.read_only)))
+        return bool(cur.rowcount)
+
+    def get_token(self, token_id: str) -> TokenRecord | None:
+        rows = self._fetch("SELECT * FROM tokens WHERE id = ? AND revoked_at IS NULL",
+                           (token_id,))
+        return _token(rows[0]) if rows else None
+
+    def live_tokens(self) -> list[TokenRecord]:
+        rows = self._fetch("SELECT * FROM tokens WHERE revoked_at IS NULL"
+                           " ORDER BY created_at, id")
+        return [_token(r) for r in rows]
+
+    def revoke_token(self, id_or_name: str, at: datetime) -> TokenRecord | None:
+        with self.transaction():
+            row = self._c.execute(
+                "SELECT id FROM tokens WHERE revoked_at IS NULL AND (id = ? OR name = ?)"
+                " ORDER BY id = ? DESC LIMIT 1", (id_or_name, id_or_name, id_or_name)
+            ).fetchone()
+            if row is None:
+                return None
+            self._c.execute("UPDATE tokens SET revoked_at = ? WHERE id = ?", (ts(at), row[0]))
+            found = self._c.execute("SELECT * FROM tokens WHERE id = ?", (row[0],)).fetchone()
+        return _token(found)
+
     # upkeep -------------------------------------------------------------------------
     def stats(self) -> Mapping[str, Any]:
         size = 0
@@ -1086,6 +1250,16 @@ def _job(r: sqlite3.Row) -> JobRecord:
         id=r["id"], kind=r["kind"], payload=json.loads(r["payload"]),
         created_at=_at(r["created_at"]), status=r["status"], attempts=int(r["attempts"]),
         idempotency_key=r["idempotency_key"], error=r["error"],
+        claimed_by=r["claimed_by"], claimed_until=parse_ts(r["claimed_until"]),
+    )
+
+
+def _token(r: sqlite3.Row) -> TokenRecord:
+    return TokenRecord(
+        id=r["id"], name=r["name"], salt=r["salt"], digest=r["digest"],
+        created_at=_at(r["created_at"]), user_id=r["user_id"],
+        workspace_id=r["workspace_id"], agent_id=r["agent_id"],
+        read_only=bool(r["read_only"]), revoked_at=parse_ts(r["revoked_at"]),
     )
 
 
