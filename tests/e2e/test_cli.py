@@ -260,7 +260,8 @@ def test_config_precedence_flag_env_toml(
     stats = run("stats", "--json", "--agent-id", "late-flag").json()
     assert stats["agent_id"] == "late-flag"
     other = tmp_path / "other.toml"
-    other.write_text('[tulving]\nagent_id = "explicit"\n')
+    # (the store was embedded with hashing: a reading command with another model refuses)
+    other.write_text('[tulving]\nagent_id = "explicit"\nembedder = "hashing"\n')
     monkeypatch.delenv("TULVING_AGENT_ID")
     assert run("--config", str(other), "stats", "--json").json()["agent_id"] == "explicit"
 
@@ -417,13 +418,13 @@ def test_console_script_and_lock_exit_4(tmp_path: Path, proc_cleanup: list[Any])
 
 @pytest.mark.model
 def test_demo_on_embedded_default(tulving: Callable[..., CLIResult], tmp_path: Path) -> None:
-    """`tulving demo`: SQLite + hnsw + local model, offline, a few seconds."""
+    """`tulving demo`: SQLite + usearch + local model, offline, a few seconds."""
     result = tulving("demo", "--json", timeout=120)
     assert result.code == 0, result
     data = result.json()
     print(f"\ndemo timings: {data['timings']}")
     assert data["loaded"] == 40 and data["active"] >= 38
-    assert data["adapters"]["storage"] == "sqlite" and data["adapters"]["vectors"] == "hnsw"
+    assert data["adapters"]["storage"] == "sqlite" and data["adapters"]["vectors"] == "usearch"
     assert "MiniLM" in data["adapters"]["embedder"]
     assert data["search"]["results"][0]["key"] in {
         "deploy/strategy",

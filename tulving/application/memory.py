@@ -33,10 +33,12 @@ from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
 from tulving.application.plumbing.text_guard import guard_methods
 from tulving.application.plumbing.vector_sync import (
+    catch_up,
     check_model,
     embed_missing,
     note_representation,
     reconcile_index,
+    save_index,
 )
 from tulving.application.plumbing.warnings_once import warn_once
 from tulving.application.plumbing.write_order import writing
@@ -54,7 +56,7 @@ from tulving.application.writing.writer import Writer
 from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
-from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
+from tulving.domain.errors import ConfigError, NotVisibleError, ReadOnlyError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.query import EntryFilter, SearchResult
 from tulving.domain.query_expansion import parse_search_settings
@@ -71,15 +73,37 @@ Progress = Callable[[str, int, int], None]
 WORKING_MEMORY_IN_CURATE = 5
 
 
+class _NotRecorded:
+    """Access statistics and read audit of a read-only Memory: left out (see
+    ``Memory.__init__``'s ``read_only``)."""
+
+    def record(self, entry_ids: Iterable[str]) -> None:
+        return None
+
+    def flush(self) -> None:
+        return None
+
+
 class Memory:
     """Persistent, typed, searchable memory for one agent identity.
 
     ``Memory(path, agent_id=...)`` with no adapter arguments is the embedded default:
-    SQLite at ``path`` + an hnswlib index beside it + the local MiniLM model, offline.
+    SQLite at ``path`` + a usearch index beside it + the local MiniLM model, offline.
     Pass adapter names (``storage="memory"``, ``embedder="hashing"``) or instances;
     ``embedder=None`` disables semantic search (lexical only, said once).
     ``encryption="env:NAME"`` (or ``"file:PATH"``, ``True``) encrypts the store and its
     vector cache at rest with the key found there (see ``governance.encryption``).
+
+    ``read_only=True`` opens a SQLite store beside the process that writes it (an MCP or
+    HTTP server holding its lock): no lock is taken and nothing is written, neither
+    the database nor the index cache. It sees everything the writer has committed, the
+    vectors its cache file does not hold yet included (they are read from storage's
+    vector change log). What a reader cannot record is left out, by rule: access
+    statistics (``last_accessed_at``, ``access_count``) and the audit records of reads
+    and exports (audit them through the writer's own door when every read must be).
+    A store that needs a schema migration, or another embedding model than the one its
+    vectors were built with, is refused with a clear error (``ReadOnlyError``,
+    ``ModelMismatchError``); every write raises ``ReadOnlyError``.
     """
 
     def __init__(
@@ -100,7 +124,11 @@ class Memory:
         progress: Progress | None = None,
         policy: Mapping[str, Any] | WritePolicy | None = None,
         encryption: Any = None,
+        read_only: bool = False,
     ) -> None:
+        if not isinstance(read_only, bool):
+            raise ConfigError("read_only must be True or False")
+        self.read_only = read_only
         self.identity = Identity(agent_id, user_id, workspace_id, model_id)
         """Who this Memory reads and writes as: agent, user, workspace and model ids."""
         self.location = normalise_location(path)
@@ -140,19 +168,23 @@ class Memory:
                 raise ConfigError("this Memory is closed")
             if self._ctx is not None:
                 return self
-            defaults = default_names(self.location)
             opts = self._options
             key = self._encryption
-            adapter_ctx = AdapterContext(location=self.location, encryption=key)
+            defaults = default_names(self.location, encrypted=key is not None)
+            adapter_ctx = AdapterContext(location=self.location, encryption=key,
+                                         read_only=self.read_only)
             storage = resolve("storage", self._choices["storage"], defaults["storage"],
                               adapter_ctx, opts.get("storage"))
+            if self.read_only and not getattr(storage, "read_only", False):
+                raise ConfigError(f"the {getattr(storage, 'name', 'given')} storage cannot be "
+                                  "opened read-only (SQLite can)")
             clock = resolve("clock", self._choices["clock"], "system", adapter_ctx,
                             opts.get("clock"))
             require_encrypted(key, storage, None)  # before a plain file is created
             storage.open()
             try:
                 adapter_ctx = AdapterContext(location=storage.location, storage=storage,
-                                             encryption=key)
+                                             encryption=key, read_only=self.read_only)
                 embedder = resolve("embedder", self._choices["embedder"], "local",
                                    adapter_ctx, opts.get("embedder"))
                 vectors = None
@@ -195,12 +227,13 @@ class Memory:
     def _wire(self, ctx: MemoryContext) -> None:
         """The application services over opened adapters (shared by views)."""
         self._ctx = ctx
-        self._access = AccessTracker(ctx.storage, ctx.clock)
+        self._access: Any = (_NotRecorded() if self.read_only
+                             else AccessTracker(ctx.storage, ctx.clock))
         expand, weight = self._search_settings
         self._searcher = Searcher(ctx, SearchOptions(expansion_weight=weight),
                                   QueryExpander(self._llm) if expand else None)
         self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
-                                 record_reads=self.policy.audit_reads)
+                                 record_reads=self.policy.audit_reads and not self.read_only)
         self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
         self._writer = Writer(ctx, self._governance, self._audit, self._lock)
         self._curator = Curator(ctx, self._searcher)
@@ -216,6 +249,7 @@ class Memory:
         closing this Memory closes the store under every view."""
         parent = self.startup()
         view = Memory.__new__(Memory)
+        view.read_only = self.read_only
         view.location = self.location
         view.identity = Identity(agent_id, user_id, workspace_id, self.identity.model_id)
         view.policy = self.policy
@@ -263,7 +297,7 @@ class Memory:
                     self._access.flush()
                     self._audit.flush()
                     if ctx.vectors is not None:
-                        ctx.vectors.persist()
+                        save_index(ctx, closing=True)
                         ctx.vectors.close()
                 finally:
                     ctx.storage.close()
@@ -284,7 +318,7 @@ class Memory:
         self._access.flush()
         self._audit.flush()
         if ctx.vectors is not None:
-            ctx.vectors.persist()
+            save_index(ctx, force=True)
 
     # writes ---------------------------------------------------------------------------
     def store(
@@ -354,13 +388,27 @@ class Memory:
         """The one write path (``tulving.application.writing.writer``), in the session
         this write belongs to (the active one unless the caller names one)."""
         self.startup()
+        self._require_writable(operation)
         if session_id is DEFAULT:
             session_id = self._sessions.for_write()
         outcomes = self._writer.write(batch, operation, session_id, self.policy)
         self._sessions.touch(session_id)
         return outcomes
 
+    def _require_writable(self, operation: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{operation}: this Memory is open read-only "
+                                f"({self.location}); open it without read_only to write")
+
     # reads ----------------------------------------------------------------------------
+    def _fresh(self) -> MemoryContext:
+        """The context, with the vector index caught up with what another process
+        committed when this Memory is a reader (a writer's index follows its own writes)."""
+        ctx = self.ctx
+        if self.read_only:
+            catch_up(ctx)
+        return ctx
+
     def _resolve(self, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
         try:
             return lookup.resolve(self.ctx, key_or_id, include_archived=include_archived)
@@ -441,7 +489,7 @@ class Memory:
     ) -> list[SearchResult]:
         """Hybrid (default), semantic, lexical or key search over visible active entries;
         with ``as_of``, over the entries as the store held them at that transaction time."""
-        flt = build_filter(self.ctx, types, tags, since, until, as_of)
+        flt = build_filter(self._fresh(), types, tags, since, until, as_of)
         results = self._searcher.search(query, top_k, mode, flt, min_score)
         ids = [r.entry.id for r in results]
         if as_of is None:
@@ -468,7 +516,7 @@ class Memory:
         ``mode="orient"`` needs no query: a cold-start briefing. Secrets are redacted.
         ``explain=True`` also reports every ranked candidate (``.candidates``): its score
         broken down, shown in full, truncated, as an index line or left out, and its cost."""
-        flt = build_filter(self.ctx, types, tags, since, until)
+        flt = build_filter(self._fresh(), types, tags, since, until)
         result = self._curator.curate(query, token_budget, mode, flt, weights,
                                       explain=explain)
         self._access.record([c.entry.id for c in result.entries])
@@ -500,6 +548,8 @@ class Memory:
             self._lock, lambda: self.policy,
         )
         self._jobs = self._rememberer.jobs
+        if self.read_only:  # a reader ends no session and runs no job: both write
+            return
         self._sessions.recover()
         if self._jobs.mine():
             self._jobs.wake()
@@ -654,7 +704,7 @@ class Memory:
     def stats(self) -> dict[str, Any]:
         """Counts by type and tag, the storage engine's figures, the adapters in use, the
         LLM's calls and fallbacks, pending jobs and the current session."""
-        ctx = self.ctx
+        ctx = self._fresh()
         return store_stats(ctx, self._llm.stats(), len(self._jobs.mine()))
 
     # upkeep (logic in application/upkeep/) ---------------------------------------------
@@ -718,9 +768,11 @@ class Memory:
                             include_embeddings=include_embeddings, redacted=redact,
                             filters=filters, library_version=__version__,
                             progress=self._progress, encryption=bundle_key)
-            self._audit.record("export", {"filters": filters, "redact": redact,
-                                          "encrypted": bundle_key is not None},
-                               details={"entries": report.entries, "vectors": report.vectors})
+            if not self.read_only:  # a reader records no audit (see __init__)
+                self._audit.record("export", {"filters": filters, "redact": redact,
+                                              "encrypted": bundle_key is not None},
+                                   details={"entries": report.entries,
+                                            "vectors": report.vectors})
         return report
 
     def import_bundle(

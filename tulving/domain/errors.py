@@ -50,6 +50,11 @@ class LockError(StorageError):
     """Another live process holds the single-writer lock of a store."""
 
 
+class ReadOnlyError(StorageError):
+    """A Memory opened read-only (``read_only=True``) was asked to write, or cannot open
+    a store without writing to it (a schema migration it needs, a store that is not there)."""
+
+
 class VectorIndexError(TulvingError):
     """The vector index failed or does not match the embedder."""
 
@@ -64,6 +69,11 @@ class LLMError(TulvingError):
 
 class ConfigError(TulvingError):
     """Configuration is invalid: an unknown adapter name, a bad option, a missing key."""
+
+
+class ModelMismatchError(ConfigError):
+    """A read-only Memory was opened with another embedding model than the one the store
+    was embedded with: it never re-embeds (``maintenance("reembed")`` does, on purpose)."""
 
 
 class SecurityError(TulvingError):

@@ -512,6 +512,35 @@ class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQue
         ...
 
 
+@runtime_checkable
+class VectorChangeLog(Protocol):
+    """Optional (looked up with ``isinstance``/``getattr``): a log of changes to what the
+    vector index must hold, so a persisted index cache, or a reader in another process,
+    catches up from the position it was saved at instead of reading every stored vector.
+
+    Invariants (checked by ``contract_tests.storage`` for adapters that offer it):
+
+    - every change to an entry's presence in the index set (a vector written, replaced or
+      deleted; an entry with a vector archived, brought back or deleted) is logged in the
+      same transaction, at a position greater than every committed one before it;
+    - ``vector_changes(after)`` names each entry changed after ``after`` once (the reader
+      looks at its current state) with the position that brings a reader up to date, or
+      returns None once the log was trimmed past ``after`` (the reader reconciles in full);
+    - a rolled-back transaction logs nothing.
+    """
+
+    def vector_log_position(self) -> int:
+        """The newest logged position (0: nothing logged yet); never decreases."""
+        ...
+
+    def vector_changes(self, after: int, limit: int | None = None
+                       ) -> tuple[list[str], int] | None: ...
+
+    def trim_vector_log(self, upto: int) -> None:
+        """Forget the changes up to ``upto`` (a cache saved there no longer needs them)."""
+        ...
+
+
 def iter_batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     """``items`` in lists of at most ``size`` (the last one shorter), for batched writes."""
     batch: list[Any] = []

@@ -71,3 +71,27 @@ class VectorIndex(Protocol):
     def close(self) -> None:
         """Release the index (persisting it first is the caller's ``persist()``)."""
         ...
+
+
+@runtime_checkable
+class SyncedVectorIndex(Protocol):
+    """Optional: an index whose saved cache records how far it reflects storage's vector
+    change log (``ports.storage.VectorChangeLog``), so an open or a reader in another
+    process catches up from there instead of comparing every stored vector.
+
+    A position is ``(epoch, n)``: ``epoch`` names the store (a cache of another store
+    never matches), ``n`` a position in its log. ``persist`` saves the synced position
+    with the content; ``saved_position`` is the one the file on disk holds (what the
+    writer may trim the log up to); ``unsaved_changes`` counts what the file lacks, so the
+    owner saves when it is worth it rather than rewriting a large file for one change.
+    """
+
+    read_only: bool
+
+    def sync_position(self) -> tuple[str, int] | None: ...
+
+    def mark_synced(self, epoch: str, position: int) -> None: ...
+
+    def saved_position(self) -> tuple[str, int] | None: ...
+
+    def unsaved_changes(self) -> int: ...

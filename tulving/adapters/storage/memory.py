@@ -64,6 +64,11 @@ class InMemoryStorage(SyncLogMixin):
         self._sessions: dict[str, SessionRecord] = {}
         self._audit: list[AuditRecord] = []
         self._jobs: dict[str, JobRecord] = {}
+        #: The vector change log (``VectorChangeLog``): (position, entry id), the last
+        #: position handed out, and the position trimmed up to.
+        self._log: list[tuple[int, str]] = []
+        self._log_at = 0
+        self._log_trimmed = 0
         self._sync = SyncState()  # the sync log (memory_sync_log)
         self._merge_locks = TenantLocks()
         self._tokens: dict[str, TokenRecord] = {}
@@ -84,20 +89,29 @@ class InMemoryStorage(SyncLogMixin):
             if self._depth == 0:
                 snapshot = (dict(self._entries), dict(self._vectors), dict(self._terms),
                             dict(self._meta), dict(self._sessions), list(self._audit),
-                            dict(self._jobs), self._sync.copy(), dict(self._tokens))
+                            dict(self._jobs), self._sync.copy(), dict(self._tokens),
+                            list(self._log), self._log_at)
             self._depth += 1
             try:
                 yield
             except BaseException:
                 if snapshot is not None:
                     (self._entries, self._vectors, self._terms, self._meta, self._sessions,
-                     self._audit, self._jobs, self._sync, self._tokens) = snapshot
+                     self._audit, self._jobs, self._sync, self._tokens, self._log,
+                     self._log_at) = snapshot
                 raise
             finally:
                 self._depth -= 1
 
     # entries -----------------------------------------------------------------------
+    def _logged(self, entry_id: str) -> None:
+        self._log_at += 1
+        self._log.append((self._log_at, entry_id))
+
     def _put(self, entry: MemoryEntry) -> None:
+        before = self._entries.get(entry.id)
+        if before is not None and (before.archived_at is None) != (entry.archived_at is None):
+            self._logged(entry.id)
         self._entries[entry.id] = entry
         self._terms[entry.id] = Counter(_terms(searchable_text(
             entry.content, entry.key, entry.tags, entry.entity, entry.attribute, entry.value)))
@@ -119,6 +133,7 @@ class InMemoryStorage(SyncLogMixin):
         self._put(entry)
         if embedding is not None:
             self._vectors[entry.id] = np.asarray(embedding, dtype=np.float32).reshape(-1).copy()
+            self._logged(entry.id)
         return WriteOutcome(entry=entry, superseded=old)
 
     def _active(self, partition: str, key: str) -> MemoryEntry | None:
@@ -220,7 +235,8 @@ class InMemoryStorage(SyncLogMixin):
             for entry_id in entry_ids:
                 if self._entries.pop(entry_id, None) is not None:
                     deleted += 1
-                self._vectors.pop(entry_id, None)
+                if self._vectors.pop(entry_id, None) is not None:
+                    self._logged(entry_id)
                 self._terms.pop(entry_id, None)
         return deleted
 
@@ -299,6 +315,7 @@ class InMemoryStorage(SyncLogMixin):
             for entry_id, vec in items:
                 if entry_id in self._entries:
                     self._vectors[entry_id] = np.asarray(vec, dtype=np.float32).reshape(-1).copy()
+                    self._logged(entry_id)
 
     def missing_vectors(self, flt: EntryFilter, limit: int) -> list[MemoryEntry]:
         found = [e for e in self._matching(flt) if e.id not in self._vectors]
@@ -306,7 +323,31 @@ class InMemoryStorage(SyncLogMixin):
 
     def clear_vectors(self) -> None:
         with self.transaction():
+            for entry_id in sorted(self._vectors):
+                self._logged(entry_id)
             self._vectors.clear()
+
+    # the vector change log (see ports.storage.VectorChangeLog) ---------------------------
+    def vector_log_position(self) -> int:
+        return self._log_at
+
+    def vector_changes(self, after: int, limit: int | None = None
+                       ) -> tuple[list[str], int] | None:
+        with self._lock:
+            if int(after) < self._log_trimmed:
+                return None
+            rows = [(seq, i) for seq, i in self._log if seq > after]
+            if limit is not None:
+                rows = rows[: int(limit)]
+            if not rows:
+                return [], int(after)
+            return list(dict.fromkeys(i for _, i in rows)), rows[-1][0]
+
+    def trim_vector_log(self, upto: int) -> None:
+        with self.transaction():
+            if int(upto) > self._log_trimmed:
+                self._log = [(seq, i) for seq, i in self._log if seq > upto]
+                self._log_trimmed = int(upto)
 
     # meta, sessions, audit, jobs -------------------------------------------------------
     def get_meta(self, name: str) -> str | None:

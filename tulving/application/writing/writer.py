@@ -16,6 +16,8 @@ In order, for a batch:
    if the write happened);
 4. the vector index learns the new vectors and forgets the superseded ones (a cache:
    storage is the source of truth, so a crash here is repaired at the next start-up).
+   With storage's vector change log it reads them back from the log (``catch_up``): the
+   index then follows commits in their order, and its saved position stays exact.
 
 Steps 1-2 (validation, hooks, embedding: the slow part) run outside every lock, so
 writers of one memory embed in parallel and queue only to decide and commit. Forgetting
@@ -34,6 +36,7 @@ from tulving.application.governance.audit import AuditTrail
 from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.representation import embed_entries
+from tulving.application.plumbing.vector_sync import catch_up, follows_log, save_index
 from tulving.application.plumbing.write_order import writing
 from tulving.application.writing.contradictions import WritePlan, plan_writes
 from tulving.application.writing.write_hooks import apply_before_write
@@ -192,6 +195,10 @@ class Writer:
     def _index(self, outcomes: Sequence[WriteOutcome], vectors: Sequence[Any]) -> None:
         index = self.ctx.vectors
         if index is None:
+            return
+        if follows_log(self.ctx):
+            catch_up(self.ctx)
+            save_index(self.ctx)  # when the cache file lacks enough to be worth a rewrite
             return
         gone = [o.superseded.id for o in outcomes if o.superseded is not None]
         new = [(o.entry.id, v) for o, v in zip(outcomes, vectors, strict=True) if v is not None]

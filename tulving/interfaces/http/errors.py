@@ -25,6 +25,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (E.ScopeError, 403),
     (E.SecurityError, 403),
     (E.LockError, 503),
+    (E.ReadOnlyError, 409),  # a write to `tulving serve --read-only`: not a server fault
     (E.StorageError, 503),
     (E.IntegrityError, 409),
     (E.MemoryStoreError, 409),

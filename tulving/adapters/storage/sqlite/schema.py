@@ -159,4 +159,25 @@ MIGRATIONS: list[list[str]] = [
             WHERE meta.name = 'mcp_tokens'""",
         "DELETE FROM meta WHERE name = 'mcp_tokens'",
     ],
+    # 6: a log of changes to what the vector index must hold, so an index cache (or a
+    # reader in another process) catches up from the position it was saved at instead of
+    # reading every stored vector: a row for each vector written, replaced or deleted and
+    # for each entry archived or brought back. Rows only name the entry; the reader looks
+    # at its current state. The writer trims what its saved cache no longer needs.
+    [
+        "CREATE TABLE vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, entry_id TEXT NOT NULL)",
+        """CREATE TRIGGER vector_log_ai AFTER INSERT ON embeddings BEGIN
+            INSERT INTO vector_log(entry_id) VALUES (new.entry_id);
+        END""",
+        """CREATE TRIGGER vector_log_au AFTER UPDATE ON embeddings BEGIN
+            INSERT INTO vector_log(entry_id) VALUES (new.entry_id);
+        END""",
+        """CREATE TRIGGER vector_log_ad AFTER DELETE ON embeddings BEGIN
+            INSERT INTO vector_log(entry_id) VALUES (old.entry_id);
+        END""",
+        """CREATE TRIGGER vector_log_archive AFTER UPDATE OF archived_at ON entries
+            WHEN (old.archived_at IS NULL) <> (new.archived_at IS NULL) BEGIN
+            INSERT INTO vector_log(entry_id) VALUES (new.id);
+        END""",
+    ],
 ]
