@@ -21,7 +21,6 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -103,11 +102,12 @@ def run(size: int, n_queries: int, folder: Path, corpus: str,
 
 
 def raw_engines(memory: Memory, path: Path, pool: int) -> Callable[[str], object]:
-    """What curate's retrieval costs on the raw engines: FTS5 bm25 and hnswlib knn for a
-    pool of candidates, then reading those rows (no fusion, ranking or packing)."""
-    index: Any = memory.ctx.vectors._index  # type: ignore[union-attr]
-    ids_by_label = dict(memory.ctx.vectors._ids_by_label)  # type: ignore[union-attr]
-    ef_search = memory.ctx.vectors._ef_search  # type: ignore[union-attr]
+    """What curate's retrieval costs on the raw engines: FTS5 bm25 and the vector engine's
+    knn (the graph the Memory uses) for a pool of candidates, then reading those rows (no
+    fusion, ranking or packing)."""
+    from _raw_vectors import raw_knn
+
+    knn = raw_knn(memory)
     embedder = memory.ctx.embedder
     assert embedder is not None
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -122,9 +122,7 @@ def raw_engines(memory: Memory, path: Path, pool: int) -> Callable[[str], object
         lexical = connection.execute(
             f"SELECT * FROM entries WHERE rowid IN ({','.join('?' * len(rowids))})",
             rowids).fetchall()
-        index.set_ef(max(ef_search, pool))  # Tulving sets ef per query; the raw one too
-        labels, _ = index.knn_query(embedder.embed_query(query), k=pool)
-        ids = [ids_by_label[int(label)] for label in labels[0]]
+        ids = knn(embedder.embed_query(query), pool)  # Tulving sets ef per query; so does knn
         marks = ",".join("?" * len(ids))
         return lexical, connection.execute(
             f"SELECT * FROM entries WHERE id IN ({marks})", ids).fetchall()

@@ -1,7 +1,7 @@
 """Shared contract suites: the definition of "an adapter that works".
 
 Each module holds a base class without a ``Test`` prefix; an implementer subclasses it
-in their own test module and supplies one factory fixture. Nothing here needs copying::
+in their own test module and supplies one factory fixture. Nothing here needs copying:
 
     # tests/test_my_storage.py of a third-party package
     import pytest

@@ -1,7 +1,7 @@
 """Contract suite for the ``Embedder`` port (``tulving.ports.embedder``).
 
 Subclass and supply one fixture, ``embedder``, returning a ready embedder (class scope is
-fine and saves reloading a model)::
+fine and saves reloading a model):
 
     from contract_tests.embedder import EmbedderContract
 

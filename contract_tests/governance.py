@@ -5,7 +5,7 @@ consistently would agree with itself. So these tests compare what the adapter re
 with what the raw store holds, read behind the adapter's back (sqlite3 on the file, the
 dicts of the in-memory adapter, a separate psycopg connection for PostgreSQL).
 
-Provide the ``back_channel`` fixture in your subclass, returning a :class:`BackChannel`
+Provide the ``back_channel`` fixture in your subclass, returning a ``BackChannel``
 over the same data as the ``storage`` fixture. A subclass that cannot provide one
 inherits the default, which skips these tests with a reason (never silently).
 """
@@ -29,6 +29,8 @@ from tulving.ports.storage import Archival, Storage
 
 @runtime_checkable
 class BackChannel(Protocol):
+    """Raw reads of the store behind the adapter's back (what ``back_channel`` returns)."""
+
     def entry_rows(self) -> Sequence[Mapping[str, Any]]:
         """Every stored entry, read raw: at least ``id``, ``partition`` and ``content``."""
         ...
@@ -47,7 +49,7 @@ def _vec(seed: int, dim: int = 8) -> Any:
 
 
 class GovernanceContract:
-    """Mixed into :class:`contract_tests.storage.StorageContract`."""
+    """Mixed into ``contract_tests.storage.StorageContract``."""
 
     @pytest.fixture
     def back_channel(self, storage: Storage) -> BackChannel:

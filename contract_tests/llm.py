@@ -1,4 +1,4 @@
-"""LLM contract suite (see :mod:`tulving.ports.llm`).
+"""LLM contract suite (see ``tulving.ports.llm``).
 
 Supply two fixtures:
 
@@ -8,7 +8,7 @@ Supply two fixtures:
   script it: supply ``lambda text: None`` and set ``exact_replies = False`` on the class;
   every test then checks properties only (types, valid JSON), which a real model meets.
 
-::
+For example:
 
     class TestMyLLM(LLMContract):
         @pytest.fixture

@@ -1,4 +1,4 @@
-"""Storage contract suite (see :mod:`tulving.ports.storage` for the invariants).
+"""Storage contract suite (see ``tulving.ports.storage`` for the invariants).
 
 Supply ``make_storage``: a callable ``make_storage(name="default") -> Storage`` returning
 an adapter that is NOT yet opened, for a fresh store per test; calling it again with the
@@ -20,6 +20,7 @@ import pytest
 
 from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
 from contract_tests.governance import GovernanceContract
+from contract_tests.shared_state import SharedStateContract
 from tulving.domain.audit_chain import verify_chain
 from tulving.domain.entry import EntryBrief
 from tulving.domain.errors import TulvingError
@@ -27,7 +28,7 @@ from tulving.domain.identity import Identity
 from tulving.domain.query import STORE_WIDE, EntryFilter
 from tulving.domain.records import AuditDraft, JobRecord, SessionRecord
 from tulving.domain.types import ArchiveReason, MemoryType, Scope
-from tulving.ports.storage import Archival, Storage
+from tulving.ports.storage import Archival, Storage, VectorChangeLog
 
 A_PARTS = ALICE.visible_partitions()
 B_PARTS = BOB.visible_partitions()
@@ -38,7 +39,7 @@ def _vec(seed: int, dim: int = 8) -> Any:
     return v / np.linalg.norm(v)
 
 
-class StorageContract(GovernanceContract):
+class StorageContract(GovernanceContract, SharedStateContract):
     """Base class of the storage suite; subclass it and provide ``make_storage``."""
 
     @pytest.fixture
@@ -339,6 +340,96 @@ class StorageContract(GovernanceContract):
         assert storage.missing_vectors(flt, 10) == []
         storage.clear_vectors()
         assert storage.vectors_for([a.id, b.id, c.id]) == {}
+
+    # the vector change log (optional: ports.storage.VectorChangeLog) ---------------------
+    @staticmethod
+    def _log(storage: Storage) -> Any:
+        if not isinstance(storage, VectorChangeLog):
+            pytest.skip("adapter keeps no vector change log (optional): indexes over it are "
+                        "reconciled in full")
+        return storage
+
+    @staticmethod
+    def _changed(log: Any, after: int) -> set[str]:
+        step = log.vector_changes(after)
+        assert step is not None
+        ids, reached = step
+        assert len(ids) == len(set(ids))  # each entry named once
+        assert reached == log.vector_log_position()
+        return set(ids)
+
+    def test_vector_log_names_every_change_of_the_index_set(
+            self, storage: Storage, clock: Clockwork) -> None:
+        log = self._log(storage)
+        start = log.vector_log_position()
+        a, b, c = make_entry(clock, "a"), make_entry(clock, "b"), make_entry(clock, "c")
+        storage.write_many([(a, _vec(1)), (b, _vec(2)), (c, None)])
+        after_write = log.vector_log_position()
+        assert after_write > start
+        assert self._changed(log, start) == {a.id, b.id}  # c has no vector
+        storage.put_vectors([(c.id, _vec(3))])
+        assert self._changed(log, after_write) == {c.id}
+        at = log.vector_log_position()
+        storage.archive([Archival(a.id, ArchiveReason.FORGOTTEN, clock.tick())])
+        assert self._changed(log, at) == {a.id}
+        at = log.vector_log_position()
+        storage.unarchive([a.id], clock.tick())
+        assert self._changed(log, at) == {a.id}
+        at = log.vector_log_position()
+        storage.delete([b.id])
+        assert self._changed(log, at) == {b.id}
+        at = log.vector_log_position()
+        storage.touch([c.id], clock.tick())  # bookkeeping is not a change of the index set
+        assert log.vector_changes(at) == ([], at)
+        storage.clear_vectors()
+        assert self._changed(log, at) == {a.id, c.id}
+
+    def test_vector_log_follows_a_supersede_and_a_replace(
+            self, storage: Storage, clock: Clockwork) -> None:
+        log = self._log(storage)
+        old = make_entry(clock, "use JWT", key="auth")
+        storage.write(old, _vec(1))
+        at = log.vector_log_position()
+        new = make_entry(clock, "use sessions", key="auth")
+        storage.write(new, _vec(2))
+        assert self._changed(log, at) == {old.id, new.id}
+        at = log.vector_log_position()
+        stored = storage.get(new.id)
+        assert stored is not None
+        storage.replace(attrs.evolve(stored, importance=0.9))  # still active: no change
+        assert log.vector_changes(at) == ([], at)
+        storage.replace(attrs.evolve(stored, archived_at=clock.tick(),
+                                     archive_reason=ArchiveReason.FORGOTTEN))
+        assert self._changed(log, at) == {new.id}
+
+    def test_vector_log_pages_and_trims(self, storage: Storage, clock: Clockwork) -> None:
+        log = self._log(storage)
+        start = log.vector_log_position()
+        entries = [make_entry(clock, f"note {i}") for i in range(5)]
+        storage.write_many([(e, _vec(i)) for i, e in enumerate(entries)])
+        step = log.vector_changes(start, 2)
+        assert step is not None and step[0] == [e.id for e in entries[:2]]
+        rest = log.vector_changes(step[1])
+        assert rest is not None and rest[0] == [e.id for e in entries[2:]]
+        end = log.vector_log_position()
+        log.trim_vector_log(step[1])
+        assert log.vector_changes(start) is None  # trimmed past: reconcile in full
+        assert log.vector_changes(step[1]) == rest
+        log.trim_vector_log(end)
+        assert log.vector_changes(end) == ([], end)
+        assert log.vector_log_position() == end  # positions never go back
+        more = make_entry(clock, "one more")
+        storage.write(more, _vec(9))
+        assert self._changed(log, end) == {more.id}
+
+    def test_a_rolled_back_write_logs_nothing(self, storage: Storage, clock: Clockwork) -> None:
+        log = self._log(storage)
+        at = log.vector_log_position()
+        with pytest.raises(RuntimeError), storage.transaction():
+            storage.write(make_entry(clock, "never"), _vec(1))
+            raise RuntimeError("abort")
+        assert log.vector_log_position() in (at, at + 1)  # a number may be spent, no row
+        assert log.vector_changes(at) == ([], at) or log.vector_changes(at)[0] == []
 
     # meta, sessions, audit, jobs ----------------------------------------------------------
     def test_meta(self, storage: Storage) -> None:

@@ -1,7 +1,7 @@
 """Contract suite for the ``Tokenizer`` port (``tulving.ports.tokenizer``).
 
 The curation budget is only as safe as the tokenizer counting it, so the suite pins the
-properties packing relies on. Subclass and supply one fixture, ``tokenizer``::
+properties packing relies on. Subclass and supply one fixture, ``tokenizer``:
 
     from contract_tests.tokenizer import TokenizerContract
 

@@ -30,9 +30,14 @@ ensure_plugins() {
   local stamp=".venv/.tulving-plugins-installed"
   if [ ! -f "$stamp" ] || [ -n "$(find plugins -type f -newer "$stamp" \
       ! -path '*/__pycache__/*' ! -path '*/tests/*' -print -quit)" ]; then
+    # Each plugin with its framework, pinned to the range its tests run against; one
+    # resolver run, whose tulving-memory is this project, installed above (editable).
     .venv/bin/pip install --quiet --disable-pip-version-check \
-      "kairos-ai[cli]>=0.5,<0.6" ./plugins/kairos-ai-tulving
-    rm -rf plugins/kairos-ai-tulving/build plugins/kairos-ai-tulving/*.egg-info
+      "kairos-ai[cli]>=0.5,<0.6" ./plugins/kairos-ai-tulving \
+      "langgraph>=1.2.24,<1.3" ./plugins/langgraph-store-tulving \
+      "openai-agents>=0.24,<0.25" ./plugins/openai-agents-tulving \
+      "llama-index-core>=0.14.25,<0.15" ./plugins/llama-index-memory-tulving
+    rm -rf plugins/*/build plugins/*/*.egg-info
     touch "$stamp"
   fi
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -13,6 +14,12 @@ import pytest
 from tulving.adapters.clock import ManualClock
 
 os.environ.setdefault("TULVING_PLUGINS", "tulving")
+
+# onnxruntime crashes creating a session in a process that imported usearch before it
+# (see tulving/adapters/vectors/usearch_index.py, which imports it first); test modules
+# that import usearch themselves would otherwise break every later local-model test.
+if importlib.util.find_spec("onnxruntime") is not None:
+    import onnxruntime  # noqa: F401
 
 
 @pytest.fixture

@@ -8,6 +8,9 @@
         memory.search("how do we release?")
 """
 
+from typing import TYPE_CHECKING
+
+from tulving.adapters.detectors import install_default as _install_detectors
 from tulving.application.agent_memory.jobs import RememberJob
 from tulving.application.memory import Memory
 from tulving.application.plumbing.warnings_once import TulvingWarning
@@ -22,8 +25,10 @@ from tulving.domain.errors import (
     LLMError,
     LockError,
     MemoryStoreError,
+    ModelMismatchError,
     NotFoundError,
     PolicyViolation,
+    ReadOnlyError,
     ScopeError,
     SecurityError,
     StorageError,
@@ -37,6 +42,13 @@ from tulving.domain.redaction import redact
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
 from tulving.domain.write_policy import WritePolicy
 from tulving.version import __version__
+
+# The rule sets redaction masks with (detect-secrets' plugins, python-stdnum's
+# validators) reach the domain as data, loaded on first use.
+_install_detectors()
+
+if TYPE_CHECKING:  # type checkers see the real class; at run time it loads on first use
+    from tulving.application.async_memory import AsyncMemory
 
 __all__ = [
     "ArchiveReason",
@@ -54,8 +66,10 @@ __all__ = [
     "MemoryEntry",
     "MemoryStoreError",
     "MemoryType",
+    "ModelMismatchError",
     "NotFoundError",
     "PolicyViolation",
+    "ReadOnlyError",
     "RememberJob",
     "ReviewStatus",
     "Scope",

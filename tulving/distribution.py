@@ -12,8 +12,8 @@ from __future__ import annotations
 DISTRIBUTION = "tulving-memory"
 #: Names that mean this distribution (the old one stays accepted in ``TULVING_PLUGINS``).
 NAMES = frozenset({"tulving", "tulving-memory"})
-#: The extras that make up ``default`` (the embedded default: SQLite + hnswlib + MiniLM).
-DEFAULT_PARTS = frozenset({"hnsw", "local"})
+#: The extras that make up ``default`` (the embedded default: SQLite + usearch + MiniLM).
+DEFAULT_PARTS = frozenset({"usearch", "local"})
 
 
 def install_command(extra: str | None = None) -> str:

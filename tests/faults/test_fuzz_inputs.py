@@ -15,16 +15,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tulving import Memory, TulvingError
+from tulving import Memory, TulvingError, ValidationError
 
+#: Text that is not valid Unicode: a lone surrogate somewhere in otherwise valid text (what
+#: a JSON "\ud800" escape or a broken decoder produces); issue 34.
+BROKEN = st.builds(lambda head, bad, tail: head + bad + tail, st.text(max_size=12),
+                   st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
+                   st.text(max_size=12))
 ANY = st.recursive(
     st.none() | st.booleans() | st.integers(-10**12, 10**12) | st.floats(allow_nan=True)
-    | st.text(max_size=60) | st.datetimes(timezones=st.none() | st.just(UTC)),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                max_size=4),
+    | st.text(max_size=60) | BROKEN | st.datetimes(timezones=st.none() | st.just(UTC)),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8) | BROKEN,
+                                                                inner, max_size=4),
     max_leaves=8,
 )
-TEXTISH = st.text(max_size=200) | st.sampled_from(["", " ", "\x00", "x" * 300_000]) | ANY
+TEXTISH = (st.text(max_size=200) | BROKEN
+           | st.sampled_from(["", " ", "\x00", "x" * 300_000]) | ANY)
 FIELDS = st.fixed_dictionaries({}, optional={
     "type": st.sampled_from(["FACT", "fact", "GOSSIP", "", None]) | ANY,
     "key": st.sampled_from(["a/b", "../x", "a//b", "", "k" * 300]) | ANY,
@@ -93,6 +99,29 @@ def test_destructive_and_agent_calls_answer_or_refuse_typed(memory: Memory, targ
     attempt(memory, lambda: memory.clear(scope=target, confirm=hard), writes=True)
 
 
+@SETTINGS
+@given(bad=BROKEN, where=st.sampled_from(["content", "key", "tags", "metadata", "metadata key",
+                                          "entity", "query", "curate", "get", "remember"]))
+def test_a_lone_surrogate_anywhere_is_a_validation_error(memory: Memory, bad: str,
+                                                         where: str) -> None:
+    calls = {
+        "content": lambda: memory.store(bad, type="FACT"),
+        "key": lambda: memory.store("x", type="FACT", key=bad),
+        "tags": lambda: memory.store("x", type="FACT", tags=[bad]),
+        "metadata": lambda: memory.store("x", type="FACT", metadata={"k": [bad]}),
+        "metadata key": lambda: memory.store("x", type="FACT", metadata={bad: 1}),
+        "entity": lambda: memory.store("x", type="FACT", entity=bad, attribute="a", value="v"),
+        "query": lambda: memory.search(bad),
+        "curate": lambda: memory.curate(bad, token_budget=300),
+        "get": lambda: memory.get(bad),
+        "remember": lambda: memory.remember(bad),
+    }
+    before = count(memory)
+    with pytest.raises(ValidationError):
+        calls[where]()
+    assert count(memory) == before
+
+
 WORDS = ["store", "get", "search", "curate", "list", "--all", "forget", "--hard", "history",
          "export", "import", "clear", "--scope", "agent", "--yes", "-t", "FACT", "-k", "a/b",
          "--json", "--limit", "-5", "0", "999999999999", "--cursor", "../../etc", "\x00",
@@ -104,7 +133,8 @@ EXIT_CODES = {0, 1, 2, 3, 4, 5, 6, 7}
 
 @settings(max_examples=150, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
-@given(argv=st.lists(st.sampled_from(WORDS) | st.text(max_size=12), min_size=1, max_size=7))
+@given(argv=st.lists(st.sampled_from(WORDS) | st.text(max_size=12) | BROKEN, min_size=1,
+                    max_size=7))
 def test_cli_arguments_give_a_documented_exit_code(tmp_path_factory: Any,
                                                    argv: list[str]) -> None:
     from tulving.interfaces.cli.main import main

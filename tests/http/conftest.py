@@ -9,8 +9,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -42,6 +43,22 @@ def cli(*args: str) -> str:
     return proc.stdout
 
 
+def wait_healthy(url: str, proc: subprocess.Popen[Any], log: Callable[[], str],
+                 *, timeout: float = 60, what: str = "the server") -> None:
+    """Return once ``url``'s ``/v1/health`` answers 200; fail with the tail of ``log()``
+    if the process exits or ``timeout`` seconds pass first (the process is left as is)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not start: {log()[-3000:]}")
+        time.sleep(0.05)
+
+
 def start_server(folder: Path, *extra: str) -> Server:
     path = folder / "server.db"
     tokens = {}
@@ -58,18 +75,11 @@ def start_server(folder: Path, *extra: str) -> Server:
          *FAST, "--port", str(port), *extra],
         env=clean_env(), cwd=str(ROOT), stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError("server did not start: "
-                                 f"{(folder / 'server.log').read_text()[-2000:]}")
-        time.sleep(0.05)
+    try:
+        wait_healthy(url, proc, (folder / "server.log").read_text, timeout=30)
+    except AssertionError:
+        proc.kill()
+        raise
     return Server(url, tokens, proc, path, time.perf_counter() - began)
 
 

@@ -23,10 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from tests.e2e.conftest import FAST, ROOT, clean_env
-from tests.http.conftest import free_port
+from tests.http.conftest import free_port, wait_healthy
 
 SCHEDULES = int(os.environ.get("TULVING_SYNC_SCHEDULES", "100"))
 SEED = int(os.environ.get("TULVING_SYNC_SEED", "20261124"))
@@ -82,16 +80,9 @@ class ServerProcess(Process):
     def start(self) -> None:
         self.proc = subprocess.Popen(self.args, env=self.env, cwd=str(ROOT),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{self.url}/v1/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert self.proc.poll() is None, self.proc.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
+        proc = self.proc
+        wait_healthy(self.url, proc, lambda: proc.stderr.read().decode()  # type: ignore[union-attr]
+                     if proc.poll() is not None else "(still running)", timeout=30)
 
 
 def test_randomized_schedules_with_kills_converge(tmp_path: Path) -> None:

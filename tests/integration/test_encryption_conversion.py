@@ -61,10 +61,15 @@ def entry_ids(path: Path, key: EncryptionKey | None) -> list[str] | None:
 def test_encrypt_then_rekey_then_decrypt_keeps_everything(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     ids = make_store(path, None)
-    assert Path(str(path) + ".hnsw").exists()
+    with Memory(path, agent_id="a", embedder="hashing", vectors="hnsw"):
+        pass  # an hnsw cache beside the usearch one (the default's): both must go
+    plain_caches = [Path(str(path) + suffix) for suffix in (
+        ".usearch", ".usearch.json", ".usearch.ids.npy", ".usearch.order.npy", ".hnsw",
+        ".hnsw.json")]
+    assert all(p.exists() for p in plain_caches)
     result = change_store_encryption(str(path), None, NEW)
     assert result.encrypted_after and result.entries == len(ids)
-    assert not Path(str(path) + ".hnsw").exists()  # the plain cache went first
+    assert not any(p.exists() for p in plain_caches)  # the plain caches went first
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("m.db.conv")] == []
     assert not any(MARKER.encode() in p.read_bytes() for p in tmp_path.iterdir())
     assert entry_ids(path, None) is None and entry_ids(path, NEW) == ids

@@ -4,6 +4,7 @@ identity and scopes allow, in every read path; another tenant's id is a ScopeErr
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,11 +95,17 @@ def test_other_tenant_sees_nothing_anywhere(
         assert "alpha shared" not in text and "alpha personal" not in text
     with pytest.raises(ScopeError):
         bob.erase(user_id="alice")
-    # bob's audit chain holds only bob's records
+    # bob's audit chain holds only bob's records: alice's ids appear only in the records
+    # of bob's refused lookups (the ids he asked for), never with anything of hers
     out = io.StringIO()
     bob.export_audit(out)
     text = out.getvalue()
-    assert mine.id in text and not any(i in text for i in seeded.values())
+    records = [json.loads(line) for line in text.splitlines()]
+    naming_alice = [r for r in records if any(i in json.dumps(r) for i in seeded.values())]
+    assert mine.id in text and naming_alice
+    assert {r["action"] for r in naming_alice} == {"refused"}
+    assert all(set(r["details"]) == {"not_visible"} for r in naming_alice)
+    assert not any(word in text for word in ("agent-only", "personal preference", "workspace fact"))
     assert bob.verify_audit()["ok"]
     bob.close()
     # and alice's data is all still there

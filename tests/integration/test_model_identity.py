@@ -65,7 +65,7 @@ def test_other_embedder_reembeds_every_active_entry_with_progress(tmp_path: Path
         vectors = storage.vectors_for(ids[1:])
         assert set(vectors) == set(ids[1:])
         assert all(v.shape == (128,) for v in vectors.values())
-        assert np.allclose(vectors[ids[1]], other.embed([TEXTS[1]])[0])
+        assert np.allclose(vectors[ids[1]], other.embed([TEXTS[1]])[0], atol=1e-3)  # float16
         assert m.ctx.vectors is not None and m.ctx.vectors.ids() == set(ids[1:])
         hit = m.search("the upload service handles upload requests", 1, mode="semantic")
         assert "upload" in hit[0].entry.content
@@ -141,12 +141,22 @@ def test_entries_written_by_a_killed_process_are_indexed_at_startup(tmp_path: Pa
 
 
 def test_store_many_embeds_in_batches(tmp_path: Path) -> None:
-    # One batch, one event time: one call for the plain texts and one for the 149 entries
-    # that have entries written before them (contextual vectors), each batched inside.
+    # One batch, one event time: one call, each content embedded once; the context comes
+    # from the vectors of the entries before each (no second pass), batched inside.
+    from datetime import UTC, datetime
+
+    at = datetime(2026, 2, 1, tzinfo=UTC)
     counting = CountingEmbedder()
     with _open(tmp_path / "m.db", embedder=counting) as m:
-        m.store_many({"content": f"fact number {i}", "type": "FACT"} for i in range(150))
-    assert counting.calls == [150, 149]
+        m.store_many({"content": f"fact number {i}", "type": "FACT", "valid_from": at}
+                     for i in range(150))
+    assert counting.calls == [150]
+    # a later batch at the same event time re-embeds the two stored entries before it
+    # (their own vectors are not kept): one call for the batch, one for those two
+    with _open(tmp_path / "m.db", embedder=counting) as m:
+        m.store_many({"content": f"later fact {i}", "type": "FACT", "valid_from": at}
+                     for i in range(3))
+    assert counting.calls[1:] == [3, 2]
     plain_only = CountingEmbedder()
     with _open(tmp_path / "p.db", embedder=plain_only,
                options={"writing": {"context_window": 0}}) as m:

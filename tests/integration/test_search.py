@@ -266,7 +266,7 @@ def test_default_memory_finds_a_related_memory_sharing_no_words(tmp_path: Path) 
     with Memory(tmp_path / "default.db", agent_id="a") as m:
         stats = m.stats()
         assert stats["storage"] is not None and m.ctx.storage.name == "sqlite"
-        assert stats["vectors"]["adapter"] == "hnsw"
+        assert stats["vectors"]["adapter"] == "usearch"
         assert stats["embedder"] == "sentence-transformers/all-MiniLM-L6-v2"
         target = m.store("I adopted a puppy from the animal shelter", type="EPISODE")
         m.store("The quarterly budget review moved to Thursday", type="FACT")
@@ -274,4 +274,4 @@ def test_default_memory_finds_a_related_memory_sharing_no_words(tmp_path: Path) 
         found = m.search("new dog", 1)
         assert found[0].entry.id == target.id
         assert m.search("new dog", 3, mode="lexical") == []
-    assert (tmp_path / "default.db.hnsw").exists()
+    assert (tmp_path / "default.db.usearch").exists()

@@ -102,6 +102,7 @@ def test_build_and_twine_check_and_contents(dist: Path) -> None:
         members = archive.getnames()
     root = members[0].split("/")[0]
     for expected in ("tests/docs/test_readme_blocks.py", "tests/e2e/test_first_hour.py",
+                     "mkdocs.yml", "docs/index.md", "scripts/docs_hooks.py",
                      "tests/packaging/test_distributions.py", "LICENSE", "README.md",
                      "plugins/kairos-ai-tulving/pyproject.toml"):
         assert f"{root}/{expected}" in members, expected

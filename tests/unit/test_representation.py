@@ -7,35 +7,37 @@ import pytest
 from tulving.domain.errors import ConfigError
 from tulving.domain.representation import (
     CONTEXT_CHARS,
+    CONTEXT_WEIGHT,
     CONTEXT_WINDOW,
-    contextual_text,
+    context_weight,
     parse_writing,
 )
 
 
-def test_context_comes_first_then_the_memory() -> None:
-    assert contextual_text(["A: how long?", "B: which one?"], "A: two years") == (
-        "A: how long? B: which one? A: two years")
-    assert contextual_text([], "alone") == "alone"
+def test_a_memory_leans_toward_its_predecessors_and_stays_itself() -> None:
+    import numpy as np
+
+    from tulving.application.plumbing.representation import mix
+
+    own, first, second = np.eye(3, dtype=np.float32)
+    mixed = mix(own, [first, second])
+    assert np.isclose(np.linalg.norm(mixed), 1.0)
+    expected = own + CONTEXT_WEIGHT * (first + second)
+    assert np.allclose(mixed, expected / np.linalg.norm(expected))
+    assert mixed @ own > mixed @ first == pytest.approx(mixed @ second)  # itself first
+    assert np.allclose(mix(own, []), own)
 
 
-def test_a_long_context_keeps_only_its_end_so_the_memory_stays_in_the_model_window() -> None:
-    answer = "Assistant: " + " ".join(f"step{i} of the long answer." for i in range(200))
-    memory = "User: thanks, and which flour did you say?"
-    text = contextual_text(["User: how do I bake bread?", answer], memory)
-    assert text.endswith(" " + memory)
-    context = text[: -len(memory) - 1]
-    assert len(context) <= CONTEXT_CHARS
-    assert answer.endswith(context)  # the end nearest the memory, nothing else
-    assert answer[-len(context) - 1] == " "  # cut at a word boundary, not inside a word
-    assert "bake bread" not in text
+def test_a_long_memory_takes_its_neighbours_in_proportion() -> None:
+    import numpy as np
 
+    from tulving.application.plumbing.representation import mix
 
-def test_a_context_that_fits_is_read_whole_and_an_unbroken_one_is_cut_anyway() -> None:
-    before = ["x" * (CONTEXT_CHARS - 10)]
-    assert contextual_text(before, "m") == before[0] + " m"
-    unbroken = "y" * (CONTEXT_CHARS * 3)
-    assert contextual_text([unbroken], "m") == "y" * CONTEXT_CHARS + " m"
+    assert context_weight(0) == context_weight(CONTEXT_CHARS) == CONTEXT_WEIGHT
+    assert context_weight(2 * CONTEXT_CHARS) == pytest.approx(CONTEXT_WEIGHT / 2)
+    own, first = np.eye(2, dtype=np.float32)
+    short, long = mix(own, [first], 100), mix(own, [first], 4 * CONTEXT_CHARS)
+    assert long @ first < short @ first and long @ own > short @ own
 
 
 def test_window_defaults_and_accepts_zero_to_switch_off() -> None:

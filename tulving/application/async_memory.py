@@ -64,10 +64,14 @@ class AsyncMemory:
 
     # lifecycle ---------------------------------------------------------------------------
     async def startup(self) -> AsyncMemory:
+        """Open the memory now ([`Memory.startup`][tulving.Memory.startup]) rather than on
+        first use."""
         await self._write(self.memory.startup)
         return self
 
     async def aclose(self) -> None:
+        """Close it ([`Memory.close`][tulving.Memory.close]); a cancellation waits for the
+        close to finish."""
         with anyio.CancelScope(shield=True):
             await self._write(self.memory.close)
 
@@ -79,56 +83,90 @@ class AsyncMemory:
 
     # writes ------------------------------------------------------------------------------
     async def store(self, content: str, **fields: Any) -> MemoryEntry:
+        """[`Memory.store`][tulving.Memory.store]: a write, queued behind
+        other writes, on a worker thread."""
         return await self._write(self.memory.store, content, **fields)
 
     async def store_many(self, items: Iterable[Mapping[str, Any]]) -> list[MemoryEntry]:
+        """[`Memory.store_many`][tulving.Memory.store_many]: a write, queued behind
+        other writes, on a worker thread."""
         return await self._write(self.memory.store_many, list(items))
 
     async def remember(self, text: str, **options: Any) -> Any:
+        """[`Memory.remember`][tulving.Memory.remember]: a write, queued behind
+        other writes, on a worker thread."""
         return await self._write(self.memory.remember, text, **options)
 
     async def forget(self, key_or_id: str, *, hard: bool = False) -> MemoryEntry:
+        """[`Memory.forget`][tulving.Memory.forget]: a write, queued behind
+        other writes, on a worker thread."""
         return await self._write(self.memory.forget, key_or_id, hard=hard)
 
     async def correct(self, key_or_id: str, new_content: str, **fields: Any) -> MemoryEntry:
+        """[`Memory.correct`][tulving.Memory.correct]: a write, queued behind
+        other writes, on a worker thread."""
         return await self._write(self.memory.correct, key_or_id, new_content, **fields)
 
     async def consolidate(self, **options: Any) -> dict[str, Any]:
+        """[`Memory.consolidate`][tulving.Memory.consolidate]: a write, queued behind
+        other writes, on a worker thread."""
         return await self._write(self.memory.consolidate, **options)
 
     async def import_bundle(self, source: str | IO[bytes], **options: Any) -> ImportReport:
+        """[`Memory.import_bundle`][tulving.Memory.import_bundle]: a write, queued behind
+        other writes, on a worker thread."""
         return await self._write(self.memory.import_bundle, source, **options)
 
     # reads -------------------------------------------------------------------------------
     async def get(self, key_or_id: str, *, as_of: datetime | None = None) -> MemoryEntry:
+        """[`Memory.get`][tulving.Memory.get]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.get, key_or_id, as_of=as_of)
 
     async def search(self, query: str, top_k: int = 10, **options: Any) -> list[SearchResult]:
+        """[`Memory.search`][tulving.Memory.search]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.search, query, top_k, **options)
 
     async def curate(self, query: str | None = None, **options: Any) -> CuratedContext:
+        """[`Memory.curate`][tulving.Memory.curate]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.curate, query, **options)
 
     async def history(self, key: str) -> list[MemoryEntry]:
+        """[`Memory.history`][tulving.Memory.history]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.history, key)
 
     async def list_keys(self, prefix: str = "") -> list[str]:
+        """[`Memory.list_keys`][tulving.Memory.list_keys]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.list_keys, prefix)
 
     async def list_entries(self, limit: int = 100, cursor: str | None = None,
                            **filters: Any) -> EntryPage:
+        """[`Memory.list_entries`][tulving.Memory.list_entries]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.list_entries, limit, cursor, **filters)
 
     async def profile(self, subject: str = "user") -> dict[str, Any]:
+        """[`Memory.profile`][tulving.Memory.profile]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.profile, subject)
 
     async def stats(self) -> dict[str, Any]:
+        """[`Memory.stats`][tulving.Memory.stats]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.stats)
 
     async def count_tokens(self, text: str) -> int:
+        """[`Memory.count_tokens`][tulving.Memory.count_tokens]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.count_tokens, text)
 
     async def export(self, target: str | IO[bytes], **options: Any) -> ExportReport:
+        """[`Memory.export`][tulving.Memory.export]: a read, on a worker
+        thread beside other reads."""
         return await self._read(self.memory.export, target, **options)
 
     # sessions ----------------------------------------------------------------------------

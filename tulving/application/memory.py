@@ -31,16 +31,20 @@ from tulving.application.plumbing.composition import (
 )
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.text_guard import guard_methods
 from tulving.application.plumbing.vector_sync import (
+    catch_up,
     check_model,
     embed_missing,
     note_representation,
     reconcile_index,
+    save_index,
 )
 from tulving.application.plumbing.warnings_once import warn_once
+from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
 from tulving.application.portability.exporter import ExportReport
-from tulving.application.portability.importer import ImportReport
+from tulving.application.portability.importer import Importer, ImportReport
 from tulving.application.retrieval import lookup
 from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
@@ -52,7 +56,7 @@ from tulving.application.writing.writer import Writer
 from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
-from tulving.domain.errors import ConfigError, ValidationError
+from tulving.domain.errors import ConfigError, NotVisibleError, ReadOnlyError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.query import EntryFilter, SearchResult
 from tulving.domain.query_expansion import parse_search_settings
@@ -69,15 +73,37 @@ Progress = Callable[[str, int, int], None]
 WORKING_MEMORY_IN_CURATE = 5
 
 
+class _NotRecorded:
+    """Access statistics and read audit of a read-only Memory: left out (see
+    ``Memory.__init__``'s ``read_only``)."""
+
+    def record(self, entry_ids: Iterable[str]) -> None:
+        return None
+
+    def flush(self) -> None:
+        return None
+
+
 class Memory:
     """Persistent, typed, searchable memory for one agent identity.
 
     ``Memory(path, agent_id=...)`` with no adapter arguments is the embedded default:
-    SQLite at ``path`` + an hnswlib index beside it + the local MiniLM model, offline.
+    SQLite at ``path`` + a usearch index beside it + the local MiniLM model, offline.
     Pass adapter names (``storage="memory"``, ``embedder="hashing"``) or instances;
     ``embedder=None`` disables semantic search (lexical only, said once).
     ``encryption="env:NAME"`` (or ``"file:PATH"``, ``True``) encrypts the store and its
     vector cache at rest with the key found there (see ``governance.encryption``).
+
+    ``read_only=True`` opens a SQLite store beside the process that writes it (an MCP or
+    HTTP server holding its lock): no lock is taken and nothing is written, neither
+    the database nor the index cache. It sees everything the writer has committed, the
+    vectors its cache file does not hold yet included (they are read from storage's
+    vector change log). What a reader cannot record is left out, by rule: access
+    statistics (``last_accessed_at``, ``access_count``) and the audit records of reads
+    and exports (audit them through the writer's own door when every read must be).
+    A store that needs a schema migration, or another embedding model than the one its
+    vectors were built with, is refused with a clear error (``ReadOnlyError``,
+    ``ModelMismatchError``); every write raises ``ReadOnlyError``.
     """
 
     def __init__(
@@ -98,9 +124,15 @@ class Memory:
         progress: Progress | None = None,
         policy: Mapping[str, Any] | WritePolicy | None = None,
         encryption: Any = None,
+        read_only: bool = False,
     ) -> None:
+        if not isinstance(read_only, bool):
+            raise ConfigError("read_only must be True or False")
+        self.read_only = read_only
         self.identity = Identity(agent_id, user_id, workspace_id, model_id)
+        """Who this Memory reads and writes as: agent, user, workspace and model ids."""
         self.location = normalise_location(path)
+        """Where the store lives: a file path, a ``postgresql://`` URL or None (default)."""
         self._choices = {"storage": storage, "vectors": vectors, "embedder": embedder,
                          "tokenizer": tokenizer, "clock": clock, "llm": llm}
         if options is not None and not isinstance(options, Mapping):
@@ -118,6 +150,7 @@ class Memory:
         self._progress = progress
         # governance (see tulving.domain.write_policy): checked here, before anything opens
         self.policy = parse_policy(policy)
+        """The write policy every write passes (``policy=`` parsed into a ``WritePolicy``)."""
         self._signing_key = load_signing_key(self.policy)
         # encryption at rest (see governance.encryption): the key is read now, so a
         # missing one fails before anything opens
@@ -135,19 +168,23 @@ class Memory:
                 raise ConfigError("this Memory is closed")
             if self._ctx is not None:
                 return self
-            defaults = default_names(self.location)
             opts = self._options
             key = self._encryption
-            adapter_ctx = AdapterContext(location=self.location, encryption=key)
+            defaults = default_names(self.location, encrypted=key is not None)
+            adapter_ctx = AdapterContext(location=self.location, encryption=key,
+                                         read_only=self.read_only)
             storage = resolve("storage", self._choices["storage"], defaults["storage"],
                               adapter_ctx, opts.get("storage"))
+            if self.read_only and not getattr(storage, "read_only", False):
+                raise ConfigError(f"the {getattr(storage, 'name', 'given')} storage cannot be "
+                                  "opened read-only (SQLite can)")
             clock = resolve("clock", self._choices["clock"], "system", adapter_ctx,
                             opts.get("clock"))
             require_encrypted(key, storage, None)  # before a plain file is created
             storage.open()
             try:
                 adapter_ctx = AdapterContext(location=storage.location, storage=storage,
-                                             encryption=key)
+                                             encryption=key, read_only=self.read_only)
                 embedder = resolve("embedder", self._choices["embedder"], "local",
                                    adapter_ctx, opts.get("embedder"))
                 vectors = None
@@ -190,14 +227,15 @@ class Memory:
     def _wire(self, ctx: MemoryContext) -> None:
         """The application services over opened adapters (shared by views)."""
         self._ctx = ctx
-        self._access = AccessTracker(ctx.storage, ctx.clock)
+        self._access: Any = (_NotRecorded() if self.read_only
+                             else AccessTracker(ctx.storage, ctx.clock))
         expand, weight = self._search_settings
         self._searcher = Searcher(ctx, SearchOptions(expansion_weight=weight),
                                   QueryExpander(self._llm) if expand else None)
         self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
-                                 record_reads=self.policy.audit_reads)
+                                 record_reads=self.policy.audit_reads and not self.read_only)
         self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
-        self._writer = Writer(ctx, self._governance, self._audit)
+        self._writer = Writer(ctx, self._governance, self._audit, self._lock)
         self._curator = Curator(ctx, self._searcher)
         self._curator.working_memory = self._explicit_working_memory
         self._start_agent_memory()
@@ -211,6 +249,7 @@ class Memory:
         closing this Memory closes the store under every view."""
         parent = self.startup()
         view = Memory.__new__(Memory)
+        view.read_only = self.read_only
         view.location = self.location
         view.identity = Identity(agent_id, user_id, workspace_id, self.identity.model_id)
         view.policy = self.policy
@@ -223,17 +262,21 @@ class Memory:
         view._llm = self._llm
         view._parent = parent
         with self._lock:
-            view._wire(attrs.evolve(parent.ctx, identity=view.identity, session_id=None))
+            view._wire(attrs.evolve(parent.ctx, identity=view.identity, current_session=None))
         return view
 
     @property
     def ctx(self) -> MemoryContext:
+        """The opened adapters and identity the services work with (opens on first use);
+        for integrations inside this package, not a stable API."""
         if self._ctx is None:
             self.startup()
         assert self._ctx is not None
         return self._ctx
 
     def close(self) -> None:
+        """Flush access statistics and buffered audit records, persist the vector index
+        cache and release the store; idempotent. A view's close leaves the store open."""
         jobs = getattr(self, "_jobs", None)
         if jobs is not None:
             jobs.stop()
@@ -254,7 +297,7 @@ class Memory:
                     self._access.flush()
                     self._audit.flush()
                     if ctx.vectors is not None:
-                        ctx.vectors.persist()
+                        save_index(ctx, closing=True)
                         ctx.vectors.close()
                 finally:
                     ctx.storage.close()
@@ -275,7 +318,7 @@ class Memory:
         self._access.flush()
         self._audit.flush()
         if ctx.vectors is not None:
-            ctx.vectors.persist()
+            save_index(ctx, force=True)
 
     # writes ---------------------------------------------------------------------------
     def store(
@@ -335,24 +378,43 @@ class Memory:
         from tulving.application.portability.lines_import import store_lines
 
         self.startup()
-        return store_lines(self, lines, source=source, batch_size=batch_size,
-                           progress=progress)
+        with self._lock:  # before the store's transactions (plumbing.write_order)
+            return store_lines(self, lines, source=source, batch_size=batch_size,
+                               progress=progress)
 
     def _write(
         self, batch: list[dict[str, Any]], operation: str, *, session_id: Any = DEFAULT
     ) -> list[WriteOutcome]:
-        """The one write path (:mod:`tulving.application.writing.writer`), in the session
+        """The one write path (``tulving.application.writing.writer``), in the session
         this write belongs to (the active one unless the caller names one)."""
         self.startup()
+        self._require_writable(operation)
         if session_id is DEFAULT:
             session_id = self._sessions.for_write()
         outcomes = self._writer.write(batch, operation, session_id, self.policy)
         self._sessions.touch(session_id)
         return outcomes
 
+    def _require_writable(self, operation: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{operation}: this Memory is open read-only "
+                                f"({self.location}); open it without read_only to write")
+
     # reads ----------------------------------------------------------------------------
+    def _fresh(self) -> MemoryContext:
+        """The context, with the vector index caught up with what another process
+        committed when this Memory is a reader (a writer's index follows its own writes)."""
+        ctx = self.ctx
+        if self.read_only:
+            catch_up(ctx)
+        return ctx
+
     def _resolve(self, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
-        return lookup.resolve(self.ctx, key_or_id, include_archived=include_archived)
+        try:
+            return lookup.resolve(self.ctx, key_or_id, include_archived=include_archived)
+        except NotVisibleError as exc:
+            self._audit.record_refusal(exc.entry_id)
+            raise
 
     def get(self, key_or_id: str, *, as_of: datetime | None = None,
             include_archived: bool = False) -> MemoryEntry:
@@ -362,7 +424,11 @@ class Memory:
         if not isinstance(include_archived, bool):
             raise ValidationError("include_archived must be True or False")
         if as_of is not None:
-            entry = lookup.get_as_of(self.ctx, key_or_id, as_of)
+            try:
+                entry = lookup.get_as_of(self.ctx, key_or_id, as_of)
+            except NotVisibleError as exc:
+                self._audit.record_refusal(exc.entry_id)
+                raise
         else:
             entry = self._resolve(key_or_id, include_archived=include_archived)
             self._access.record([entry.id])
@@ -370,6 +436,7 @@ class Memory:
         return entry
 
     def list_keys(self, prefix: str = "") -> list[str]:
+        """The keys of the active entries this identity sees, starting with ``prefix``."""
         return lookup.list_keys(self.ctx, prefix)
 
     def list_entries(
@@ -422,7 +489,7 @@ class Memory:
     ) -> list[SearchResult]:
         """Hybrid (default), semantic, lexical or key search over visible active entries;
         with ``as_of``, over the entries as the store held them at that transaction time."""
-        flt = build_filter(self.ctx, types, tags, since, until, as_of)
+        flt = build_filter(self._fresh(), types, tags, since, until, as_of)
         results = self._searcher.search(query, top_k, mode, flt, min_score)
         ids = [r.entry.id for r in results]
         if as_of is None:
@@ -449,7 +516,7 @@ class Memory:
         ``mode="orient"`` needs no query: a cold-start briefing. Secrets are redacted.
         ``explain=True`` also reports every ranked candidate (``.candidates``): its score
         broken down, shown in full, truncated, as an index line or left out, and its cost."""
-        flt = build_filter(self.ctx, types, tags, since, until)
+        flt = build_filter(self._fresh(), types, tags, since, until)
         result = self._curator.curate(query, token_budget, mode, flt, weights,
                                       explain=explain)
         self._access.record([c.entry.id for c in result.entries])
@@ -481,6 +548,8 @@ class Memory:
             self._lock, lambda: self.policy,
         )
         self._jobs = self._rememberer.jobs
+        if self.read_only:  # a reader ends no session and runs no job: both write
+            return
         self._sessions.recover()
         if self._jobs.mine():
             self._jobs.wake()
@@ -491,7 +560,11 @@ class Memory:
         from tulving.application.agent_memory.sessions import Session
 
         record = self.start_session(goal)
-        return Session(record, lambda: self._sessions.end(only=record.id))
+        return Session(record, lambda: self._end_session(only=record.id))
+
+    def _end_session(self, reason: str = "ended", only: str | None = None) -> Any:
+        with self._lock:
+            return self.ctx and self._sessions.end(reason, only=only)
 
     def start_session(self, goal: str | None = None) -> Any:
         """Start an explicit session (``ValidationError`` if one is already active)."""
@@ -499,14 +572,14 @@ class Memory:
             return self.ctx and self._sessions.start(goal)
 
     def end_session(self) -> Any:
-        """End the current session: write its summary, archive what it replaces."""
-        with self._lock:
-            return self.ctx and self._sessions.end("ended")
+        """End the current session: write its summary, archive what it replaces. The
+        current session is the store's (see ``agent_memory.sessions``): one started by
+        another process of this agent (another server replica) is the one ended."""
+        return self._end_session("ended")
 
     def shutdown_session(self) -> Any:
         """For integrations (MCP server shutdown): end the session with reason ``shutdown``."""
-        with self._lock:
-            return self.ctx and self._sessions.end("shutdown")
+        return self._end_session("shutdown")
 
     @property
     def session_id(self) -> str | None:
@@ -538,7 +611,7 @@ class Memory:
         every turn is also kept verbatim (an EPISODE, or typed DECISION/PLAN/PROCEDURE when
         the no-LLM rules find it is one), and what is extracted from a turn names it in
         ``source_entry_ids``. ``wait=False`` persists the job and returns a
-        :class:`RememberJob` at once (``status``, ``entries()``, ``wait()``); the same
+        ``RememberJob`` at once (``status``, ``entries()``, ``wait()``); the same
         ``idempotency_key`` twice is a no-op (returns the first call's entries, or its
         job)."""
         self.startup()
@@ -553,6 +626,7 @@ class Memory:
         return self._jobs.run_pending()
 
     def pending_jobs(self) -> int:
+        """How many of this agent's ``remember(..., wait=False)`` jobs have not run yet."""
         self.startup()
         return len(self._jobs.mine())
 
@@ -588,7 +662,7 @@ class Memory:
         with self._lock:
             entry = self._governance.seal(
                 with_outcome(self._resolve(key_or_id), success, self.ctx))
-            with self.ctx.storage.transaction():
+            with writing(self.ctx):
                 self.ctx.storage.replace(entry)
                 self._audit.record("record_outcome", {"key_or_id": key_or_id, "success": success},
                                    entry_id=entry.id, details={"success": success})
@@ -628,7 +702,9 @@ class Memory:
         return evict(ctx, self._audit, threshold, dry_run=dry_run)
 
     def stats(self) -> dict[str, Any]:
-        ctx = self.ctx
+        """Counts by type and tag, the storage engine's figures, the adapters in use, the
+        LLM's calls and fallbacks, pending jobs and the current session."""
+        ctx = self._fresh()
         return store_stats(ctx, self._llm.stats(), len(self._jobs.mine()))
 
     # upkeep (logic in application/upkeep/) ---------------------------------------------
@@ -637,7 +713,7 @@ class Memory:
         force: bool = False,
     ) -> dict[str, Any]:
         """``inspect`` | ``purge`` (archived entries; ``dry_run`` by default; the same
-        purge as :meth:`purge`, ``force`` included) | ``vacuum`` | ``reindex`` (rebuild
+        purge as ``purge()``, ``force`` included) | ``vacuum`` | ``reindex`` (rebuild
         the vector index from stored vectors) | ``reembed`` (rebuild the stored vectors
         by the current representation rule and context window)."""
         from tulving.application.upkeep import maintenance
@@ -692,9 +768,11 @@ class Memory:
                             include_embeddings=include_embeddings, redacted=redact,
                             filters=filters, library_version=__version__,
                             progress=self._progress, encryption=bundle_key)
-            self._audit.record("export", {"filters": filters, "redact": redact,
-                                          "encrypted": bundle_key is not None},
-                               details={"entries": report.entries, "vectors": report.vectors})
+            if not self.read_only:  # a reader records no audit (see __init__)
+                self._audit.record("export", {"filters": filters, "redact": redact,
+                                              "encrypted": bundle_key is not None},
+                                   details={"entries": report.entries,
+                                            "vectors": report.vectors})
         return report
 
     def import_bundle(
@@ -709,20 +787,22 @@ class Memory:
         encryption: Any = None,
     ) -> ImportReport:
         """Merge a bundle into this store in one all-or-nothing call (see
-        :mod:`tulving.application.portability.importer`); the report lists what was added,
+        ``tulving.application.portability.importer``); the report lists what was added,
         updated, skipped and in conflict, and how many entries were re-embedded. An
         encrypted bundle needs its key in ``encryption``; a plain one must come without."""
-        from tulving.application.portability.importer import Importer
-
         bundle_key = parse_encryption(encryption)
-        self.startup()
-        importer = Importer(self.ctx, self._audit, self._governance.seal, self.policy,
-                            reembedding=reembedding, on_conflict=on_conflict,
-                            dry_run=dry_run, remap_identity=remap_identity,
-                            progress=self._progress, max_bytes=max_bytes,
-                            encryption=bundle_key)
+        importer = self._importer(reembedding=reembedding, on_conflict=on_conflict,
+                                  dry_run=dry_run, remap_identity=remap_identity,
+                                  max_bytes=max_bytes, encryption=bundle_key)
         with self._lock:
             return importer.run(source)
+
+    def _importer(self, **options: Any) -> Importer:
+        """An ``Importer`` over this Memory (``import_bundle``; sync merges deltas with it
+        under this Memory's lock)."""
+        self.startup()
+        return Importer(self.ctx, self._audit, self._governance.seal, self.policy,
+                        progress=self._progress, **options)
 
     def sync(self, remote: Any, *, encryption: Any = None) -> Any:
         """Exchange deltas with a Tulving server (``remote``: a ``TulvingClient``): pull
@@ -739,10 +819,20 @@ class Memory:
         with self._lock:
             self._access.flush()
             report = sync(self, remote, key, __version__)
-            with self.ctx.storage.transaction():
+            with writing(self.ctx):
                 self._audit.record("sync", {"remote": remote.sync_id},
                                    details={k: v for k, v in report.as_dict().items()})
         return report
+
+    def sync_service(self) -> Any:
+        """The server's side of sync for this Memory's tenant (``tulving serve``'s
+        ``/v1/sync``; see ``portability.sync_service``): ConfigError when the store keeps
+        no sync log."""
+        from tulving.application.portability.sync_service import SyncService
+
+        if self._ctx is None:  # not startup() every call: it waits for this Memory's
+            self.startup()     # lock, which a merge holds for its whole import
+        return SyncService(self, self._lock, self._audit)
 
     def sync_filter(self) -> Any:
         """Everything this identity sees, archived versions included (what sync sends)."""
@@ -774,15 +864,19 @@ class Memory:
         return self._governance.review(entry, approve)
 
     def pending_review(self) -> list[MemoryEntry]:
+        """Entries held for review (low-trust content that looked like a prompt
+        injection), kept out of ``curate()`` until ``review(..., approve=True)``."""
         self.startup()
         return self._governance.pending_review()
 
     def correct(self, key_or_id: str, new_content: str, **fields: Any) -> MemoryEntry:
         """Replace what an entry says: the original is archived (``corrected``), linked
         both ways, and never surfaces again except through history and as-of reads."""
-        original = self._resolve(key_or_id)
-        self._governance.check_may_change(original, "correct")
-        fixed, _ = corrections.correct(self.ctx, original, new_content, fields, self._write)
+        with self._lock:  # the lock before the store's transaction (plumbing.write_order)
+            original = self._resolve(key_or_id)
+            self._governance.check_may_change(original, "correct")
+            fixed, _ = corrections.correct(self.ctx, original, new_content, fields,
+                                           self._write)
         return fixed
 
     def rollback_to(self, point: str | datetime) -> dict[str, Any]:
@@ -849,6 +943,8 @@ class Memory:
         return self._audit.records(self._resolve(entry, include_archived=True).id)
 
     def health(self) -> dict[str, Any]:
+        """Counts by trust band, entries pending review, unresolved conflicts and rolled
+        back entries."""
         self.startup()
         return self._governance.health()
 
@@ -856,3 +952,12 @@ class Memory:
         state = "open" if self._ctx else ("closed" if self._closed else "not started")
         return f"Memory({self.location!r}, agent_id={self.identity.agent_id!r}, {state})"
 
+
+
+# Every method that takes text refuses a string that is not valid Unicode (a lone
+# surrogate) with a ValidationError naming the argument, before it runs (issue 34).
+guard_methods(Memory, (
+    "view", "store", "store_many", "get", "list_keys", "list_entries", "history", "forget",
+    "search", "curate", "count_tokens", "session", "start_session", "remember", "consolidate",
+    "profile", "record_outcome", "procedures", "clear", "review", "correct", "rollback_to",
+    "apply_retention", "erase", "audit_log"))

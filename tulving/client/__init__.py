@@ -39,6 +39,9 @@ class ServerError(TulvingError):
 
 @attrs.frozen
 class Entry:
+    """A memory as the server shows it: the common fields, and ``data``, the whole JSON
+    object (timestamps, importance, provenance, links)."""
+
     id: str
     content: str
     type: str
@@ -49,12 +52,16 @@ class Entry:
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Entry:
+        """An ``Entry`` from the server's JSON object of a memory."""
         return cls(data["id"], data["content"], data["type"], data.get("key"),
                    tuple(data.get("tags") or ()), data.get("scope", "agent"), data)
 
 
 @attrs.frozen
 class Hit:
+    """One search or recall result: the entry, its score in [0, 1] (higher is better) and
+    how it matched (``hybrid``, ``semantic``, ``lexical`` or ``key``)."""
+
     entry: Entry
     score: float
     match_type: str
@@ -62,14 +69,17 @@ class Hit:
 
 @attrs.frozen
 class Curated:
+    """A curated block: ``content`` (never over ``token_budget`` tokens), what it cost, and
+    the entries it shows, each with its disclosure."""
+
     content: str
     token_count: int
     token_budget: int
     entries: tuple[Mapping[str, Any], ...]
-    #: With ``curate(..., explain=True)``: every ranked candidate, its score broken down,
-    #: its disclosure ("full", "truncated", "excerpt", "index", "left out") and its token
-    #: cost.
     candidates: tuple[Mapping[str, Any], ...] = ()
+    """With ``curate(..., explain=True)``: every ranked candidate, its score broken down,
+    its disclosure ("full", "truncated", "excerpt", "index", "left out") and its token
+    cost."""
 
 
 def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
@@ -136,6 +146,7 @@ class TulvingClient:
         self.close()
 
     def close(self) -> None:
+        """Close the connection pool."""
         self._http.close()
 
     def _call(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> Any:
@@ -154,58 +165,72 @@ class TulvingClient:
 
     # the API -----------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
+        """``GET /v1/health``: whether the server is up (the one call without a token)."""
         return dict(self._call("GET", "/v1/health", retry=True))
 
     def stats(self) -> dict[str, Any]:
+        """``GET /v1/stats``: the memory's counts and adapters, as ``Memory.stats()``."""
         return dict(self._call("GET", "/v1/stats", retry=True,
                                params=self._shape.params())["stats"])
 
     def store(self, content: str, *, type: str, **fields: Any) -> Entry:
+        """``POST /v1/store``: write one memory (``Memory.store``'s keywords); never retried."""
         data = self._call("POST", "/v1/store", retry=False,
                           json=self._shape.body(content=content, type=type, **fields))
         return Entry.of(data["stored"])
 
     def remember(self, text: str, *, subject: str | None = None,
                  idempotency_key: str | None = None) -> list[Entry]:
+        """``POST /v1/remember``: turns in, typed memories out; retried only with an
+        ``idempotency_key``, which makes a repeat a no-op."""
         data = self._call("POST", "/v1/remember", retry=idempotency_key is not None,
                           json=self._shape.body(text=text, subject=subject,
                                                 idempotency_key=idempotency_key))
         return [Entry.of(e) for e in data["entries"]]
 
     def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
+        """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,
+        ``types``, ``scope``, ``recency_weight``, ``min_relevance``, ...)."""
         data = self._call("POST", "/v1/recall", retry=True,
                           json=self._shape.body(query=query, limit=limit, **filters))
         return _hits(data["results"])
 
     def search(self, query: str, top_k: int = 10, **options: Any) -> list[Hit]:
+        """``POST /v1/search``: ``Memory.search`` (modes, filters, ``as_of``)."""
         data = self._call("POST", "/v1/search", retry=True,
                           json=self._shape.body(query=query, top_k=top_k, **_iso(options)))
         return _hits(data["results"])
 
     def curate(self, query: str | None = None, *, token_budget: int = 2000,
                mode: str = "query", **filters: Any) -> Curated:
+        """``POST /v1/curate``: a prompt block within ``token_budget`` (``mode="orient"``
+        needs no query; ``explain=True`` adds every candidate)."""
         data = self._call("POST", "/v1/curate", retry=True,
                           json=self._shape.body(query=query, token_budget=token_budget,
                                                 mode=mode, **_iso(filters)))
         return _curated(data["curated"])
 
     def correct(self, memory_id: str, content: str, *, reason: str | None = None) -> Entry:
+        """``POST /v1/correct``: supersede a memory with a correction; never retried."""
         data = self._call("POST", "/v1/correct", retry=False,
                           json=self._shape.body(memory_id=memory_id, content=content,
                                                 reason=reason))
         return Entry.of(data["corrected"])
 
     def forget(self, memory_id: str, *, hard: bool = False) -> Entry:
+        """``DELETE /v1/forget/{id_or_key}``: archive it, or delete it for good with ``hard``."""
         data = self._call("DELETE", f"/v1/forget/{memory_id}", retry=True,
                           params=self._shape.params(hard=str(hard).lower()))
         return Entry.of(data["forgotten"])
 
     def get(self, memory_id: str) -> Entry:
+        """``GET /v1/memory/{id_or_key}``: the active entry."""
         data = self._call("GET", f"/v1/memory/{memory_id}", retry=True,
                           params=self._shape.params())
         return Entry.of(data["entry"])
 
     def history(self, memory_id: str) -> list[Entry]:
+        """``GET /v1/memory/{id_or_key}/history``: every version, newest first."""
         data = self._call("GET", f"/v1/memory/{memory_id}/history", retry=True,
                           params=self._shape.params())
         return [Entry.of(e) for e in data["versions"]]
@@ -237,6 +262,8 @@ class TulvingClient:
 
     def import_bundle(self, source: str | Path | IO[bytes], *, reembedding: str = "auto",
                       on_conflict: str = "newest", dry_run: bool = False) -> dict[str, Any]:
+        """``POST /v1/import``: merge a bundle in, all or nothing; returns the
+        import report (``dry_run`` counts without writing)."""
         content = Path(source).read_bytes() if isinstance(source, str | Path) else source.read()
         data = self._call("POST", "/v1/import", retry=False, content=content,
                           headers={"Content-Type": "application/zip"},
@@ -263,14 +290,43 @@ class TulvingClient:
                                params=self._shape.params(device=device)))
 
     def sync_list(self, after: int, limit: int) -> list[dict[str, Any]]:
+        """The tenant's deltas after sequence number ``after`` (for ``Memory.sync``)."""
         data = self._call("GET", "/v1/sync/deltas", retry=True,
                           params=self._shape.params(after=after, limit=limit))
         return list(data["deltas"])
 
     def sync_fetch(self, seq: int) -> bytes:
+        """One delta's bytes by sequence number (for ``Memory.sync``)."""
         data = self._call("GET", f"/v1/sync/deltas/{int(seq)}", retry=True,
                           params=self._shape.params())
         return bytes(data)
+
+    def sync_tenant(self) -> dict[str, Any] | None:
+        """The tenant this token acts for, ``{"user_id", "workspace_id"}`` (None from a
+        server older than the question)."""
+        try:
+            data = self._call("GET", "/v1/sync/tenant", retry=True,
+                              params=self._shape.params())
+        except ServerError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return {"user_id": data.get("user_id"), "workspace_id": data.get("workspace_id")}
+
+    def sync_quarantined(self, device: str | None = None,
+                         after: int = 0) -> list[dict[str, Any]] | None:
+        """The tenant's deltas the server could not merge (``seq``, ``device``,
+        ``delta_id``, ``reason``, ...), of one device when given, after ``after``; None
+        from a server older than the quarantine."""
+        try:
+            data = self._call("GET", "/v1/sync/quarantine", retry=True,
+                              params=self._shape.params(device=device, after=after,
+                                                        limit=1000))
+        except ServerError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return list(data["deltas"])
 
 
 class AsyncTulvingClient:
@@ -291,6 +347,7 @@ class AsyncTulvingClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        """Close the connection pool."""
         await self._http.aclose()
 
     async def _call(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> Any:
@@ -308,30 +365,38 @@ class AsyncTulvingClient:
             attempt += 1
 
     async def health(self) -> dict[str, Any]:
+        """``GET /v1/health``: whether the server is up (the one call without a token)."""
         return dict(await self._call("GET", "/v1/health", retry=True))
 
     async def stats(self) -> dict[str, Any]:
+        """``GET /v1/stats``: the memory's counts and adapters, as ``Memory.stats()``."""
         data = await self._call("GET", "/v1/stats", retry=True, params=self._shape.params())
         return dict(data["stats"])
 
     async def store(self, content: str, *, type: str, **fields: Any) -> Entry:
+        """``POST /v1/store``: write one memory (``Memory.store``'s keywords); never retried."""
         data = await self._call("POST", "/v1/store", retry=False,
                                 json=self._shape.body(content=content, type=type, **fields))
         return Entry.of(data["stored"])
 
     async def remember(self, text: str, *, subject: str | None = None,
                        idempotency_key: str | None = None) -> list[Entry]:
+        """``POST /v1/remember``: turns in, typed memories out; retried only with an
+        ``idempotency_key``, which makes a repeat a no-op."""
         data = await self._call("POST", "/v1/remember", retry=idempotency_key is not None,
                                 json=self._shape.body(text=text, subject=subject,
                                                       idempotency_key=idempotency_key))
         return [Entry.of(e) for e in data["entries"]]
 
     async def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
+        """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,
+        ``types``, ``scope``, ``recency_weight``, ``min_relevance``, ...)."""
         data = await self._call("POST", "/v1/recall", retry=True,
                                 json=self._shape.body(query=query, limit=limit, **filters))
         return _hits(data["results"])
 
     async def search(self, query: str, top_k: int = 10, **options: Any) -> list[Hit]:
+        """``POST /v1/search``: ``Memory.search`` (modes, filters, ``as_of``)."""
         data = await self._call("POST", "/v1/search", retry=True,
                                 json=self._shape.body(query=query, top_k=top_k,
                                                       **_iso(options)))
@@ -339,6 +404,8 @@ class AsyncTulvingClient:
 
     async def curate(self, query: str | None = None, *, token_budget: int = 2000,
                      mode: str = "query", **filters: Any) -> Curated:
+        """``POST /v1/curate``: a prompt block within ``token_budget`` (``mode="orient"``
+        needs no query; ``explain=True`` adds every candidate)."""
         data = await self._call("POST", "/v1/curate", retry=True,
                                 json=self._shape.body(query=query, token_budget=token_budget,
                                                       mode=mode, **_iso(filters)))
@@ -346,22 +413,26 @@ class AsyncTulvingClient:
 
     async def correct(self, memory_id: str, content: str, *,
                       reason: str | None = None) -> Entry:
+        """``POST /v1/correct``: supersede a memory with a correction; never retried."""
         data = await self._call("POST", "/v1/correct", retry=False,
                                 json=self._shape.body(memory_id=memory_id, content=content,
                                                       reason=reason))
         return Entry.of(data["corrected"])
 
     async def forget(self, memory_id: str, *, hard: bool = False) -> Entry:
+        """``DELETE /v1/forget/{id_or_key}``: archive it, or delete it for good with ``hard``."""
         data = await self._call("DELETE", f"/v1/forget/{memory_id}", retry=True,
                                 params=self._shape.params(hard=str(hard).lower()))
         return Entry.of(data["forgotten"])
 
     async def get(self, memory_id: str) -> Entry:
+        """``GET /v1/memory/{id_or_key}``: the active entry."""
         data = await self._call("GET", f"/v1/memory/{memory_id}", retry=True,
                                 params=self._shape.params())
         return Entry.of(data["entry"])
 
     async def history(self, memory_id: str) -> list[Entry]:
+        """``GET /v1/memory/{id_or_key}/history``: every version, newest first."""
         data = await self._call("GET", f"/v1/memory/{memory_id}/history", retry=True,
                                 params=self._shape.params())
         return [Entry.of(e) for e in data["versions"]]

@@ -9,17 +9,21 @@ from tulving.domain.entry import MemoryEntry
 
 @attrs.frozen
 class CuratedEntry:
+    """A memory shown in a curated block: its score, how much of it is shown
+    (``disclosure``) and the section it is in (``relevant``, or an orient-mode section)."""
+
     entry: MemoryEntry
     score: float
-    #: "full" (whole text), "truncated" (an oversize best memory, cut with a marker),
-    #: "excerpt" (the passage of a long memory that bears on the query, marked with the
-    #: memory's id; ``entry`` holds the whole memory) or "index" (a one-line index entry:
-    #: key, type, date, first words).
     disclosure: str
+    """How much is shown: "full" (the whole text), "truncated" (an oversize best memory,
+    cut with a marker), "excerpt" (the passage of a long memory that bears on the query,
+    marked with the memory's id; ``entry`` holds the whole memory) or "index" (a one-line
+    index entry: key, type, date, first words)."""
     section: str = "relevant"
 
     @property
     def full(self) -> bool:
+        """Whether its text is shown (whole or truncated), not only an index line."""
         return self.disclosure != "index"
 
 
@@ -40,31 +44,42 @@ class CandidateReport:
     frequency: float
     type_prior: float
     trust: float
-    #: "full", "truncated", "excerpt", "index", or "left out".
     disclosure: str
-    #: Why a candidate was left out: "near-duplicate" or "over budget"; None when shown.
+    """How much was shown: "full", "truncated", "excerpt", "index", or "left out"."""
     reason: str | None
+    """Why a candidate was left out: "near-duplicate" or "over budget"; None when shown."""
     tokens: int
     section: str = "relevant"
 
 
 @attrs.frozen
 class CuratedContext:
+    """What ``curate()`` returns: ``content``, the prompt-ready block of at most
+    ``token_budget`` tokens (``token_count`` is its exact cost, headers included;
+    ``str(ctx)`` is the block), the entries it shows, and an account of what was left out.
+    """
+
     content: str
+    """The prompt-ready block."""
     token_count: int
+    """What ``content`` costs, counted by the configured tokenizer on the final text."""
     token_budget: int
+    """The budget asked for; ``token_count`` never exceeds it."""
     entries: tuple[CuratedEntry, ...]
-    #: Relevant memories that were consulted but left out (over budget or near-duplicate).
+    """The memories shown, in the order of the block."""
     omitted: int
-    #: How many candidate memories were considered.
+    """Relevant memories that were consulted but left out (over budget or near-duplicate)."""
     sources_consulted: int
+    """How many candidate memories were considered."""
     mode: str = "query"
+    """``"query"`` or ``"orient"`` (a cold-start briefing)."""
     query: str | None = None
-    #: Every ranked candidate with its score broken down (only with ``explain=True``).
     candidates: tuple[CandidateReport, ...] = ()
+    """Every ranked candidate with its score broken down (only with ``explain=True``)."""
 
     @property
     def budget_remaining(self) -> int:
+        """Tokens of the budget the block did not use."""
         return self.token_budget - self.token_count
 
     def __str__(self) -> str:

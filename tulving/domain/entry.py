@@ -26,6 +26,21 @@ def content_hash(content: str) -> str:
 
 @attrs.frozen(eq=True, hash=False)
 class MemoryEntry:
+    """One memory as stored: an immutable value (a change is a new version).
+
+    Its fields, by group: identity and scope (``agent_id``, ``user_id``,
+    ``workspace_id``, ``scope`` and the ``partition`` it lives in); addressing and weight
+    (``key``, ``tags``, ``importance``, ``pinned``, ``confidence``); provenance
+    (``source_type``, ``source_instance``, ``model_id``, ``trust``, ``session_id``, and
+    the links ``supersedes``/``superseded_by``, ``related_to``, ``source_entry_ids``,
+    ``conflict_ids``); both time axes (event time ``valid_from``/``valid_until``,
+    transaction time ``created_at`` = ``recorded_at`` and ``expired_at``); use
+    (``last_accessed_at``, ``access_count``); archival (``archived_at``,
+    ``archive_reason``); a structured fact (``entity``, ``attribute``, ``value``); a
+    procedure's outcomes (``success_count``, ``failure_count``); and ``metadata``,
+    ``content_hash`` and ``signature``. ``is_active`` is true until it is archived.
+    """
+
     id: str
     content: str
     type: MemoryType
@@ -113,7 +128,7 @@ def _restated(entry_id: str, sources: tuple[str, ...]) -> str | None:
 
 
 class Brief(Protocol):
-    """What search's second stage reads of a candidate (an entry or an :class:`EntryBrief`)."""
+    """What search's second stage reads of a candidate (an entry or an ``EntryBrief``)."""
 
     @property
     def id(self) -> str: ...

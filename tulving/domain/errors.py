@@ -1,6 +1,6 @@
 """The error hierarchy.
 
-Every error Tulving raises on purpose derives from :class:`TulvingError`, so a caller can
+Every error Tulving raises on purpose derives from ``TulvingError``, so a caller can
 catch one base class. Names never shadow builtins (no ``MemoryError``/``IndexError``): an
 ``except MemoryError`` in user code must keep meaning "out of RAM".
 """
@@ -50,6 +50,11 @@ class LockError(StorageError):
     """Another live process holds the single-writer lock of a store."""
 
 
+class ReadOnlyError(StorageError):
+    """A Memory opened read-only (``read_only=True``) was asked to write, or cannot open
+    a store without writing to it (a schema migration it needs, a store that is not there)."""
+
+
 class VectorIndexError(TulvingError):
     """The vector index failed or does not match the embedder."""
 
@@ -66,6 +71,11 @@ class ConfigError(TulvingError):
     """Configuration is invalid: an unknown adapter name, a bad option, a missing key."""
 
 
+class ModelMismatchError(ConfigError):
+    """A read-only Memory was opened with another embedding model than the one the store
+    was embedded with: it never re-embeds (``maintenance("reembed")`` does, on purpose)."""
+
+
 class SecurityError(TulvingError):
     """A request was refused for security reasons (traversal path, bad token, policy, an
     inline secret such as an API or signing key in code or a config file)."""
@@ -79,6 +89,26 @@ class ScopeError(TulvingError):
     """The entry belongs to a tenant or scope this Memory may not see, or is another
     agent's shared entry it may not change. Not a SecurityError (seed 000): crossing a
     scope is an addressing mistake an agent can correct, not an attack to alert on."""
+
+
+class NotVisibleError(ScopeError):
+    """An id that names an entry outside this identity's partitions. In Python (the
+    store's owner, who holds the file anyway) it is a ScopeError that says so; the doors
+    a caller reaches over a wire (HTTP, MCP) answer it exactly as they answer a missing
+    id, with ``as_missing`` as the message, and audit the refusal: a token must not be
+    able to probe which ids exist in other tenants."""
+
+    def __init__(self, message: str, *, entry_id: str, as_missing: str) -> None:
+        super().__init__(message)
+        self.entry_id = entry_id
+        self.as_missing = as_missing
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_not_visible, (str(self), self.entry_id, self.as_missing))
+
+
+def _not_visible(message: str, entry_id: str, as_missing: str) -> NotVisibleError:
+    return NotVisibleError(message, entry_id=entry_id, as_missing=as_missing)
 
 
 class IntegrityError(TulvingError):

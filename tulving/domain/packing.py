@@ -85,8 +85,8 @@ class Disclosure(enum.Enum):
     FULL = "full"
     INDEX = "index"
     TRUNCATED = "truncated"
-    #: The part of a long memory that bears on the query, marked with the memory's id.
     EXCERPT = "excerpt"
+    """The part of a long memory that bears on the query, marked with the memory's id."""
 
 
 @attrs.frozen

@@ -1,11 +1,16 @@
-"""Finding personal data in text before it is stored: emails, phones, cards, IBANs.
+"""Finding personal data in text: contact details (emails, phones) and identifiers
+(card numbers, IBANs, and national ids from the installed rule set: US SSN, Canadian SIN,
+UK NHS number, Aadhaar, CPF, DNI/NIE, codice fiscale, NIR, personnummer, HETU).
 
 Precision is bought with checksums and shapes rather than loose patterns: a 16-digit
 number is a card only if it passes the Luhn check and starts like a card network's
-number; an IBAN only if its mod-97 check holds; a phone only in E.164 form (``+`` and
-country code) or the North American ``(555) 123-4567`` shape, so dates, versions, ids and
-port numbers in agent memory are left alone. ``<private>...</private>`` sections are the
-author's own explicit marking and are removed outright.
+number; an IBAN only if its mod-97 check holds; a national id only in its written shape
+and with its own check digits (python-stdnum's validators); a phone only in E.164 form
+(``+`` and country code) or the North American ``(555) 123-4567`` shape, so dates,
+versions, ids and port numbers in agent memory are left alone. Identifiers are masked at
+every door that shows text; contact details only under a ``pii`` write policy.
+``<private>...</private>`` sections are the author's own explicit marking and are removed
+outright.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import re
 
 import attrs
 
-from tulving.domain.redaction import MASK_PREFIX
+from tulving.domain import rule_sets
+from tulving.domain.detection import MASK_PREFIX, enough_digits, find_all
 
+#: Kinds found without a rule set; the rule set's identifiers add their own kinds.
 PII_KINDS = ("email", "phone", "card_number", "iban")
 
 
@@ -83,11 +90,18 @@ def _digit_count(text: str) -> int:
     return sum(c.isdigit() for c in text)
 
 
-def find_pii(text: str) -> list[PiiMatch]:
-    """Non-overlapping PII spans in ``text``, in order of position."""
+#: A card number has 13 digits or more, an IBAN more than seven: counted before scanning.
+_MAY_BE_ACCOUNT = enough_digits(8)
+
+
+def find_identifiers(text: str) -> list[PiiMatch]:
+    """Card numbers, IBANs and national ids: what identifies a person or an account."""
     found: list[PiiMatch] = []
-    for m in _EMAIL.finditer(text):
-        found.append(PiiMatch("email", m.start(), m.end()))
+    rules = rule_sets.current().identifiers
+    if rules:
+        found.extend(PiiMatch(f.kind, f.start, f.end) for f in find_all(text, rules))
+    if not _MAY_BE_ACCOUNT(text):
+        return found
     for m in _IBAN.finditer(text):
         if iban_valid(m.group(0)):
             found.append(PiiMatch("iban", m.start(), m.end()))
@@ -95,6 +109,15 @@ def find_pii(text: str) -> list[PiiMatch]:
         digits = re.sub(r"\D", "", m.group(0))
         if 13 <= len(digits) <= 19 and _card_prefix_ok(digits) and luhn_valid(digits):
             found.append(PiiMatch("card_number", m.start(), m.end()))
+    return found
+
+
+def find_pii(text: str) -> list[PiiMatch]:
+    """Non-overlapping PII spans in ``text``, in order of position."""
+    found: list[PiiMatch] = []
+    for m in _EMAIL.finditer(text):
+        found.append(PiiMatch("email", m.start(), m.end()))
+    found.extend(find_identifiers(text))
     for pattern in (_PHONE_INTL, _PHONE_NANP):
         for m in pattern.finditer(text):
             if 7 <= _digit_count(m.group(0)) <= 15:

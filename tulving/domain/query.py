@@ -68,9 +68,13 @@ class ScoredId:
 
 @attrs.frozen
 class SearchResult:
+    """One search hit: the entry, its score in [0, 1] (higher is better, comparable
+    within one result list) and the mode that found it."""
+
     entry: MemoryEntry
     score: float
-    match_type: str  # "hybrid" | "semantic" | "lexical" | "key"
+    match_type: str
+    """``"hybrid"``, ``"semantic"``, ``"lexical"`` or ``"key"``."""
 
 
 #: Archive reasons that hide an entry even from as-of (time-travel) reads.
@@ -78,7 +82,7 @@ HIDDEN_FROM_HISTORY = ("rolled_back",)
 
 
 def entry_matches(entry: MemoryEntry, flt: EntryFilter) -> bool:
-    """The reference semantics of :class:`EntryFilter`; SQL adapters must agree with it
+    """The reference semantics of ``EntryFilter``; SQL adapters must agree with it
     (the storage contract suite checks them against each other's observable results)."""
     if flt.partitions is not None and entry.partition not in flt.partitions:
         return False

@@ -1,4 +1,4 @@
-"""Records beside entries: sessions, audit log rows and durable jobs."""
+"""Records beside entries: sessions, audit log rows, durable jobs and bearer tokens."""
 
 from __future__ import annotations
 
@@ -62,3 +62,27 @@ class JobRecord:
     attempts: int = 0
     idempotency_key: str | None = None
     error: str | None = None
+    #: Who is working on the job and until when (a lease taken in one statement, see
+    #: ``JobClaims.claim_job``): a background worker leaves a job with a live lease alone.
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
+
+
+@attrs.frozen
+class TokenRecord:
+    """A bearer token of the HTTP doors as the store keeps it: never the secret, only an
+    HMAC of it with a per-token salt. ``user_id``/``workspace_id`` are the tenant the token
+    acts for (None: the server's own, for MCP tokens that predate tenancy), ``agent_id``
+    optionally pins one agent, ``read_only`` refuses writes. A revoked token keeps its row
+    (``revoked_at``), so its id can never come back."""
+
+    id: str
+    name: str
+    salt: str
+    digest: str
+    created_at: datetime
+    user_id: str | None = None
+    workspace_id: str | None = None
+    agent_id: str | None = None
+    read_only: bool = False
+    revoked_at: datetime | None = None

@@ -1,91 +1,64 @@
-"""Masking secret-shaped text before it is stored or shown.
+"""Masking secrets and personal identifiers before text is stored or shown.
+
+Two kinds of evidence count, and nothing else:
+
+- **the format of a known credential or identifier**, from maintained rule sets loaded
+  as data (``rule_sets``): detect-secrets' plugins (Stripe, Slack, AWS, GitHub, GitLab,
+  Azure, Twilio, npm, JWT, private keys, ...; Tulving adds a few it lacks, such as Hugging
+  Face and Anthropic keys, through the same plugin interface) and python-stdnum's
+  validators for national ids (US SSN, ...), plus card numbers and IBANs by their check
+  digits (``pii``);
+- **context** that Tulving's own rules read here: a PEM private-key block, a password in
+  a URL, a ``Bearer``/``Basic`` authorization, and an assignment to a credential-named key
+  (``password=...``, ``"api_key": "..."``) whose value is not code.
 
 Precision matters as much as recall: memories are full of prose and code that mention
 keys, tokens and passwords without containing one ("the token budget is 2000", "primary
-key: user_id", ``password = request.form["password"]``). So only two kinds of evidence
-count: the shape of a known credential format (``sk-``, ``AKIA``, ``ghp_``, ``xoxb-``,
-``AIza``, JWTs, PEM private keys, URL userinfo, ``Bearer``), or an assignment to a
-credential-named key (``password=...``, ``"api_key": "..."``) whose value is not code.
-There is deliberately no generic "high-entropy string" rule: hashes, UUIDs and ids are
-everywhere in agent memory and are not secrets. A masked value becomes
-``[REDACTED:<kind>]``; the key name and the surrounding text are kept.
+key: user_id", ``password = request.form["password"]``), and of hashes, UUIDs and ids,
+which are not secrets: there is deliberately no "high-entropy string" rule. A masked value
+becomes ``[REDACTED:<kind>]``; the key name and the surrounding text are kept. The corpus
+in ``tests/fixtures/secrets_corpus`` and ``benchmarks/redaction.py`` measure both.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-import attrs
-
+from tulving.domain import rule_sets
+from tulving.domain.detection import (
+    MASK_PREFIX,
+    Finding,
+    Rule,
+    RuleBook,
+    apply_masks,
+    mask,
+    merge,
+    regex_finder,
+)
 from tulving.domain.errors import ValidationError
+from tulving.domain.pii import find_identifiers
 
-MASK_PREFIX = "[REDACTED:"
+__all__ = ["MASK_PREFIX", "find_secrets", "map_strings", "redact", "redact_secrets",
+           "redact_stored", "redact_with_count", "sensitive_key_kind"]
 
 
 def _mask(kind: str) -> str:
-    return f"{MASK_PREFIX}{kind}]"
+    return mask(kind)
 
 
-@attrs.frozen
-class _Rule:
-    kind: str
-    pattern: re.Pattern[str]
-    #: Name of the group to mask; None masks the whole match.
-    group: str | None = None
-
-
-_TOKEN_CHARS = r"[A-Za-z0-9_\-]"
-_HAS_DIGIT = r"(?=[A-Za-z0-9_\-]*[0-9])"
-_HAS_LETTER = r"(?=[A-Za-z0-9_\-]*[A-Za-z])"
-
-_RULES: tuple[_Rule, ...] = (
-    _Rule(
-        "private_key",
-        re.compile(
-            r"-----BEGIN (?P<label>[A-Z0-9 ]*)PRIVATE KEY-----.*?"
-            r"(?:-----END (?P=label)PRIVATE KEY-----|\Z)",
-            re.DOTALL,
-        ),
-    ),
-    _Rule(
-        "url_password",
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s/@]+)@"),
-        "secret",
-    ),
-    _Rule(
-        "anthropic_key",
-        re.compile(rf"\bsk-ant-{_HAS_DIGIT}{_TOKEN_CHARS}{{20,}}"),
-    ),
-    _Rule(
-        "openai_key",
-        re.compile(
-            rf"\bsk-(?:proj-|svcacct-|admin-)?{_HAS_DIGIT}{_HAS_LETTER}{_TOKEN_CHARS}{{20,}}"
-        ),
-    ),
-    _Rule("aws_access_key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
-    _Rule(
-        "github_token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-    ),
-    _Rule("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
-    _Rule("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
-    _Rule(
-        "jwt",
-        re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
-    ),
-    _Rule(
-        "bearer_token",
-        re.compile(r"\bBearer\s+(?P<secret>(?=[A-Za-z0-9\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,}=*)"),
-        "secret",
-    ),
-    _Rule(
-        "basic_auth",
-        re.compile(r"(?i:authorization)\s*[:=]\s*Basic\s+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"),
-        "secret",
-    ),
+_PEM = re.compile(
+    r"-----BEGIN (?P<label>[A-Z0-9 ]*)PRIVATE KEY-----.*?"
+    r"(?:-----END (?P=label)PRIVATE KEY-----|\Z)",
+    re.DOTALL,
 )
+_URL_PASSWORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s/@]+)@")
+_BEARER = re.compile(
+    r"\bBearer\s+(?P<secret>(?=[A-Za-z0-9\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,}=*)")
+_BASIC = re.compile(
+    r"(?i:authorization)\s*[:=]\s*Basic\s+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})")
 
 # key=value / key: value with a credential-named key. The key may carry a prefix
 # (db_password, AWS_SECRET_ACCESS_KEY) and quotes ("api_key": "...").
@@ -119,26 +92,27 @@ _REFERENCE = re.compile(
 _PROSE_CONTINUES = re.compile(r" [a-z]+\b")
 
 
-def _assignment_replacement(match: re.Match[str], counter: list[int]) -> str:
-    text = match.group(0)
+def _assignment_span(match: re.Match[str], counter: list[int]) -> tuple[int, int, str] | None:
+    """The value span of a credential assignment, and its kind; None when the value is
+    code, a placeholder, a reference or prose."""
     value = match.group("quoted") if match.group("quote") else match.group("bare")
-    if value is None or not value.strip() or value.startswith(MASK_PREFIX):
-        return text
+    if value is None or not value.strip() or value.startswith((MASK_PREFIX, "=")):
+        return None  # nothing, already masked, or a comparison (password == other)
     lowered = value.casefold()
     if lowered in _NOT_A_SECRET or _REFERENCE.match(value):
-        return text
+        return None
     bare = match.group("bare")
     if bare is not None:
         following = match.string[match.end() : match.end() + 1]
         if following in ("(", "["):  # a call or subscript: code, not a literal
-            return text
+            return None
         key_name = re.split(r"[.\-]", match.group("key").strip("\"'").casefold())[-1]
         if lowered == key_name or lowered.endswith("_" + key_name):  # password=password
-            return text
+            return None
         if value.isalpha() and _PROSE_CONTINUES.match(match.string, match.end()):
-            return text  # prose: "the secret: we ship on friday"
+            return None  # prose: "the secret: we ship on friday"
     if match.group("weak") is not None and not _looks_like_credential(value):
-        return text
+        return None
     if "secret" in match.group("key").casefold():
         kind = "secret"
     elif match.group("strong"):
@@ -149,8 +123,7 @@ def _assignment_replacement(match: re.Match[str], counter: list[int]) -> str:
     if bare is not None and "&" in bare and match.string[match.start() - 1 : match.start()] in "?&":
         end = start + bare.index("&")  # a URL query: the value ends at the next parameter
     counter[0] += 1
-    offset = match.start()
-    return text[: start - offset] + _mask(kind) + text[end - offset :]
+    return start, end, kind
 
 
 def _looks_like_credential(value: str) -> bool:
@@ -161,62 +134,115 @@ def _looks_like_credential(value: str) -> bool:
     return not (value.isalpha() and value.islower())
 
 
-def _rule_replacer(rule: _Rule, counter: list[int]) -> Callable[[re.Match[str]], str]:
-    def replace(match: re.Match[str]) -> str:
-        if match.group(rule.group or 0).startswith(MASK_PREFIX):
-            return match.group(0)  # already masked: keep redaction idempotent
-        counter[0] += 1
-        if rule.group is None:
-            return _mask(rule.kind)
-        start, end = match.span(rule.group)
-        offset = match.start()
-        whole = match.group(0)
-        return whole[: start - offset] + _mask(rule.kind) + whole[end - offset :]
-
-    return replace
+def _assignments(text: str) -> Iterable[tuple[int, int, str]]:
+    counter = [0]
+    for match in _ASSIGNMENT.finditer(text):
+        span = _assignment_span(match, counter)
+        if span is not None:
+            yield span
 
 
-#: Literal fragments (lower case) at least one of which every rule above needs: text
-#: without any of them cannot hold a secret, and skipping the dozen rule scans keeps
-#: curation fast. Substring tests on the lower-cased text are several times faster than
-#: one case-insensitive alternation (measured: about 2 µs against 24 µs a memory).
-_MAYBE_SECRET = (
-    "begin", "://", "sk-", "akia", "asia", "abia", "acca", "ghp_", "gho_", "ghu_", "ghs_",
-    "ghr_", "github_pat_", "xox", "aiza", "eyj", "bearer", "authorization", "pass", "pwd",
-    "secret", "key", "token", "credential",
-)  # fmt: skip
+#: Tulving's own context rules (see the module docstring); whole spans as matched.
+CONTEXT_RULES: tuple[Rule, ...] = (
+    Rule("private_key", regex_finder(_PEM), triggers=("BEGIN",), whole_token=False),
+    Rule("url_password", regex_finder(_URL_PASSWORD, "secret"), triggers=("://",),
+         whole_token=False),
+    Rule("bearer_token", regex_finder(_BEARER, "secret"), triggers=("Bearer",),
+         whole_token=False),
+    Rule("basic_auth", regex_finder(_BASIC, "secret"), itriggers=("authorization",),
+         whole_token=False),
+    Rule("password", _assignments,
+         itriggers=("pass", "pwd", "secret", "key", "token", "credential"), whole_token=False),
+)
 
 
-#: Above this length a multi-line text is redacted line by line (see redact_with_count).
+_books: dict[int, tuple[rule_sets.RuleSets, RuleBook]] = {}
+
+
+def _book() -> RuleBook:
+    """The credential rules compiled once per installed rule set: the rule set first
+    (where both find the same value, its kind names it), then the context rules."""
+    sets = rule_sets.current()
+    cached = _books.get(id(sets))
+    if cached is None or cached[0] is not sets:
+        cached = (sets, RuleBook((*sets.secrets, *CONTEXT_RULES)))
+        _books.clear()
+        _books[id(sets)] = cached
+        _cached.cache_clear()
+    return cached[1]
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Credential spans: Tulving's context rules and the installed credential rule set."""
+    return _book().find(text)
+
+
+def _check(text: object) -> str:
+    if not isinstance(text, str):
+        raise ValidationError(f"redact() needs a str, got {type(text).__name__}")
+    return text
+
+
+#: Above this length a multi-line text is scanned line by line (see ``_by_line``).
 _LINEWISE_FROM = 1024
 
 
-def _may_hold_secret(text: str) -> bool:
-    return any(map(text.lower().__contains__, _MAYBE_SECRET))
+def _by_line(text: str, scan: Callable[[str], list[Finding]]) -> list[Finding]:
+    """``scan`` over a long multi-line text (a curated block, a transcript) one line at a
+    time: each line runs only the rules its own triggers call for, where the whole text
+    would run nearly all. Every rule stays within a line except the PEM block's, so a text
+    with "BEGIN" in it is scanned whole."""
+    if len(text) <= _LINEWISE_FROM or "\n" not in text or "BEGIN" in text:
+        return scan(text)
+    found: list[Finding] = []
+    offset = 0
+    for line in text.split("\n"):
+        if line:
+            found.extend(Finding(f.kind, f.start + offset, f.end + offset) for f in scan(line))
+        offset += len(line) + 1
+    return found
+
+
+def _identifiers(text: str) -> list[Finding]:
+    return [Finding(p.kind, p.start, p.end) for p in find_identifiers(text)]
+
+
+def _shown(text: str) -> list[Finding]:
+    found = find_secrets(text)
+    identifiers = _identifiers(text)
+    return merge([*found, *identifiers]) if identifiers else found
+
+
+def redact_secrets(text: str) -> tuple[str, int]:
+    """``text`` with credentials masked (not personal identifiers), and how many: what a
+    ``secrets="redact"`` write policy stores."""
+    found = _by_line(_check(text), find_secrets)
+    return apply_masks(text, found), len(found)
 
 
 def redact_with_count(text: str) -> tuple[str, int]:
-    """``text`` with secrets masked, and how many were masked. Idempotent."""
-    if not isinstance(text, str):
-        raise ValidationError(f"redact() needs a str, got {type(text).__name__}")
-    if not _may_hold_secret(text):
-        return text, 0
-    if len(text) > _LINEWISE_FROM and "\n" in text and "begin" not in text.lower():
-        # A long multi-line text (a curated block, a transcript): every rule but the PEM
-        # one stays within a line, so lines without a trigger word skip the scans
-        # (measured on a 6.7 kB curated block: about 2 ms down to a fraction of it).
-        total = 0
-        lines = []
-        for line in text.split("\n"):
-            masked, count = redact_with_count(line)
-            lines.append(masked)
-            total += count
-        return "\n".join(lines), total
-    counter = [0]
-    for rule in _RULES:
-        text = rule.pattern.sub(_rule_replacer(rule, counter), text)
-    text = _ASSIGNMENT.sub(lambda match: _assignment_replacement(match, counter), text)
-    return text, counter[0]
+    """``text`` as every door shows it: credentials and personal identifiers (national
+    ids, card numbers, IBANs) masked; and how many were masked. Idempotent. Contact
+    details (emails, phone numbers) are left to the ``pii`` write policy: remembering how
+    to reach someone is what a memory is for.
+
+    The same memories are shown again and again (curation ranks a pool of them for every
+    query), so results for texts up to ``_CACHED_UP_TO`` characters are kept (a pure
+    function of the text while the rule sets stay the same; cleared when they change)."""
+    _check(text)
+    if len(text) <= _CACHED_UP_TO:
+        _book()  # rebuilds, and clears the cache, if the rule sets changed
+        return _cached(text)
+    return _redact_uncached(text)
+
+
+def _redact_uncached(text: str) -> tuple[str, int]:
+    found = _by_line(text, _shown)
+    return apply_masks(text, found), len(found)
+
+
+_CACHED_UP_TO = 2048
+_cached = functools.lru_cache(maxsize=8192)(_redact_uncached)
 
 
 def redact(text: str) -> str:

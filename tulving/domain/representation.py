@@ -1,12 +1,30 @@
 """What an entry's vector stands for: its content, read in the context it was written in.
 
 A turn like "Yes, it took me two years!" means nothing alone; the two turns written just
-before it say what took two years. Embedding each memory together with a short window of
-what was written just before it in the same event (contextual retrieval, here without an
-LLM) lets the dense engine find it by what it is about. The stored content never changes:
-only the vector does, and it stays anchored in the memory's own words: the application
-adds the plain vector to the contextual one (the contextual vector alone measured lower
-on LoCoMo; :mod:`tulving.application.plumbing.representation`).
+before it say what took two years. Each memory's vector therefore leans toward the turns
+written just before it in the same event (the same partition and event time): it is the
+unit-length sum of its own vector and ``context_weight`` times each of theirs
+(:func:`tulving.application.plumbing.representation.mix`): 0.3 for a memory of up to
+``CONTEXT_CHARS`` characters, less in proportion for a longer one, which stands on its
+own words. The stored content never changes, only the vector.
+
+Why a sum of vectors the model has already computed, and not a second model pass over the
+context and the memory together (rule 2, until issue 35): the second pass read the memory
+again with up to 600 characters before it, so short turns cost about four times the
+model's own embedding (LoCoMo ingest 0.24x the raw model, long texts 0.41x), for recall
+the mix keeps within a point on LoCoMo (hybrid R@5 / R@10 / greedy cov@1000, tune | hold:
+second pass 68.4/77.9/85.8 | 67.8/74.1/81.9, this mix 67.8/78.1/85.8 | 67.3/73.8/81.0;
+``curate()`` at 1,000 tokens 85.3 | 81.3 against 84.6 | 80.6). Weights 0.4, 0.5, (0.4,
+0.2) and a window of 3 measured no better on the tuning half.
+
+Why less for a long memory: its neighbours are long too, and 0.3 of each of two whole
+neighbours pulled a long memory's vector toward their topics. Rule 2 read only the 600
+characters before a memory (a long memory's own windows outweighed them in proportion);
+scaling the weight by ``CONTEXT_CHARS / length`` does the same. LoCoMo with 10 turns a
+memory (hybrid R@5 / R@10 / cov@1000, tune | hold): the flat 0.3 84.0/89.4/74.4 |
+83.6/89.2/70.8, scaled 84.3/89.6/74.7 | 83.8/89.8/72.4, rule 2 83.8/89.5/73.7 |
+83.3/89.7/73.0; scaling the neighbours' share by their own length too measured no better
+(84.3/89.2/74.2 | 83.6/89.9/72.3). LoCoMo's turns (at most 459 characters) are untouched.
 
 Only the dense side reads context: indexing the same window lexically measured no better
 and lowered multi-hop and open-domain recall (many shared words, little new meaning).
@@ -14,37 +32,26 @@ and lowered multi-hop and open-domain recall (many shared words, little new mean
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from tulving.domain.errors import ConfigError
 
-#: Entries written just before an entry (same partition, same event time) whose text is
-#: read with it. 2 measured best on LoCoMo's tuning half (1 and 3 were worse than 2);
-#: 0 turns the idea off.
+#: Entries written just before an entry (same partition, same event time) whose vectors
+#: are mixed into its own. 2 measured best on LoCoMo's tuning half (1 and 3 were worse
+#: than 2, with the second pass and with the mix alike); 0 turns the idea off.
 CONTEXT_WINDOW = 2
 MAX_CONTEXT_WINDOW = 8
-
-
-#: At most this many characters of context (about 150 tokens) are read with a memory: the
-#: end of what came before, nearest to it. Without a bound, a long entry before it (a long
-#: assistant answer) filled the model's 256-token window and the memory's own words were
-#: cut off, so its vector stood for its neighbour: with 5 LoCoMo turns a memory, dense R@5
-#: fell from 53.2 (no context) to 46.6. 600 was chosen on the tuning half of that 5-turn
-#: variant among 300, 600, 1000 and no bound (R@5 57.1, 60.3, 55.7, 55.4); the held-out
-#: half and the 10- and 20-turn variants agree or are level within 1.3 points. Turns of
-#: ordinary length are untouched (two LoCoMo turns are ~300 characters).
+#: How much of each predecessor's vector is added to a memory's own (see the docstring).
+CONTEXT_WEIGHT = 0.3
+#: Up to this length (characters) a memory takes the full ``CONTEXT_WEIGHT``; a longer one
+#: takes it in proportion (``CONTEXT_CHARS / length``).
 CONTEXT_CHARS = 600
 
 
-def contextual_text(before: Sequence[str], content: str) -> str:
-    """The text embedded for a memory with context: the last ``CONTEXT_CHARS`` characters
-    of what came before (cut at a word boundary), then the memory."""
-    context = " ".join(before)
-    if len(context) > CONTEXT_CHARS:
-        tail = context[-CONTEXT_CHARS:]
-        space = tail.find(" ")
-        context = tail[space + 1 :] if 0 <= space < len(tail) - 1 else tail
-    return f"{context} {content}" if context else content
+def context_weight(length: int) -> float:
+    """The share of each predecessor's vector in the vector of a memory ``length``
+    characters long (0 or unknown: the full weight)."""
+    if length <= CONTEXT_CHARS:
+        return CONTEXT_WEIGHT
+    return CONTEXT_WEIGHT * CONTEXT_CHARS / length
 
 
 def parse_writing(options: object) -> int:

@@ -14,6 +14,9 @@ from tulving.domain.errors import UnknownTypeError, ValidationError
 
 
 class CognitiveKind(enum.Enum):
+    """The kind of memory a type is (after Tulving's own distinction): semantic facts,
+    episodic events, procedural know-how."""
+
     SEMANTIC = "semantic"
     EPISODIC = "episodic"
     PROCEDURAL = "procedural"
@@ -38,14 +41,17 @@ class MemoryType(enum.Enum):
 
     @property
     def cognitive_kind(self) -> CognitiveKind:
+        """Semantic, episodic or procedural (the Memory types table)."""
         return _KIND[self]
 
     @property
     def decays(self) -> bool:
+        """False for DECISION, whose importance never decays."""
         return math.isfinite(self.half_life_hours)
 
     @classmethod
     def parse(cls, value: object) -> MemoryType:
+        """The member for ``value`` (a member or its exact name), else UnknownTypeError."""
         if isinstance(value, MemoryType):
             return value
         if isinstance(value, str) and value in cls.__members__:
@@ -96,6 +102,7 @@ class Scope(enum.Enum):
 
     @classmethod
     def parse(cls, value: object) -> Scope:
+        """The member for ``value`` (a member or its value), else ValidationError."""
         if isinstance(value, Scope):
             return value
         if isinstance(value, str):
@@ -123,10 +130,12 @@ class SourceType(enum.Enum):
 
     @property
     def default_trust(self) -> float:
+        """The trust in [0, 1] an entry from this source gets unless it says otherwise."""
         return _DEFAULT_TRUST[self]
 
     @classmethod
     def parse(cls, value: object) -> SourceType:
+        """The member for ``value`` (a member or its value), else ValidationError."""
         if isinstance(value, SourceType):
             return value
         if isinstance(value, str):

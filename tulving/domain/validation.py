@@ -1,6 +1,6 @@
 """Input rules for writes. Every check raises a typed error before anything is written.
 
-Limits (documented in the README):
+Limits (documented in ``docs/library/input-rules.md``):
 - content: a non-empty ``str`` of at most ``MAX_CONTENT_CHARS`` characters;
 - key: ``KEY_PATTERN`` — starts with a letter or digit, then letters, digits and
   ``. _ : / -``, at most 200 characters, no empty path segment and no ``..``;
@@ -22,6 +22,41 @@ MAX_TAGS = 32
 MAX_TAG_CHARS = 64
 MAX_METADATA_BYTES = 64_000
 KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,199}")
+
+
+def first_invalid_text(value: object, where: str = "", depth: int = 0) -> str | None:
+    """Where in ``value`` (a str, or JSON-like lists, tuples and dicts of them, keys
+    included) a string is not valid Unicode, i.e. holds a lone surrogate such as
+    ``"\\ud800"`` that no UTF-8 store, index or wire can carry; None when all are valid."""
+    if isinstance(value, str):
+        if value.isascii():
+            return None
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"{where or 'the text'} (a lone surrogate at position {exc.start})"
+        return None
+    if depth > 64:
+        return None  # deeper structures are refused by their own checks (metadata size)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = (first_invalid_text(key, f"{where}[key]", depth + 1)
+                     or first_invalid_text(item, f"{where}[{key!r}]", depth + 1))
+            if found:
+                return found
+    elif isinstance(value, list | tuple | set | frozenset):
+        for i, item in enumerate(value):
+            found = first_invalid_text(item, f"{where}[{i}]", depth + 1)
+            if found:
+                return found
+    return None
+
+
+def check_unicode(label: str, value: object) -> None:
+    """ValidationError if any string in ``value`` is not valid Unicode (see above)."""
+    found = first_invalid_text(value, label)
+    if found is not None:
+        raise ValidationError(f"{found} is not valid Unicode text")
 
 
 def check_content(content: object, *, max_chars: int = MAX_CONTENT_CHARS) -> str:

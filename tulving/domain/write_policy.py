@@ -3,8 +3,9 @@
 Configured per Memory with ``Memory(..., policy={...})``; every key is optional:
 
 - ``pii``: ``"allow"`` (default), ``"redact"`` or ``"reject"`` for emails, phone
-  numbers, card numbers (Luhn-checked) and IBANs (mod-97-checked);
-- ``secrets``: the same modes for credential shapes (see :mod:`redaction`). Default
+  numbers, card numbers (Luhn-checked), IBANs (mod-97-checked) and national ids (checked
+  by python-stdnum: see ``pii``);
+- ``secrets``: the same modes for credential shapes (see ``redaction``). Default
   ``"allow"``: secrets are masked on the way *out* (exports, MCP, curated text) so the
   owner can still ``get()`` them raw; ``"redact"`` masks them before storage;
 - ``max_chars``: a content size limit below the global one;
@@ -34,7 +35,7 @@ from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import ConfigError, PolicyViolation, ScopeError, SecurityError
 from tulving.domain.injection import needs_review
 from tulving.domain.pii import redact_pii, strip_private
-from tulving.domain.redaction import map_strings, redact_with_count
+from tulving.domain.redaction import map_strings, redact_secrets
 from tulving.domain.types import ReviewStatus, Scope
 
 MODES = ("allow", "redact", "reject")
@@ -45,6 +46,16 @@ DEFAULT_SIGNING_ENV = "TULVING_SIGNING_KEY"
 
 @attrs.frozen
 class WritePolicy:
+    """What a Memory accepts on the way in (``Memory(..., policy={...})``; a mapping of
+    these names is parsed into one, unknown names refused): ``pii`` and ``secrets`` are
+    ``"allow"``, ``"redact"`` or ``"reject"``; ``max_chars`` caps content;
+    ``forbidden_categories`` refuses content of those categories; ``<private>`` sections
+    are stripped (``strip_private``); low-trust text that looks like a prompt injection
+    waits for review (``review_injections``); ``signing`` signs entries with the key in
+    ``signing_key_env``; ``audit_reads`` records reads in the audit chain;
+    ``shared_writes`` says who may change an entry in a shared scope (``"owner"`` or
+    ``"any_agent"``)."""
+
     pii: str = "allow"
     secrets: str = "allow"
     max_chars: int | None = None
@@ -211,7 +222,7 @@ def screen_text(text: str, policy: WritePolicy, notes: dict[str, Any]) -> str:
             text = masked
             notes["pii_redacted"] = sorted(set(notes.get("pii_redacted", ())) | set(kinds))
     if policy.secrets != "allow":
-        masked, count = redact_with_count(text)
+        masked, count = redact_secrets(text)
         if count:
             if policy.secrets == "reject":
                 raise PolicyViolation(

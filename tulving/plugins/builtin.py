@@ -28,6 +28,8 @@ def tulving_register_adapters(registry: Any) -> None:
     add("vectors", "hnsw", f"{_A}.vectors.hnsw:create", extra="hnsw",
         requires=("hnswlib",),
         description="hnswlib ANN index cached beside the database")
+    add("vectors", "usearch", f"{_A}.vectors.usearch_index:create", extra="usearch",
+        description="usearch ANN index, int8, memory-mapped from a file beside the database")
     add("vectors", "exact", f"{_A}.vectors.exact:create",
         description="numpy brute force; exact; best below ~20k entries")
     add("vectors", "pgvector", f"{_A}.vectors.pgvector:create", extra="postgres",

@@ -57,6 +57,9 @@ class AdapterContext:
     #: The store's :class:`~tulving.domain.encryption_key.EncryptionKey`, or None: adapters
     #: that write files (SQLite, the hnsw cache) encrypt them with it.
     encryption: Any = None
+    #: ``Memory(..., read_only=True)``: adapters that write files open beside a writer in
+    #: another process and write nothing (an adapter that cannot may refuse).
+    read_only: bool = False
 
 
 class Registry:

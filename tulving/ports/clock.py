@@ -8,6 +8,9 @@ from typing import Protocol, runtime_checkable
 
 @runtime_checkable
 class Clock(Protocol):
+    """The time every decision reads (decay, recency, sessions, audit): ``system`` in
+    production, ``manual`` in tests."""
+
     def now(self) -> datetime:
         """The current time as an aware UTC datetime; never goes backwards within a run."""
         ...

@@ -14,6 +14,8 @@ import attrs
 
 @attrs.frozen
 class LLMReply:
+    """One completion: its text and what it cost (counted into ``stats()["llm"]``)."""
+
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -22,6 +24,9 @@ class LLMReply:
 
 @runtime_checkable
 class LLM(Protocol):
+    """A chat model for summaries, extraction, merges and query expansion. Optional:
+    every caller has a deterministic path for when it is absent or fails."""
+
     model_id: str
 
     def complete(

@@ -1,7 +1,7 @@
 """Storage port: the source of truth for entries, their vectors, sessions, audit and jobs.
 
 Split into small protocols by concern so a reader sees each contract at once; an adapter
-implements :class:`Storage`, their union. Invariants (checked by
+implements ``Storage``, their union. Invariants (checked by
 ``contract_tests.storage``):
 
 - ``write`` with a key atomically archives the active entry holding that key in the same
@@ -32,7 +32,13 @@ import attrs
 
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import EntryFilter, ScoredId
-from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
+from tulving.domain.records import (
+    AuditDraft,
+    AuditRecord,
+    JobRecord,
+    SessionRecord,
+    TokenRecord,
+)
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
 
@@ -43,19 +49,22 @@ class StorageCapabilities:
 
     persistent: bool = True
     multi_process_writers: bool = False
-    #: The vectors live in the same engine and a native vector adapter can index them.
     native_vectors: bool = False
-    #: Reads from several threads run at the same time (not one after another behind a
-    #: lock); a read from a thread other than one with an open transaction sees the last
-    #: committed state. Hybrid search then runs its lexical query beside the vector query.
+    """The vectors live in the same engine and a native vector adapter can index them."""
     concurrent_reads: bool = False
-    #: Everything the adapter writes to disk is encrypted with the Memory's key
-    #: (``Memory(..., encryption=...)``); a Memory given a key refuses an adapter without it.
+    """Reads from several threads run at the same time (not one after another behind a
+    lock); a read from a thread other than one with an open transaction sees the last
+    committed state. Hybrid search then runs its lexical query beside the vector query."""
     encrypted_at_rest: bool = False
+    """Everything the adapter writes to disk is encrypted with the Memory's key
+    (``Memory(..., encryption=...)``); a Memory given a key refuses an adapter without it."""
 
 
 @attrs.frozen
 class WriteOutcome:
+    """What one ``write`` did: the entry as stored, and the entry it superseded (archived
+    with reason ``superseded`` and linked both ways) when its key was already held."""
+
     entry: MemoryEntry
     superseded: MemoryEntry | None = None
 
@@ -71,6 +80,9 @@ class Archival:
 
 
 class EntryStore(Protocol):
+    """Entries: writes with supersede by key, reads by id, key and filter, archival and
+    deletion, full-text search and access statistics."""
+
     def write(self, entry: MemoryEntry, embedding: Vectors | None = None) -> WriteOutcome:
         """Insert ``entry`` (superseding its key, see module doc) and its vector."""
         ...
@@ -112,7 +124,9 @@ class EntryStore(Protocol):
         """Entries matching ``flt`` ordered by creation time (id order)."""
         ...
 
-    def count(self, flt: EntryFilter) -> int: ...
+    def count(self, flt: EntryFilter) -> int:
+        """How many entries match ``flt`` (the same entries ``query`` would return)."""
+        ...
 
     def ids_matching(self, flt: EntryFilter) -> set[str]:
         """Ids matching ``flt`` (cheap allow-lists for filtered vector search)."""
@@ -157,11 +171,17 @@ class EntryStore(Protocol):
         """
         ...
 
-    def tag_counts(self, flt: EntryFilter) -> dict[str, int]: ...
+    def tag_counts(self, flt: EntryFilter) -> dict[str, int]:
+        """Each tag of the entries matching ``flt`` with how many of them carry it."""
+        ...
 
 
 class VectorStore(Protocol):
-    def vectors_for(self, entry_ids: Sequence[str]) -> dict[str, Vectors]: ...
+    """The stored vectors: the source of truth any vector index is rebuilt from."""
+
+    def vectors_for(self, entry_ids: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vector of each id that has one (ids without a vector are left out)."""
+        ...
 
     def iter_vectors(self, flt: EntryFilter, batch: int = 1000) -> Iterator[tuple[str, Vectors]]:
         """(id, vector) of matching entries that have a vector, in id order."""
@@ -181,22 +201,37 @@ class VectorStore(Protocol):
 
 
 class MetaStore(Protocol):
-    def get_meta(self, name: str) -> str | None: ...
+    """Named values about the store itself (the embedding model and its dimension, how
+    the vectors were built), read at startup to refuse mixing vector spaces."""
 
-    def set_meta(self, name: str, value: str) -> None: ...
+    def get_meta(self, name: str) -> str | None:
+        """The value stored under ``name``, or None if there is none."""
+        ...
+
+    def set_meta(self, name: str, value: str) -> None:
+        """Store ``value`` under ``name``, replacing what was there."""
+        ...
 
 
 class SessionStore(Protocol):
+    """Sessions: an agent's explicit and implicit working sessions, per tenant."""
+
     def put_session(self, session: SessionRecord) -> None:
         """Insert or replace a session by id."""
         ...
 
-    def get_session(self, session_id: str) -> SessionRecord | None: ...
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        """The session with this id, ended or not, or None."""
+        ...
 
-    def open_sessions(self, agent_id: str, tenant: str) -> list[SessionRecord]: ...
+    def open_sessions(self, agent_id: str, tenant: str) -> list[SessionRecord]:
+        """This agent's sessions in this tenant that have not ended, oldest first."""
+        ...
 
 
 class AuditLog(Protocol):
+    """The audit trail: content-free records, hash-chained per tenant."""
+
     def append_audit(self, drafts: Sequence[AuditDraft]) -> list[AuditRecord]:
         """Append records, each chained to the previous record of its tenant, atomically."""
         ...
@@ -210,29 +245,258 @@ class AuditLog(Protocol):
 
 
 class JobQueue(Protocol):
+    """Background work that must survive a crash (``remember(..., wait=False)``)."""
+
     def enqueue(self, job: JobRecord) -> JobRecord:
         """Persist a job; with an idempotency key already queued, return the existing one."""
         ...
 
-    def pending_jobs(self, kind: str | None = None) -> list[JobRecord]: ...
+    def pending_jobs(self, kind: str | None = None) -> list[JobRecord]:
+        """Jobs not finished yet (of one ``kind``, or all), oldest first."""
+        ...
 
-    def finish_job(self, job_id: str, *, error: str | None = None) -> None: ...
+    def finish_job(self, job_id: str, *, error: str | None = None) -> None:
+        """Mark a job done, or failed with ``error``; an unknown id is a no-op."""
+        ...
+
+
+DELTA_PENDING = "pending"
+"""A plain delta, not merged into the server's store yet."""
+DELTA_MERGED = "merged"
+"""A plain delta, merged into the server's store."""
+DELTA_STORED = "stored"
+"""An end to end encrypted delta: kept for devices, never merged (the server has no key)."""
+DELTA_QUARANTINED = "quarantined"
+"""A delta the server could not merge: kept with a reason, never handed to devices."""
+DELTA_STATES = (DELTA_PENDING, DELTA_MERGED, DELTA_STORED, DELTA_QUARANTINED)
+"""The states of a delta in a tenant's sync log (``SyncLog``)."""
+DEVICE_PATTERN = r"[0-9a-f]{1,64}"
+"""A sync device name: 1 to 64 lowercase hex characters, the whole string (a full match:
+``re.fullmatch``, so a trailing newline is refused, not slipped through by ``$``)."""
+
+
+@attrs.frozen
+class SyncDelta:
+    """One delta of a tenant's sync log; its bytes are read with ``SyncLog.sync_read``."""
+
+    seq: int
+    device: str
+    delta_id: str
+    """The sha256 of the bytes, hex: a push retried by the same device is the same delta."""
+    size: int
+    e2e: bool
+    pushed_at: datetime
+    state: str
+    reason: str | None = None
+    """Why a quarantined delta was not merged (readable by the tenant), else None."""
 
 
 @runtime_checkable
-class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQueue, Protocol):
+class SyncLog(Protocol):
+    """The server's side of sync, kept in the store so every replica over one database
+    sees one log (``tulving.application.portability.sync_service`` drives it).
+
+    Per tenant: an append-only log of deltas with sequence numbers 1, 2, 3, ... assigned
+    in the database (concurrent appends get distinct numbers, visible in number order:
+    a reader never sees delta n+1 before delta n); the merge watermark (every delta at or
+    below it is settled: merged, stored or quarantined); one merger at a time
+    (``sync_merger``). Invariants (checked by ``contract_tests.sync_log``):
+
+    - ``sync_append`` is idempotent per (tenant, device, delta id): the same bytes pushed
+      again by one device return the first delta and ``False``;
+    - a device name that is not a full match of ``DEVICE_PATTERN`` is a ValidationError
+      and nothing is written;
+    - an append or a settle inside a transaction that rolls back leaves no trace;
+    - tenants never see each other's deltas, numbers or watermarks.
+    """
+
+    def sync_append(self, tenant: str, device: str, data: bytes, *, e2e: bool,
+                    at: datetime) -> tuple[SyncDelta, bool]:
+        """Append ``data`` as the tenant's next delta (state ``pending``, or ``stored``
+        when ``e2e``), or return the delta this device already pushed with these bytes
+        and False."""
+        ...
+
+    def sync_find(self, tenant: str, device: str, delta_id: str) -> SyncDelta | None:
+        """The delta this device pushed with this id (sha256 of the bytes), if any."""
+        ...
+
+    def sync_deltas(self, tenant: str, after: int, limit: int, *, upto: int | None = None,
+                    states: Sequence[str] | None = None,
+                    device: str | None = None) -> list[SyncDelta]:
+        """Deltas with ``after < seq <= upto`` (no upper bound when None), oldest first,
+        at most ``limit``; only those in ``states`` and of ``device`` when given."""
+        ...
+
+    def sync_read(self, tenant: str, seq: int) -> bytes | None:
+        """The bytes of delta ``seq`` of this tenant (None when it has no such delta)."""
+        ...
+
+    def sync_last(self, tenant: str) -> int:
+        """The highest sequence number of the tenant's log (0 when empty)."""
+        ...
+
+    def sync_watermark(self, tenant: str) -> int:
+        """The merge watermark of the tenant (0 when nothing is settled)."""
+        ...
+
+    def sync_merger(self, tenant: str) -> AbstractContextManager[int]:
+        """Be the tenant's only merger for the ``with`` block (across transactions) and
+        get the watermark as it stands once the claim is held. Another claim of the same
+        tenant (another thread, process or machine) waits until the block ends.
+        PostgreSQL holds a session advisory lock on a connection of its own; a store with
+        one writer process (SQLite, in memory) holds a lock of that process."""
+        ...
+
+    def sync_settle(self, tenant: str, seq: int, state: str,
+                    reason: str | None = None) -> None:
+        """Record the outcome of delta ``seq`` (the first after the watermark; anything
+        else is a StorageError) and move the watermark to it, atomically. Callers hold
+        the tenant's ``sync_merger`` claim."""
+        ...
+
+    def sync_adopt(self, tenant: str, deltas: Sequence[SyncDelta],
+                   data: Sequence[bytes]) -> int:
+        """Take over an older log of the tenant (files of a server before the log moved
+        into the store) with its sequence numbers, states and watermark (the highest
+        settled number, all settled ones first), so devices keep their watermarks.
+        Only into an empty tenant log: returns how many deltas were adopted, 0 when the
+        tenant already has a log."""
+        ...
+
+
+@attrs.frozen
+class Supersession:
+    """One targeted supersede of an existing entry by a new one (see ``WriteOrder``):
+    only the fields a supersede changes, never a whole row from an older read.
+    ``signature`` is the entry's signature over its new ``valid_until`` (None: unsigned)."""
+
+    entry_id: str
+    superseded_by: str
+    at: datetime
+    valid_until: datetime
+    signature: str | None = None
+
+
+class WriteOrder(Protocol):
+    """How writers of many processes take locks in one order and change only what they
+    mean to change (DESIGN.md, "The seams").
+
+    A writing transaction first calls ``lock_tenant_writes``; the entry rows it then
+    changes are locked in id order by one statement per call. A link is an update of the
+    link (``link_conflicts``, ``supersede_entries``), never a row rewritten from a read
+    made before the transaction.
+    """
+
+    def lock_tenant_writes(self, tenant: str) -> None:
+        """Inside a transaction: wait until no other transaction writes ``tenant`` and
+        hold that until this one ends (PostgreSQL: a transaction-scoped advisory lock,
+        the one that chains the tenant's audit log; SQLite and in-memory stores: their
+        transactions are serial already). Called before any other lock is taken."""
+        ...
+
+    def link_conflicts(self, pairs: Sequence[tuple[str, str]], at: datetime) -> int:
+        """For each ``(a, b)``: add ``b`` to ``a``'s ``conflict_ids`` and ``a`` to ``b``'s,
+        unless present (``updated_at = at`` where something was added), both sides in one
+        transaction with the rows locked in id order. Ids that do not exist are skipped
+        with their pair. Returns how many rows changed."""
+        ...
+
+    def supersede_entries(self, items: Sequence[Supersession]) -> list[str]:
+        """Archive each entry that is still active (reason ``superseded``, ``superseded_by``,
+        ``valid_until``, ``expired_at``/``updated_at`` = ``at``, the new signature), rows
+        locked in id order, in one transaction. Returns the ids changed: an entry another
+        writer archived first is left alone and not returned."""
+        ...
+
+
+class SessionClaims(Protocol):
+    """Sessions as every process of an agent sees them: at most one open implicit and one
+    open explicit session per (agent, tenant), claimed and ended atomically in the store."""
+
+    def open_session(self, session: SessionRecord) -> SessionRecord:
+        """Insert ``session`` (open) unless its (agent, tenant) already has an open session
+        of the same kind (``implicit`` or not): then write nothing and return that one. Of
+        concurrent callers on any number of processes exactly one inserts."""
+        ...
+
+    def end_session(self, session_id: str, at: datetime, reason: str) -> SessionRecord | None:
+        """End the session if it is still open, in one statement, and return it ended; None
+        when it was already ended (or does not exist): of concurrent enders one wins."""
+        ...
+
+    def set_session_summary(self, session_id: str, summary_id: str | None) -> None: ...
+
+    def note_session_activity(self, session_id: str, at: datetime) -> None:
+        """``last_activity_at = max(last_activity_at, at)`` of an open session, best effort:
+        never waits for a lock another transaction holds (bookkeeping, not a decision)."""
+        ...
+
+
+class JobClaims(Protocol):
+    """Durable jobs run once whichever process runs them."""
+
+    def claim_job(self, job_id: str, owner: str, until: datetime, now: datetime) -> bool:
+        """Take a lease on a pending job for ``owner`` until ``until``, in one statement,
+        when it is unclaimed, already ``owner``'s, or its lease ended before ``now``. False
+        when it is finished or another owner's lease is live. A lease only keeps workers
+        from preparing a job twice; ``take_job`` decides who writes it."""
+        ...
+
+    def take_job(self, job_id: str) -> JobRecord | None:
+        """Inside the caller's transaction: lock the job until the transaction ends and
+        return it if it is still pending; None when it is finished or missing. A second
+        transaction taking the same job waits for the first, then sees it finished: a
+        job's entries and its completion commit together, once."""
+        ...
+
+    def get_job(self, job_id: str) -> JobRecord | None: ...
+
+
+class TokenStore(Protocol):
+    """Bearer tokens of the HTTP doors as rows: created and revoked atomically, so any
+    number of processes issue and revoke them at once and every replica sees the same."""
+
+    def add_token(self, token: TokenRecord) -> bool:
+        """Insert a live token; False (nothing written) when a live token has its name or
+        any token has its id. Of concurrent adds of one name exactly one succeeds."""
+        ...
+
+    def get_token(self, token_id: str) -> TokenRecord | None:
+        """The live (not revoked) token with this id."""
+        ...
+
+    def live_tokens(self) -> list[TokenRecord]:
+        """Every live token, oldest first."""
+        ...
+
+    def revoke_token(self, id_or_name: str, at: datetime) -> TokenRecord | None:
+        """Revoke the live token with this id or name in one statement and return it
+        (revoked); None when there is none. The row stays, so the id is never reused."""
+        ...
+
+
+class SharedState(WriteOrder, SessionClaims, JobClaims, TokenStore, Protocol):
+    """What every process over one store must agree on (DESIGN.md, "The seams")."""
+
+
+@runtime_checkable
+class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQueue,
+              SharedState, Protocol):
     """A complete storage adapter."""
 
     name: str
     capabilities: StorageCapabilities
-    #: Where the data lives (a file path, ``:memory:`` or a URL without credentials).
     location: str
+    """Where the data lives (a file path, ``:memory:`` or a URL without credentials)."""
 
     def open(self) -> None:
         """Connect and run pending migrations; idempotent."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release connections and files; the store is persisted as it stands."""
+        ...
 
     def transaction(self) -> AbstractContextManager[None]:
         """A transaction; nested calls join the outer one."""
@@ -248,7 +512,37 @@ class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQue
         ...
 
 
+@runtime_checkable
+class VectorChangeLog(Protocol):
+    """Optional (looked up with ``isinstance``/``getattr``): a log of changes to what the
+    vector index must hold, so a persisted index cache, or a reader in another process,
+    catches up from the position it was saved at instead of reading every stored vector.
+
+    Invariants (checked by ``contract_tests.storage`` for adapters that offer it):
+
+    - every change to an entry's presence in the index set (a vector written, replaced or
+      deleted; an entry with a vector archived, brought back or deleted) is logged in the
+      same transaction, at a position greater than every committed one before it;
+    - ``vector_changes(after)`` names each entry changed after ``after`` once (the reader
+      looks at its current state) with the position that brings a reader up to date, or
+      returns None once the log was trimmed past ``after`` (the reader reconciles in full);
+    - a rolled-back transaction logs nothing.
+    """
+
+    def vector_log_position(self) -> int:
+        """The newest logged position (0: nothing logged yet); never decreases."""
+        ...
+
+    def vector_changes(self, after: int, limit: int | None = None
+                       ) -> tuple[list[str], int] | None: ...
+
+    def trim_vector_log(self, upto: int) -> None:
+        """Forget the changes up to ``upto`` (a cache saved there no longer needs them)."""
+        ...
+
+
 def iter_batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """``items`` in lists of at most ``size`` (the last one shorter), for batched writes."""
     batch: list[Any] = []
     for item in items:
         batch.append(item)
@@ -257,3 +551,37 @@ def iter_batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
             batch = []
     if batch:
         yield batch
+
+
+def check_sync_device(device: object) -> str:
+    """``device`` when it is a full match of ``DEVICE_PATTERN``, else ValidationError
+    (every adapter and door checks with this one rule)."""
+    import re
+
+    from tulving.domain.errors import ValidationError
+
+    if not isinstance(device, str) or re.fullmatch(DEVICE_PATTERN, device) is None:
+        raise ValidationError(
+            f"a sync device name must be 1-64 lowercase hex characters, got {device!r:.80}")
+    return device
+
+
+def check_sync_state(state: object) -> str:
+    """``state`` when it is one of ``DELTA_STATES``, else ValidationError."""
+    from tulving.domain.errors import ValidationError
+
+    if state not in DELTA_STATES:
+        raise ValidationError(f"a delta state is one of {', '.join(DELTA_STATES)}, "
+                              f"got {state!r:.40}")
+    return str(state)
+
+
+def adopted_watermark(deltas: Sequence[SyncDelta]) -> int:
+    """The watermark of an adopted log (``SyncLog.sync_adopt``): the last delta of the
+    settled run at its start (oldest first)."""
+    mark = 0
+    for delta in sorted(deltas, key=lambda d: d.seq):
+        if delta.state == DELTA_PENDING:
+            break
+        mark = delta.seq
+    return mark

@@ -7,6 +7,14 @@ from typing import Protocol, runtime_checkable
 
 @runtime_checkable
 class Tokenizer(Protocol):
+    """Counts and cuts text in the tokens of the model a curated block is written for.
+
+    An adapter may declare ``splits_at_spaces = True`` when every run of characters
+    between ASCII spaces that is not all whitespace costs at least one token (true of
+    ``cl100k_base`` and ``o200k_base``): packing then rules lines out by their words
+    without counting them. The budget is always checked on the final text.
+    """
+
     name: str
 
     def count(self, text: str) -> int:

@@ -12,8 +12,8 @@ from typing import Protocol, runtime_checkable
 from tulving.domain.query import ScoredId
 from tulving.ports.embedder import Vectors
 
-#: Called with (done, total) during long rebuilds.
 Progress = Callable[[int, int], None]
+"""Called with (done, total) during long rebuilds."""
 
 
 @runtime_checkable
@@ -34,15 +34,25 @@ class VectorIndex(Protocol):
         """Prepare for vectors of ``dimension``; load a persisted cache if one exists."""
         ...
 
-    def add(self, ids: Sequence[str], vectors: Vectors) -> None: ...
+    def add(self, ids: Sequence[str], vectors: Vectors) -> None:
+        """Index one vector per id (rows of ``vectors``, in order); an id already
+        indexed gets the new vector (an upsert)."""
+        ...
 
-    def remove(self, ids: Iterable[str]) -> None: ...
+    def remove(self, ids: Iterable[str]) -> None:
+        """Stop returning these ids; unknown ids are ignored."""
+        ...
 
     def query(
         self, vector: Vectors, k: int, allow: Collection[str] | None = None
-    ) -> list[ScoredId]: ...
+    ) -> list[ScoredId]:
+        """The ``k`` nearest ids to ``vector`` by cosine similarity, best first; with
+        ``allow``, only ids in it (and ``k`` of them whenever that many exist)."""
+        ...
 
-    def count(self) -> int: ...
+    def count(self) -> int:
+        """How many ids are indexed."""
+        ...
 
     def ids(self) -> set[str]:
         """Ids currently indexed (used at startup to detect a stale cache)."""
@@ -58,4 +68,30 @@ class VectorIndex(Protocol):
         """Write the cache to disk, atomically; a no-op for indexes without a cache."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the index (persisting it first is the caller's ``persist()``)."""
+        ...
+
+
+@runtime_checkable
+class SyncedVectorIndex(Protocol):
+    """Optional: an index whose saved cache records how far it reflects storage's vector
+    change log (``ports.storage.VectorChangeLog``), so an open or a reader in another
+    process catches up from there instead of comparing every stored vector.
+
+    A position is ``(epoch, n)``: ``epoch`` names the store (a cache of another store
+    never matches), ``n`` a position in its log. ``persist`` saves the synced position
+    with the content; ``saved_position`` is the one the file on disk holds (what the
+    writer may trim the log up to); ``unsaved_changes`` counts what the file lacks, so the
+    owner saves when it is worth it rather than rewriting a large file for one change.
+    """
+
+    read_only: bool
+
+    def sync_position(self) -> tuple[str, int] | None: ...
+
+    def mark_synced(self, epoch: str, position: int) -> None: ...
+
+    def saved_position(self) -> tuple[str, int] | None: ...
+
+    def unsaved_changes(self) -> int: ...

@@ -25,21 +25,10 @@ os.environ.setdefault("TULVING_PLUGINS", "tulving")
 @pytest.fixture
 def make_memory(tmp_path: Path) -> Iterator[Callable[..., Any]]:
     """A Memory on real SQLite with the hashing embedder (fast, deterministic)."""
-    from tulving import Memory
+    from tulving.testing.memories import memory_factory
 
-    opened: list[Any] = []
-
-    def make(name: str = "m.db", **kwargs: Any) -> Any:
-        kwargs.setdefault("agent_id", "kairos-runner")
-        kwargs.setdefault("embedder", "hashing")
-        kwargs.setdefault("vectors", "exact")
-        memory = Memory(tmp_path / name, **kwargs)
-        opened.append(memory)
-        return memory
-
-    yield make
-    for memory in opened:
-        memory.close()
+    with memory_factory(tmp_path, agent_id="kairos-runner") as make:
+        yield make
 
 
 @pytest.fixture

@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
+
+from tulving.testing.markdown import fenced_blocks
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _blocks(language: str) -> list[str]:
     """The README's fenced blocks opened with ``language`` ("" for a bare fence)."""
-    blocks, current, opened = [], [], None
-    for line in (PLUGIN_ROOT / "README.md").read_text().splitlines(keepends=True):
-        fence = re.match(r"^```(\w*)\s*$", line)
-        if fence and opened is None:
-            opened, current = fence.group(1), []
-        elif fence:
-            if opened == language:
-                blocks.append("".join(current))
-            opened = None
-        elif opened is not None:
-            current.append(line)
-    return blocks
+    return [b.text for b in fenced_blocks(PLUGIN_ROOT / "README.md") if b.lang == language]
 
 
 def test_the_quick_start_prints_what_the_readme_says(tmp_path: Path) -> None:

@@ -19,15 +19,23 @@ from typing import Any
 import attrs
 import numpy as np
 
+from tulving.adapters.storage.memory_sync_log import SyncLogMixin, SyncState
+from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, StorageError
 from tulving.domain.lexical import searchable_text, words
 from tulving.domain.query import EntryFilter, ScoredId, entry_matches
-from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
+from tulving.domain.records import (
+    AuditDraft,
+    AuditRecord,
+    JobRecord,
+    SessionRecord,
+    TokenRecord,
+)
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
-from tulving.ports.storage import Archival, StorageCapabilities, WriteOutcome
+from tulving.ports.storage import Archival, StorageCapabilities, Supersession, WriteOutcome
 
 
 def _stem(word: str) -> str:
@@ -42,7 +50,7 @@ def _terms(text: str) -> list[str]:
     return [_stem(w) for w in words(text)]
 
 
-class InMemoryStorage:
+class InMemoryStorage(SyncLogMixin):
     name = "memory"
 
     def __init__(self) -> None:
@@ -56,6 +64,14 @@ class InMemoryStorage:
         self._sessions: dict[str, SessionRecord] = {}
         self._audit: list[AuditRecord] = []
         self._jobs: dict[str, JobRecord] = {}
+        #: The vector change log (``VectorChangeLog``): (position, entry id), the last
+        #: position handed out, and the position trimmed up to.
+        self._log: list[tuple[int, str]] = []
+        self._log_at = 0
+        self._log_trimmed = 0
+        self._sync = SyncState()  # the sync log (memory_sync_log)
+        self._merge_locks = TenantLocks()
+        self._tokens: dict[str, TokenRecord] = {}
         self._depth = 0
         self._open = False
 
@@ -73,20 +89,29 @@ class InMemoryStorage:
             if self._depth == 0:
                 snapshot = (dict(self._entries), dict(self._vectors), dict(self._terms),
                             dict(self._meta), dict(self._sessions), list(self._audit),
-                            dict(self._jobs))
+                            dict(self._jobs), self._sync.copy(), dict(self._tokens),
+                            list(self._log), self._log_at)
             self._depth += 1
             try:
                 yield
             except BaseException:
                 if snapshot is not None:
                     (self._entries, self._vectors, self._terms, self._meta, self._sessions,
-                     self._audit, self._jobs) = snapshot
+                     self._audit, self._jobs, self._sync, self._tokens, self._log,
+                     self._log_at) = snapshot
                 raise
             finally:
                 self._depth -= 1
 
     # entries -----------------------------------------------------------------------
+    def _logged(self, entry_id: str) -> None:
+        self._log_at += 1
+        self._log.append((self._log_at, entry_id))
+
     def _put(self, entry: MemoryEntry) -> None:
+        before = self._entries.get(entry.id)
+        if before is not None and (before.archived_at is None) != (entry.archived_at is None):
+            self._logged(entry.id)
         self._entries[entry.id] = entry
         self._terms[entry.id] = Counter(_terms(searchable_text(
             entry.content, entry.key, entry.tags, entry.entity, entry.attribute, entry.value)))
@@ -108,6 +133,7 @@ class InMemoryStorage:
         self._put(entry)
         if embedding is not None:
             self._vectors[entry.id] = np.asarray(embedding, dtype=np.float32).reshape(-1).copy()
+            self._logged(entry.id)
         return WriteOutcome(entry=entry, superseded=old)
 
     def _active(self, partition: str, key: str) -> MemoryEntry | None:
@@ -209,7 +235,8 @@ class InMemoryStorage:
             for entry_id in entry_ids:
                 if self._entries.pop(entry_id, None) is not None:
                     deleted += 1
-                self._vectors.pop(entry_id, None)
+                if self._vectors.pop(entry_id, None) is not None:
+                    self._logged(entry_id)
                 self._terms.pop(entry_id, None)
         return deleted
 
@@ -288,6 +315,7 @@ class InMemoryStorage:
             for entry_id, vec in items:
                 if entry_id in self._entries:
                     self._vectors[entry_id] = np.asarray(vec, dtype=np.float32).reshape(-1).copy()
+                    self._logged(entry_id)
 
     def missing_vectors(self, flt: EntryFilter, limit: int) -> list[MemoryEntry]:
         found = [e for e in self._matching(flt) if e.id not in self._vectors]
@@ -295,7 +323,31 @@ class InMemoryStorage:
 
     def clear_vectors(self) -> None:
         with self.transaction():
+            for entry_id in sorted(self._vectors):
+                self._logged(entry_id)
             self._vectors.clear()
+
+    # the vector change log (see ports.storage.VectorChangeLog) ---------------------------
+    def vector_log_position(self) -> int:
+        return self._log_at
+
+    def vector_changes(self, after: int, limit: int | None = None
+                       ) -> tuple[list[str], int] | None:
+        with self._lock:
+            if int(after) < self._log_trimmed:
+                return None
+            rows = [(seq, i) for seq, i in self._log if seq > after]
+            if limit is not None:
+                rows = rows[: int(limit)]
+            if not rows:
+                return [], int(after)
+            return list(dict.fromkeys(i for _, i in rows)), rows[-1][0]
+
+    def trim_vector_log(self, upto: int) -> None:
+        with self.transaction():
+            if int(upto) > self._log_trimmed:
+                self._log = [(seq, i) for seq, i in self._log if seq > upto]
+                self._log_trimmed = int(upto)
 
     # meta, sessions, audit, jobs -------------------------------------------------------
     def get_meta(self, name: str) -> str | None:
@@ -307,6 +359,12 @@ class InMemoryStorage:
 
     def put_session(self, session: SessionRecord) -> None:
         with self.transaction():
+            if session.ended_at is None and any(
+                    s.id != session.id and s.ended_at is None and s.agent_id == session.agent_id
+                    and s.tenant == session.tenant and s.implicit == session.implicit
+                    for s in self._sessions.values()):
+                raise StorageError(f"session {session.id} rejected by the store: another "
+                                   "open session of its kind exists for this agent")
             self._sessions[session.id] = session
 
     def get_session(self, session_id: str) -> SessionRecord | None:
@@ -365,6 +423,115 @@ class InMemoryStorage:
                     job, status="failed" if error else "done", error=error,
                     attempts=job.attempts + 1,
                 )
+
+    # shared state (one process holds this store: its lock is the whole story) ----------
+    def lock_tenant_writes(self, tenant: str) -> None:
+        """Transactions hold the store's lock already: writers are serial."""
+
+    def link_conflicts(self, pairs: Sequence[tuple[str, str]], at: datetime) -> int:
+        changed: set[str] = set()
+        with self.transaction():
+            for a, b in pairs:
+                if a not in self._entries or b not in self._entries or a == b:
+                    continue
+                for one, other in ((a, b), (b, a)):
+                    e = self._entries[one]
+                    if other not in e.conflict_ids:
+                        self._entries[one] = attrs.evolve(
+                            e, conflict_ids=(*e.conflict_ids, other), updated_at=at)
+                        changed.add(one)
+        return len(changed)
+
+    def supersede_entries(self, items: Sequence[Supersession]) -> list[str]:
+        done: list[str] = []
+        with self.transaction():
+            for s in sorted(items, key=lambda s: s.entry_id):
+                e = self._entries.get(s.entry_id)
+                if e is None or e.archived_at is not None:
+                    continue
+                self._put(attrs.evolve(
+                    e, archived_at=s.at, archive_reason=ArchiveReason.SUPERSEDED,
+                    superseded_by=s.superseded_by, valid_until=s.valid_until,
+                    expired_at=e.expired_at or s.at, updated_at=s.at, signature=s.signature,
+                ))
+                done.append(s.entry_id)
+        return done
+
+    def open_session(self, session: SessionRecord) -> SessionRecord:
+        with self.transaction():
+            for s in self._sessions.values():
+                if (s.agent_id == session.agent_id and s.tenant == session.tenant
+                        and s.ended_at is None and s.implicit == session.implicit):
+                    return s
+            self._sessions[session.id] = session
+        return session
+
+    def end_session(self, session_id: str, at: datetime, reason: str) -> SessionRecord | None:
+        with self.transaction():
+            s = self._sessions.get(session_id)
+            if s is None or s.ended_at is not None:
+                return None
+            ended = attrs.evolve(s, ended_at=at, end_reason=reason)
+            self._sessions[session_id] = ended
+        return ended
+
+    def set_session_summary(self, session_id: str, summary_id: str | None) -> None:
+        with self.transaction():
+            s = self._sessions.get(session_id)
+            if s is not None:
+                self._sessions[session_id] = attrs.evolve(s, summary_id=summary_id)
+
+    def note_session_activity(self, session_id: str, at: datetime) -> None:
+        with self.transaction():
+            s = self._sessions.get(session_id)
+            if s is not None and s.ended_at is None and s.last_activity_at < at:
+                self._sessions[session_id] = attrs.evolve(s, last_activity_at=at)
+
+    def claim_job(self, job_id: str, owner: str, until: datetime, now: datetime) -> bool:
+        with self.transaction():
+            job = self._jobs.get(job_id)
+            if job is None or job.status != "pending" or (
+                    job.claimed_by not in (None, owner)
+                    and job.claimed_until is not None and job.claimed_until >= now):
+                return False
+            self._jobs[job_id] = attrs.evolve(job, claimed_by=owner, claimed_until=until)
+        return True
+
+    def take_job(self, job_id: str) -> JobRecord | None:
+        with self.transaction():
+            job = self._jobs.get(job_id)
+        return job if job is not None and job.status == "pending" else None
+
+    def get_job(self, job_id: str) -> JobRecord | None:
+        return self._jobs.get(job_id)
+
+    def add_token(self, token: TokenRecord) -> bool:
+        with self.transaction():
+            if token.id in self._tokens or any(
+                    t.name == token.name and t.revoked_at is None for t in self._tokens.values()):
+                return False
+            self._tokens[token.id] = attrs.evolve(token, revoked_at=None)
+        return True
+
+    def get_token(self, token_id: str) -> TokenRecord | None:
+        token = self._tokens.get(token_id)
+        return token if token is not None and token.revoked_at is None else None
+
+    def live_tokens(self) -> list[TokenRecord]:
+        with self._lock:
+            live = [t for t in self._tokens.values() if t.revoked_at is None]
+        return sorted(live, key=lambda t: (t.created_at, t.id))
+
+    def revoke_token(self, id_or_name: str, at: datetime) -> TokenRecord | None:
+        with self.transaction():
+            live = [t for t in self._tokens.values() if t.revoked_at is None]
+            found = next((t for t in live if t.id == id_or_name),
+                         next((t for t in live if t.name == id_or_name), None))
+            if found is None:
+                return None
+            gone = attrs.evolve(found, revoked_at=at)
+            self._tokens[found.id] = gone
+        return gone
 
     def stats(self) -> Mapping[str, Any]:
         return {"engine": "memory", "path": ":memory:", "bytes": 0,

@@ -39,8 +39,13 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 class ExactIndex:
     name = "exact"
 
-    def __init__(self, *, initial_capacity: int = _INITIAL_CAPACITY) -> None:
+    def __init__(self, *, initial_capacity: int = _INITIAL_CAPACITY,
+                 read_only: bool = False) -> None:
         self._lock = threading.RLock()
+        #: Nothing is written either way; a reader's index follows the change log like
+        #: any other (``ports.vectors.SyncedVectorIndex``), from the position it was filled at.
+        self.read_only = bool(read_only)
+        self._synced: tuple[str, int] | None = None
         self._initial_capacity = max(1, int(initial_capacity))
         self._dimension: int | None = None
         self._matrix: Matrix = np.zeros((0, 0), dtype=np.float32)
@@ -54,6 +59,22 @@ class ExactIndex:
             self._dimension = check_dimension(dimension)
             self._matrix = np.zeros((self._initial_capacity, dimension), dtype=np.float32)
             self._ids, self._rows = [], {}
+            self._synced = None
+
+    def sync_position(self) -> tuple[str, int] | None:
+        with self._lock:
+            return self._synced
+
+    def mark_synced(self, epoch: str, position: int) -> None:
+        with self._lock:
+            self._synced = (str(epoch), int(position))
+
+    def saved_position(self) -> tuple[str, int] | None:
+        """Never saved: it is filled from storage at every open."""
+        return None
+
+    def unsaved_changes(self) -> int:
+        return 0
 
     def persist(self) -> None:
         """Nothing to write: storage holds the vectors and a rebuild is cheap."""
@@ -166,6 +187,13 @@ class ExactIndex:
         with self._lock:
             return set(self._ids)
 
+    def items(self) -> tuple[list[str], Matrix]:
+        """Every id with its unit row (a copy), in insertion order (an overlay folded into
+        a graph reads them)."""
+        with self._lock:
+            return list(self._ids), self._matrix[: len(self._ids)].copy()
+
 
 def create(context: Any = None, **options: Any) -> ExactIndex:
-    return ExactIndex(**options)
+    read_only = bool(getattr(context, "read_only", False)) if context is not None else False
+    return ExactIndex(read_only=options.pop("read_only", read_only), **options)

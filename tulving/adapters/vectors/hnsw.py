@@ -102,9 +102,12 @@ class HnswIndex:
         seed: int = 100,
         threads: int = -1,
         encryption: EncryptionKey | None = None,
+        read_only: bool = False,
     ) -> None:
         """``encryption``: the key of an encrypted store; the cache is then one sealed file
-        (:mod:`.hnsw_sealed`) and plain cache files beside the store are deleted."""
+        (:mod:`.hnsw_sealed`) and plain cache files beside the store are deleted.
+        ``read_only``: load the cache, never write or delete a file (a reader beside a
+        writer in another process)."""
         for label, value in (
             ("M", M),
             ("ef_construction", ef_construction),
@@ -119,6 +122,12 @@ class HnswIndex:
         self._initial_capacity = initial_capacity
         self._seed = seed
         self._threads = threads
+        self.read_only = bool(read_only)
+        #: The vector change-log position the content reflects, the one the cache file
+        #: holds, and how many changes the file lacks (``ports.vectors.SyncedVectorIndex``).
+        self._synced: tuple[str, int] | None = None
+        self._saved: tuple[str, int] | None = None
+        self._unsaved = 0
         self._path: Path | None
         if location in _MEMORY_LOCATIONS or "://" in location:
             self._path = None
@@ -175,6 +184,8 @@ class HnswIndex:
         self._vectors = np.zeros((self._initial_capacity, dimension), dtype=np.float32)
         self._unfilled = set()
         self._dirty = False
+        self._synced = self._saved = None
+        self._unsaved = 0
 
     def _ensure_rows(self, needed: int) -> None:
         rows = self._vectors.shape[0]
@@ -189,9 +200,11 @@ class HnswIndex:
             self._reset(dimension)
             if self._path is None:
                 return
-            self._remove_stale_temps()
+            if not self.read_only:
+                self._remove_stale_temps()
             if self._sealed_file is not None:
-                self._remove_plain_cache()
+                if not self.read_only:
+                    self._remove_plain_cache()
                 if not self._sealed_file.exists():
                     return
             elif not self._path.exists() and not self.sidecar_path.exists():  # type: ignore[union-attr]
@@ -282,6 +295,9 @@ class HnswIndex:
             raise VectorIndexError("malformed sidecar")
         if not isinstance(next_label, int) or len(labels) != meta.get("count"):
             raise VectorIndexError("malformed sidecar")
+        sync = meta.get("sync")
+        if isinstance(sync, list) and len(sync) == 2 and isinstance(sync[1], int):
+            self._synced = self._saved = (str(sync[0]), int(sync[1]))
         values = list(labels.values())
         if len(set(values)) != len(values) or any(
             not isinstance(v, int) or not 0 <= v < next_label for v in values
@@ -367,11 +383,12 @@ class HnswIndex:
             "M": self._M,
             "ef_construction": self._ef_construction,
             "labels": self._labels,
+            "sync": None if self._synced is None else list(self._synced),
         }
 
     def _persist_sealed(self) -> None:
         assert self._sealed_file is not None
-        if not self._dirty and self._sealed_file.exists():
+        if not self._dirty and self._sealed_file.exists() and self._saved == self._synced:
             return
         plain = pack(self._meta(), self._vectors[: self._next_label], self._index)
         try:
@@ -379,11 +396,33 @@ class HnswIndex:
         except OSError as exc:
             raise VectorIndexError(
                 f"cannot write the vector cache {self._sealed_file.path}: {exc}") from exc
+        self._saved_now()
+
+    def _saved_now(self) -> None:
         self._dirty = False
+        self._unsaved = 0
+        self._saved = self._synced
+
+    # -- sync position (see ports.vectors.SyncedVectorIndex) ------------------------------
+    def sync_position(self) -> tuple[str, int] | None:
+        with self._lock:
+            return self._synced
+
+    def mark_synced(self, epoch: str, position: int) -> None:
+        with self._lock:
+            self._synced = (str(epoch), int(position))
+
+    def saved_position(self) -> tuple[str, int] | None:
+        with self._lock:
+            return self._saved
+
+    def unsaved_changes(self) -> int:
+        with self._lock:
+            return self._unsaved + int(self._dirty and not self._unsaved)
 
     def persist(self) -> None:
         with self._lock:
-            if self._path is None or self._index is None:
+            if self._path is None or self._index is None or self.read_only:
                 return
             if self._sealed_file is not None:
                 self._persist_sealed()
@@ -391,6 +430,8 @@ class HnswIndex:
             sidecar = self.sidecar_path
             assert sidecar is not None
             if not self._dirty and self._path.exists() and sidecar.exists():
+                if self._saved != self._synced:
+                    self._write_sync_position(sidecar)
                 return
             token = f".tmp-{os.getpid()}-{secrets.token_hex(4)}"
             tmp_index = self._path.with_name(self._path.name + token)
@@ -423,7 +464,24 @@ class HnswIndex:
                 raise VectorIndexError(
                     f"cannot write the vector cache {self._path}: {exc}"
                 ) from exc
-            self._dirty = False
+            self._saved_now()
+
+    def _write_sync_position(self, sidecar: Path) -> None:
+        """A newer position for a file that holds everything already (the changes since
+        did not change the index): only the sidecar is rewritten."""
+        try:
+            meta = json.loads(sidecar.read_text(encoding="utf-8"))
+            meta["sync"] = None if self._synced is None else list(self._synced)
+            tmp = sidecar.with_name(sidecar.name + f".tmp-{os.getpid()}-{secrets.token_hex(4)}")
+            with tmp.open("w", encoding="utf-8") as handle:
+                json.dump(meta, handle, separators=(",", ":"))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, sidecar)
+        except (OSError, ValueError) as exc:
+            log.warning("could not record the vector cache's position: %s", exc)
+            return
+        self._saved = self._synced
 
     def close(self) -> None:
         """Release memory. Does not persist: the owner decides when the cache is written."""
@@ -466,6 +524,7 @@ class HnswIndex:
                 self._ids_by_label[label] = item
             self._next_label += len(fresh)
             self._dirty = True
+            self._unsaved += len(id_list)
 
     def remove(self, ids: Iterable[str]) -> None:
         with self._lock:
@@ -479,6 +538,7 @@ class HnswIndex:
                 index.mark_deleted(label)
                 self._deleted += 1
                 self._dirty = True
+                self._unsaved += 1
             if self._deleted > COMPACT_RATIO * index.get_current_count():
                 self._compact()
 
@@ -664,4 +724,6 @@ def create(context: Any = None, **options: Any) -> HnswIndex:
     location = "" if context is None else str(getattr(context, "location", "") or "")
     location = options.pop("location", location)
     encryption = None if context is None else getattr(context, "encryption", None)
-    return HnswIndex(location, encryption=encryption, **options)
+    read_only = bool(getattr(context, "read_only", False)) if context is not None else False
+    return HnswIndex(location, encryption=encryption,
+                     read_only=options.pop("read_only", read_only), **options)

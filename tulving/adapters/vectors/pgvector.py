@@ -43,6 +43,9 @@ _SYNC = _UPSERT + " WHERE NOT embeddings.indexed OR embeddings.vector <> EXCLUDE
 
 class PgVectorIndex:
     name = "pgvector"
+    #: The index lives in the store's own tables: a vector the storage commits is indexed
+    #: for every process at that commit (writers need not wait for ``add``).
+    in_store = True
 
     def __init__(
         self,

@@ -6,7 +6,16 @@ process dies. The job (with the text) is persisted through ``storage.enqueue`` b
 completion are committed in one transaction, so a kill -9 at any point leaves either a
 pending job (run again at the next startup or by ``run_jobs()``) or a finished one, never
 half of both. Idempotency keys are namespaced per tenant and agent, so one agent's key
-never swallows another's job.
+never swallows another's job; the store holds them unique.
+
+Why once, whichever process runs it (server replicas share one store): that transaction
+first takes the job in the store (``take_job``: a row lock in PostgreSQL); a second runner
+waits for the first to commit, finds the job finished and answers with its entries. The
+slow part (extraction, maybe an LLM call) runs before, outside every lock; so that two
+background workers do not both pay for it, a worker first takes a lease on the job in one
+statement (``claim_job``) and leaves jobs with another owner's live lease alone. A lease
+of a killed process lapses after ``LEASE``; a caller waiting on its own ``remember`` does
+not wait for leases (the row lock keeps the write single).
 """
 
 from __future__ import annotations
@@ -14,19 +23,25 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import threading
+import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import TulvingError, ValidationError
+from tulving.domain.errors import StorageError, TulvingError, ValidationError
 from tulving.domain.ids import new_id
 from tulving.domain.records import JobRecord
 
 REMEMBER = "remember"
 _RESULT_META = "job-result:"
 _ERROR_META = "job-error:"
+#: How long a background worker's lease on a job keeps other workers from preparing it.
+LEASE = timedelta(minutes=5)
 
 #: ``prepare(job)`` does the slow part (LLM extraction) outside any transaction;
 #: ``write(job, prepared) -> entries`` runs inside the transaction this module opens.
@@ -44,11 +59,14 @@ def scoped_key(ctx: MemoryContext, key: str | None) -> str | None:
 
 
 class JobQueue:
-    def __init__(self, ctx: MemoryContext, prepare: Prepare, write: Write) -> None:
+    def __init__(self, ctx: MemoryContext, prepare: Prepare, write: Write,
+                 serial: threading.RLock | None = None) -> None:
         self._ctx = ctx
         self._prepare = prepare
         self._write = write
-        self._run_lock = threading.Lock()
+        #: The Memory's lock, taken before the store's transaction (plumbing.write_order).
+        self._serial = serial if serial is not None else threading.RLock()
+        self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"  # whose leases these are
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -83,33 +101,56 @@ class JobQueue:
             if j.payload.get("agent_id") == ident.agent_id and j.payload.get("tenant") == ident.tenant
         ]
 
+    def claim(self, job: JobRecord) -> bool:
+        """Take (or renew) this queue's lease on ``job``: False when another owner's lease
+        is live or the job is finished."""
+        now = self._ctx.clock.now()
+        return self._ctx.storage.claim_job(job.id, self.owner, now + LEASE, now)
+
     def run(self, job: JobRecord) -> list[MemoryEntry]:
-        """Run one job now (unless another thread already did) and return its entries."""
-        with self._run_lock:
-            done = self.result(job)
-            if done is not None:
-                return done
-            storage = self._ctx.storage
-            try:
-                prepared = self._prepare(job)
-                with storage.transaction():
+        """Run one job now unless it has run (in this process or any other) and return its
+        entries; a job that failed raises the error it failed with."""
+        done = self.result(job)
+        if done is not None:
+            return done
+        self._raise_failure(job)
+        storage = self._ctx.storage
+        entries: list[MemoryEntry] | None = None
+        try:
+            prepared = self._prepare(job)  # outside every lock: the slow part
+            with self._serial, writing(self._ctx):
+                if storage.take_job(job.id) is not None:  # else finished meanwhile
                     entries = self._write(job, prepared)
                     storage.set_meta(_RESULT_META + job.id, json.dumps([e.id for e in entries]))
                     storage.finish_job(job.id)
-            except TulvingError as exc:
-                # Bad input cannot get better by retrying: record it, keep the text in the job.
-                message = f"{type(exc).__name__}: {exc}"[:2000]
-                storage.finish_job(job.id, error=message)
-                storage.set_meta(_ERROR_META + job.id, message)
-                self.failed += 1
-                raise
-            return entries
+        except StorageError:
+            raise  # the store failed, not the job: it stays pending and runs again
+        except TulvingError as exc:
+            # Bad input cannot get better by retrying: record it, keep the text in the job.
+            message = f"{type(exc).__name__}: {exc}"[:2000]
+            with self._serial, writing(self._ctx):
+                if storage.take_job(job.id) is not None:
+                    storage.finish_job(job.id, error=message)
+                    storage.set_meta(_ERROR_META + job.id, message)
+                    self.failed += 1
+            raise
+        if entries is None:  # another runner finished it: its entries, or its failure
+            self._raise_failure(job)
+            return self.result(job) or []
+        return entries
+
+    def _raise_failure(self, job: JobRecord) -> None:
+        failure = self.error(job)
+        if failure is not None:
+            raise ValidationError(f"remember job {job.id} failed: {failure}")
 
     def run_pending(self) -> int:
         count = 0
         for job in self.mine():
             if self._stop.is_set() and threading.current_thread() is self._thread:
                 break
+            if not self.claim(job):  # another worker prepares it
+                continue
             with contextlib.suppress(TulvingError):
                 self.run(job)
             count += 1
@@ -161,7 +202,7 @@ class RememberJob:
 
     @property
     def status(self) -> str:
-        """``"done"``, ``"failed"`` (see :attr:`error`) or ``"pending"``."""
+        """``"done"``, ``"failed"`` (see ``error``) or ``"pending"``."""
         if self._queue.result(self._job) is not None:
             return "done"
         return "failed" if self._queue.error(self._job) is not None else "pending"

@@ -19,6 +19,7 @@ from tulving.application.agent_memory.jobs import JobQueue, RememberJob, scoped_
 from tulving.application.agent_memory.sessions import SessionManager
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
+from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ValidationError
@@ -41,7 +42,7 @@ class Rememberer:
         self.write = write
         self.lock = lock
         self.policy = policy
-        self.jobs = JobQueue(ctx, self.prepare, self.write_job)
+        self.jobs = JobQueue(ctx, self.prepare, self.write_job, lock)
 
     def remember(
         self, text: str, *, source_type: str, idempotency_key: str | None, wait: bool,
@@ -72,6 +73,7 @@ class Rememberer:
         done = self.jobs.result(job)
         if done is not None or (not new and job.status != "pending"):
             return done or []
+        self.jobs.claim(job)  # keeps background workers off it; the run itself is single
         return self.jobs.run(job)
 
     def prepare(self, job: JobRecord) -> list[dict[str, Any]]:
@@ -88,6 +90,6 @@ class Rememberer:
         def write(batch: list[dict[str, Any]]) -> list[MemoryEntry]:
             return self.write(batch, "remember", session_id)
 
-        with self.lock, self.ctx.storage.transaction():
+        with self.lock, writing(self.ctx):
             entries = link_sources(fields, write)
         return list({e.id: e for e in entries}.values())

@@ -6,26 +6,32 @@ stops); and activity-gap detection: at startup, this agent's sessions still open
 activity is older than ``ABANDON_AFTER`` (by the clock) are ended with reason
 ``abandoned`` and summarised. Other agents' sessions are never touched.
 
-A write outside an explicit session opens an *implicit* session so every entry has a
-session and crashes still get summarised. An implicit session never blocks an explicit
-one: starting an explicit session ends the implicit one first. A recent implicit session
-left open by a previous process of the same agent is resumed rather than duplicated, so
-short CLI invocations share one session.
+A write outside an explicit session joins the agent's *implicit* session, opening one if
+there is none, so every entry has a session and crashes still get summarised. An implicit
+session never blocks an explicit one: starting an explicit session ends the implicit one.
+
+The store is the one source of truth (DESIGN.md, "The seams"): nothing here remembers
+"the current session" between calls. It is the agent's open explicit session, else its
+open implicit one, as the store says at each call, so every process of one agent (server
+replicas, short CLI invocations, a ``Memory`` per thread) sees the same session: one
+started through one replica is the one another writes into and ends. The store admits at
+most one open implicit and one open explicit session per (agent, tenant) and ends a
+session once (``SessionClaims``): of two processes ending one session, one summarises it.
+The only per-process memory is when this process last noted activity on a session, which
+only saves rewriting the row within ``ACTIVITY_RESOLUTION``.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from types import TracebackType
 
 import attrs
 
-from tulving.application.agent_memory.summaries import Writer, summarise_session, with_summary
+from tulving.application.agent_memory.summaries import Writer, summarise_session
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
-from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
 from tulving.domain.ids import new_id
 from tulving.domain.records import SessionRecord
@@ -42,93 +48,112 @@ class SessionManager:
         self._llm = llm
         self._write = write
         self.abandon_after = abandon_after
-        self._lock = threading.RLock()
-        self.current: SessionRecord | None = None
+        self._noted: dict[str, datetime] = {}  # session id -> activity this process wrote
+        ctx.current_session = self.current_id
+
+    # -- what the store says -------------------------------------------------------------
+    def _open(self) -> list[SessionRecord]:
+        ident = self._ctx.identity
+        return self._ctx.storage.open_sessions(ident.agent_id, ident.tenant)
+
+    def current(self) -> SessionRecord | None:
+        """The agent's open explicit session, else its open implicit one, else None."""
+        found = self._open()
+        explicit = [s for s in found if not s.implicit]
+        chosen = explicit or found
+        return max(chosen, key=lambda s: (s.started_at, s.id)) if chosen else None
+
+    def current_id(self) -> str | None:
+        record = self.current()
+        return record.id if record is not None else None
 
     # -- startup ------------------------------------------------------------------------
     def recover(self) -> list[SessionRecord]:
-        """End this agent's abandoned sessions; resume a recent implicit one."""
-        ctx = self._ctx
-        now = ctx.clock.now()
+        """End this agent's abandoned sessions (summarised by whoever ends them first)."""
+        now = self._ctx.clock.now()
         ended: list[SessionRecord] = []
-        for record in ctx.storage.open_sessions(ctx.identity.agent_id, ctx.identity.tenant):
+        for record in self._open():
             if now - record.last_activity_at > self.abandon_after:
-                ended.append(self._finish(record, "abandoned", now))
-            elif record.implicit and self.current is None:
-                self._activate(record)
+                done = self._finish(record, "abandoned", now)
+                if done is not None:
+                    ended.append(done)
         return ended
 
     # -- explicit API -------------------------------------------------------------------
     def start(self, goal: str | None = None) -> SessionRecord:
         if goal is not None and (not isinstance(goal, str) or len(goal) > 2_000):
             raise ValidationError("goal must be a string of at most 2000 characters")
-        with self._lock:
-            if self.current is not None and not self.current.implicit:
-                raise ValidationError(
-                    f"session {self.current.id} is already active; end it before starting another"
-                )
-            now = self._ctx.clock.now()
-            if self.current is not None:  # implicit: yields to the explicit one
-                self._finish(self.current, "ended", now)
-            record = SessionRecord(
-                id=new_id(now), agent_id=self._ctx.identity.agent_id,
-                tenant=self._ctx.identity.tenant, started_at=now, last_activity_at=now,
-                goal=goal, implicit=False,
-            )
-            self._ctx.storage.put_session(record)
-            self._activate(record)
-            return record
+        ctx = self._ctx
+        now = ctx.clock.now()
+        record = SessionRecord(
+            id=new_id(now), agent_id=ctx.identity.agent_id, tenant=ctx.identity.tenant,
+            started_at=now, last_activity_at=now, goal=goal, implicit=False,
+        )
+        held = ctx.storage.open_session(record)
+        if held.id != record.id:
+            raise ValidationError(
+                f"session {held.id} is already active; end it before starting another")
+        for implicit in self._open():  # an implicit session yields to the explicit one
+            if implicit.implicit:
+                self._finish(implicit, "ended", now)
+        return record
 
     def end(self, reason: str = "ended", *, only: str | None = None) -> SessionRecord | None:
         """End the current session (explicit or implicit) and summarise it; with ``only``,
-        just when that session is still the current one."""
-        with self._lock:
-            if self.current is None or (only is not None and self.current.id != only):
+        that session if it is still open. None when there is nothing to end."""
+        if only is not None:
+            record = self._ctx.storage.get_session(only)
+            if record is None or record.ended_at is not None:
                 return None
-            return self._finish(self.current, reason, self._ctx.clock.now())
+        else:
+            record = self.current()
+            if record is None:
+                return None
+        return self._finish(record, reason, self._ctx.clock.now())
 
     # -- writes -------------------------------------------------------------------------
     def for_write(self) -> str:
-        """The session id new entries carry; opens an implicit session if none is open."""
-        with self._lock:
-            if self.current is None:
-                now = self._ctx.clock.now()
-                record = SessionRecord(
-                    id=new_id(now), agent_id=self._ctx.identity.agent_id,
-                    tenant=self._ctx.identity.tenant, started_at=now, last_activity_at=now,
-                    implicit=True,
-                )
-                self._ctx.storage.put_session(record)
-                self._activate(record)
-            assert self.current is not None
-            return self.current.id
+        """The session id new entries carry: the current session, or the agent's implicit
+        session opened now (the store admits one, whichever process asks first)."""
+        current = self.current()
+        if current is not None:
+            return current.id
+        ctx = self._ctx
+        now = ctx.clock.now()
+        return ctx.storage.open_session(SessionRecord(
+            id=new_id(now), agent_id=ctx.identity.agent_id, tenant=ctx.identity.tenant,
+            started_at=now, last_activity_at=now, implicit=True,
+        )).id
 
     def touch(self, session_id: str | None) -> None:
-        with self._lock:
-            record = self.current
-            if record is None or record.id != session_id:
-                return
-            now = self._ctx.clock.now()
-            if now - record.last_activity_at >= ACTIVITY_RESOLUTION:
-                record = attrs.evolve(record, last_activity_at=now)
-                self._ctx.storage.put_session(record)
-                self.current = record
+        """Note activity on ``session_id`` (at most once per ``ACTIVITY_RESOLUTION`` from
+        this process; the store keeps the latest of all processes' notes)."""
+        if session_id is None:
+            return
+        now = self._ctx.clock.now()
+        last = self._noted.get(session_id)
+        if last is not None and now - last < ACTIVITY_RESOLUTION:
+            return
+        if len(self._noted) > 1024:
+            self._noted.clear()
+        self._noted[session_id] = now
+        self._ctx.storage.note_session_activity(session_id, now)
 
     # -- internals ----------------------------------------------------------------------
-    def _activate(self, record: SessionRecord) -> None:
-        self.current = record
-        self._ctx.session_id = record.id
-
-    def _finish(self, record: SessionRecord, reason: str, now: datetime) -> SessionRecord:
-        ending = attrs.evolve(record, end_reason=reason)
-        summary: MemoryEntry | None = summarise_session(self._ctx, self._llm, ending,
-                                                        self._write, now)
-        done = with_summary(attrs.evolve(ending, ended_at=now), summary)
-        self._ctx.storage.put_session(done)
-        if self.current is not None and self.current.id == record.id:
-            self.current = None
-            self._ctx.session_id = None
-        return done
+    def _finish(self, record: SessionRecord, reason: str, now: datetime
+                ) -> SessionRecord | None:
+        """End ``record`` in the store first (one process wins), then summarise it: the
+        summary is written once, by the winner. A session another process ended already
+        comes back as the store has it."""
+        ended = self._ctx.storage.end_session(record.id, now, reason)
+        if ended is None:
+            return self._ctx.storage.get_session(record.id)
+        self._noted.pop(record.id, None)
+        summary = summarise_session(self._ctx, self._llm, ended, self._write, now)
+        if summary is not None:
+            self._ctx.storage.set_session_summary(ended.id, summary.id)
+            return attrs.evolve(ended, summary_id=summary.id)
+        return ended
 
 
 class Session:

@@ -20,8 +20,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-import attrs
-
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.domain.entry import MemoryEntry
@@ -183,7 +181,3 @@ def deterministic_digest(
 
 def _bounded(text: str) -> str:
     return text if len(text) <= MAX_SUMMARY_CHARS else text[: MAX_SUMMARY_CHARS - 1] + "\u2026"
-
-
-def with_summary(record: SessionRecord, summary: MemoryEntry | None) -> SessionRecord:
-    return attrs.evolve(record, summary_id=summary.id if summary else record.summary_id)

@@ -19,10 +19,10 @@ class CurationOptions:
     - ``excerpts``: a long memory (its line over ``excerpt_share`` of the budget) is shown
       as the passage that bears on the query (``excerpt_chars`` characters at most, after
       the memory's first words), marked with its id, instead of whole or truncated
-      (:mod:`tulving.domain.passages`).
+      (`tulving.domain.passages`).
     - ``session_decay``: each candidate's score is multiplied by this for every better
       candidate of the same event time (session) before packing
-      (:func:`tulving.domain.ranking.spread_events`); 1.0 leaves the order alone.
+      (`tulving.domain.ranking.spread_events`); 1.0 leaves the order alone.
     - ``duplicate_threshold``: word-set Jaccard from which a memory is a near-duplicate
       of one already shown and is left out.
     """

@@ -96,6 +96,14 @@ class AuditTrail:
             return
         self._reads.add([self.draft(action, inputs, details={"ids": list(ids)})])
 
+    def record_refusal(self, entry_id: str) -> None:
+        """Queue a record of a lookup refused because ``entry_id`` names an entry of
+        another partition. Queued like a read record, whatever ``audit_reads`` says: the
+        doors answer the refusal exactly as a missing id, so it must not cost a write on
+        the caller's path (its timing would tell the two apart)."""
+        self._reads.add([self.draft("refused", {"entry_id": entry_id},
+                                    details={"not_visible": entry_id})])
+
     def flush(self) -> None:
         self._reads.flush()
 

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import STORE_FIELDS
 from tulving.domain.errors import NotFoundError, ValidationError
@@ -71,7 +72,7 @@ def correct(
     )
     storage = ctx.storage
     now = ctx.clock.now()
-    with storage.transaction():
+    with writing(ctx):
         if storage.archive([Archival(original.id, ArchiveReason.CORRECTED, now)]) != 1:
             raise NotFoundError(f"entry {original.id} is no longer active: nothing to correct")
         outcome = write([item], "correct")[0]

@@ -138,20 +138,35 @@ def change_store_encryption(
     from tulving.plugins.registry import AdapterContext
 
     location = normalise_location(location)
-    defaults = default_names(location)
+    defaults = default_names(location, encrypted=old is not None)
     store = resolve("storage", DEFAULT if storage == "__default__" else storage,
                     defaults["storage"], AdapterContext(location=location, encryption=old))
     convert = getattr(store, "change_encryption", None)
     if convert is None:
         raise ConfigError(
             f"the {getattr(store, 'name', 'chosen')} storage cannot be encrypted at rest")
-    cache = resolve("vectors", DEFAULT if vectors == "__default__" else vectors,
-                    defaults["vectors"], AdapterContext(location=location, encryption=new))
+    # The caches as the store has them now (under the old key): when encrypting or
+    # decrypting, every one goes (a plain store may hold a usearch and an hnsw cache).
+    choices = ([vectors] if vectors != "__default__"
+               else [defaults["vectors"], *(["usearch", "hnsw"] if old is None else [])])
+    caches = []
+    for choice in dict.fromkeys(choices):
+        try:
+            caches.append(resolve("vectors", choice, None,
+                                  AdapterContext(location=location, encryption=old)))
+        except ConfigError:  # an adapter that is not installed has no cache here
+            continue
+    drops = [getattr(c, "drop_cache", None) for c in caches if c is not None]
     drop = None
-    if cache is not None and (new is None or old is None):
-        drop = getattr(cache, "drop_cache", None)
+    if new is None or old is None:
+        def drop() -> None:
+            for one in drops:
+                if one is not None:
+                    one()
     result = convert(new, drop)
-    if cache is not None and old is not None and new is not None:
+    if old is not None and new is not None:
+        cache = resolve("vectors", DEFAULT if vectors == "__default__" else vectors,
+                        defaults["vectors"], AdapterContext(location=location, encryption=new))
         reseal = getattr(cache, "reseal_cache", None)
         if reseal is not None:
             reseal(old)

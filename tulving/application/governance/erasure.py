@@ -23,6 +23,7 @@ from typing import Any
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.vector_sync import rebuild_index
+from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ScopeError, ValidationError
 from tulving.domain.identity import tenant_of_partition
@@ -112,7 +113,7 @@ def _erase(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,
             if e.id not in doomed and doomed.intersection(e.source_entry_ids):
                 doomed.add(e.id)
                 grew = True
-    with storage.transaction():
+    with writing(ctx):
         deleted = storage.delete(sorted(doomed))
         audit.record(
             "erase",

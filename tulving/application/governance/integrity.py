@@ -16,6 +16,7 @@ import attrs
 
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.query import EntryFilter
@@ -88,7 +89,7 @@ class Governance:
         now = self.ctx.clock.now()
         changed = attrs.evolve(entry, review_status=status, updated_at=now)
         storage = self.ctx.storage
-        with storage.transaction():
+        with writing(self.ctx):
             storage.replace(changed)
             self.audit.record(
                 "review",

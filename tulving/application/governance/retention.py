@@ -21,6 +21,7 @@ import attrs
 
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import MemoryEntry, evictable
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ValidationError
@@ -70,7 +71,7 @@ def rollback_to(
         and e.created_at <= point
         and e.archive_reason in (ArchiveReason.SUPERSEDED, ArchiveReason.CORRECTED)
     ]
-    with storage.transaction():
+    with writing(ctx):
         storage.archive(
             [
                 Archival(e.id, ArchiveReason.ROLLED_BACK, now)
@@ -168,7 +169,7 @@ def apply_retention(
             report[label]["protected"] = protected
         if cap is not None and protected > cap:
             report[label]["cap_unmet"] = protected - cap
-    with ctx.storage.transaction():
+    with writing(ctx):
         ctx.storage.archive(archivals)
         audit.record(
             "retention",
@@ -223,7 +224,7 @@ def purge(
                               "by_reason": by_reason, "dry_run": dry_run}
     if dry_run:
         return report
-    with ctx.storage.transaction():
+    with writing(ctx):
         report["purged"] = ctx.storage.delete(doomed)
         audit.record(
             "purge",

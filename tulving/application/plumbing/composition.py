@@ -2,7 +2,7 @@
 
 Adapters are named (``storage="sqlite"``) or passed as instances; names resolve through
 the plugin registry (entry points), so this module never imports a concrete adapter.
-Defaults depend on the location: a file path means SQLite + hnsw, a ``postgresql://`` URL
+Defaults depend on the location: a file path means SQLite + usearch, a ``postgresql://`` URL
 means PostgreSQL + pgvector, no location means the in-memory store + exact vectors. The
 embedder defaults to ``local`` (offline MiniLM) and the tokenizer to ``cl100k_base``.
 """
@@ -21,12 +21,20 @@ from tulving.plugins.registry import AdapterContext, get_manager
 DEFAULT: Any = "__default__"
 
 
-def default_names(location: str) -> dict[str, str | None]:
+def default_names(location: str, *, encrypted: bool = False) -> dict[str, str | None]:
+    """A file store's index is usearch (memory-mapped: a cold open reads nothing), except
+    for an encrypted store (a memory-mapped file cannot be encrypted: hnsw seals its cache)
+    and a store that already has an hnswlib cache and no usearch one (built before usearch
+    was the default: it keeps its index rather than rebuild it unasked; ``vectors=
+    "usearch"`` once builds the new one)."""
     if location.startswith(("postgresql://", "postgres://")):
         return {"storage": "postgres", "vectors": "pgvector"}
     if location in ("", ":memory:"):
         return {"storage": "memory", "vectors": "exact"}
-    return {"storage": "sqlite", "vectors": "hnsw"}
+    if encrypted or (os.path.exists(location + ".hnsw")
+                     and not os.path.exists(location + ".usearch.json")):
+        return {"storage": "sqlite", "vectors": "hnsw"}
+    return {"storage": "sqlite", "vectors": "usearch"}
 
 
 def normalise_location(path: str | os.PathLike[str] | None) -> str:

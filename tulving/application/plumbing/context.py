@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -27,10 +28,17 @@ class MemoryContext:
     llm: LLM | None
     #: pluggy hook relay (``pm.hook``) for write policies and curate post-processing.
     hooks: Any
-    session_id: str | None = None
+    #: The id of the session this identity is in now, asked of the store at each call
+    #: (``agent_memory.sessions``): every process of one agent sees the same session, so
+    #: a session started through one server replica is the one another ends.
+    current_session: Callable[[], str | None] | None = None
     #: Entries written just before an entry that its vector reads with it (see
     #: ``plumbing.representation``); ``options={"writing": {"context_window": N}}``.
     context_window: int = CONTEXT_WINDOW
+
+    @property
+    def session_id(self) -> str | None:
+        return self.current_session() if self.current_session is not None else None
 
     def visible_partitions(self) -> tuple[str, ...]:
         return self.identity.visible_partitions(self.session_id)

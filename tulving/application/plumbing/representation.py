@@ -1,4 +1,5 @@
-"""Embedding entries as they are indexed: each one read with what was written just before it.
+"""Embedding entries as they are indexed: each one leaning toward what was written just
+before it.
 
 Every path that gives an entry a vector (a write, an import that re-embeds, re-embedding
 after a model change or for entries written without one) goes through :func:`embed_entries`,
@@ -14,6 +15,7 @@ for an entry that is stored, the newest of its event time for one that is not ye
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -23,7 +25,7 @@ import numpy as np
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import EntryFilter
-from tulving.domain.representation import contextual_text
+from tulving.domain.representation import context_weight
 
 Group = tuple[str, datetime]
 
@@ -32,8 +34,9 @@ REPRESENTATION_META = "vector_representation"
 #: Raised whenever the rule that turns an entry into a vector changes, so a store whose
 #: vectors an older rule built can say so (``vector_sync.note_representation``) and be
 #: re-embedded on request (``maintenance("reembed")``). 2: long texts are read in windows
-#: and the context is bounded (before, both were cut at the model's 256 tokens).
-RULE = 2
+#: and the context is bounded (before, both were cut at the model's 256 tokens). 3: the
+#: context is mixed in from the predecessors' own vectors, no second model pass.
+RULE = 3
 
 
 def representation_id(window: int) -> str:
@@ -42,7 +45,14 @@ def representation_id(window: int) -> str:
 
 
 def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndarray:
-    """One vector row per entry, in order (the embedder must be configured)."""
+    """One vector row per entry, in order (the embedder must be configured).
+
+    Each content goes through the model once; the context is mixed in from the plain
+    vectors of the entries written just before it (:func:`mix`), never by a second
+    model pass over a longer text. Predecessors in the same batch are already embedded;
+    a predecessor already stored is embedded again (its plain vector is not kept), at
+    most ``window`` of them per group and batch.
+    """
     embedder = ctx.embedder
     assert embedder is not None
     plain = np.asarray(embedder.embed([e.content for e in entries]), dtype=np.float32)
@@ -50,40 +60,49 @@ def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndar
     if window <= 0 or not entries:
         return plain
     before = _preceding(ctx, entries, window)
-    rows = [i for i, texts in enumerate(before) if texts]
-    if not rows:
-        return plain
-    contextual = np.asarray(embedder.embed(
-        [contextual_text(before[i], entries[i].content) for i in rows]), dtype=np.float32)
+    position = {e.id: i for i, e in enumerate(entries)}
+    outside = sorted({item for items in before for item in items if item[0] not in position})
+    extra = (np.asarray(embedder.embed([content for _, content in outside]), dtype=np.float32)
+             if outside else np.zeros((0, plain.shape[1]), dtype=np.float32))
+    row_of = {entry_id: extra[i] for i, (entry_id, _) in enumerate(outside)}
     out = plain.copy()
-    out[rows] = combine(plain[rows], contextual)
+    for i, items in enumerate(before):
+        if not items:
+            continue
+        context = [plain[position[e]] if e in position else row_of[e] for e, _ in items]
+        out[i] = mix(plain[i], context, len(entries[i].content))
     return out
 
 
-def combine(plain: np.ndarray, contextual: np.ndarray) -> np.ndarray:
-    """Unit-length sum of each row's plain and contextual vectors."""
-    mixed = plain + contextual
-    norms = np.linalg.norm(mixed, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    unit: np.ndarray = (mixed / norms).astype(np.float32)
+def mix(plain: np.ndarray, context: Sequence[np.ndarray], length: int = 0) -> np.ndarray:
+    """The unit-length sum of a memory's own vector and ``context_weight(length)`` times each
+    of its predecessors' own vectors (see :mod:`tulving.domain.representation`); ``length``
+    is the memory's own length in characters."""
+    weight = context_weight(length)
+    mixed = np.asarray(plain, dtype=np.float64).copy()
+    for row in context:
+        mixed += weight * np.asarray(row, dtype=np.float64)
+    norm = float(np.linalg.norm(mixed))
+    unit: np.ndarray = (mixed / (norm or 1.0)).astype(np.float32)
     return unit
 
 
 def _preceding(
     ctx: MemoryContext, entries: Sequence[MemoryEntry], window: int
-) -> list[list[str]]:
-    """Per entry, the contents of up to ``window`` entries written just before it in its
+) -> list[list[tuple[str, str]]]:
+    """Per entry, (id, content) of up to ``window`` entries written just before it in its
     group, oldest first."""
     seen: dict[Group, list[tuple[str, str]]] = {}  # group -> (id, content) in id order
-    out: list[list[str]] = [[] for _ in entries]
+    out: list[list[tuple[str, str]]] = [[] for _ in entries]
     for i in sorted(range(len(entries)), key=lambda j: entries[j].id):
         entry = entries[i]
         group = (entry.partition, entry.valid_from)
         if group not in seen:
             seen[group] = _stored_before(ctx, entry, window)
-        earlier = [content for entry_id, content in seen[group] if entry_id < entry.id]
-        out[i] = earlier[-window:]
-        seen[group].append((entry.id, entry.content))
+        known = seen[group]  # in id order: the stored ones, then this batch's so far
+        end = bisect.bisect_left(known, (entry.id,))
+        out[i] = known[max(0, end - window):end]
+        known.insert(end, (entry.id, entry.content))
     return out
 
 

@@ -13,9 +13,14 @@ Members, and nothing else (any other name, a directory or a traversal path is re
 - ``embeddings.f32``: the vectors, little-endian float32 rows of ``dimensions`` values in
   entry order (stored, not compressed: floats barely compress).
 
-Reading is bounded: the declared sizes and compression ratios are checked before a byte
-is inflated (a zip bomb is refused, not unpacked), a line is at most ``MAX_LINE`` bytes,
-and zipfile's CRC check catches a truncated or altered member. The archive seam
+Reading is strict: the file must be exactly what ``BundleWriter`` produces, these three
+members in this order (entries deflated, vectors stored, manifest deflated), each local
+header agreeing with the central directory, no byte before the first member, between
+members or after the end record (no comment, no extra field but zip64's); anything else
+is refused before a byte is inflated. Reading is bounded: the declared sizes and
+compression ratios are checked first (a zip bomb is refused, not unpacked), a line is at
+most ``MAX_LINE`` bytes, and zipfile's CRC check catches a truncated or altered member;
+every zip or inflate failure (``zlib.error`` included) is a ``BundleError``. The archive seam
 (``open_writer``/``open_reader`` over a binary file) is where encryption plugs in.
 """
 
@@ -25,14 +30,18 @@ import contextlib
 import hashlib
 import io
 import json
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
 import attrs
 
+from tulving.application.plumbing.sealed_spool import sealed_spool
 from tulving.application.portability.entry_codec import digest_of
 from tulving.domain.errors import BundleError
+from tulving.domain.validation import first_invalid_text
 
 FORMAT = "tulving-bundle"
 #: The version this library writes. Earlier versions are converted on read by the steps
@@ -42,6 +51,13 @@ SCHEMA_VERSION = 1
 UPGRADES: dict[int, Any] = {}
 MANIFEST, ENTRIES, VECTORS = "manifest.json", "entries.jsonl", "embeddings.f32"
 MEMBERS = frozenset({MANIFEST, ENTRIES, VECTORS})
+#: What the writer produces, in its order, with each member's compression method.
+LAYOUT = ((ENTRIES, zipfile.ZIP_DEFLATED), (VECTORS, zipfile.ZIP_STORED),
+          (MANIFEST, zipfile.ZIP_DEFLATED))
+#: Everything a damaged zip can raise while it is listed, read or inflated (a flipped flag
+#: bit asks for a password: RuntimeError; an unknown method: NotImplementedError).
+ZIP_FAILURES = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError,
+                RuntimeError, NotImplementedError, struct.error, ValueError)
 MAX_LINE = 4 * 1024 * 1024
 MAX_MANIFEST = 1024 * 1024
 #: Defaults a caller may raise: the whole bundle's inflated size and the inflate ratio.
@@ -64,6 +80,89 @@ def _check_member_names(infos: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipIn
         if required not in found:
             raise BundleError(f"the bundle has no {required}")
     return found
+
+
+_LOCAL = struct.Struct("<4s5H3L2H")  # the local file header, before name and extra
+_EOCD, _EOCD64, _LOCATOR64 = 22, 56, 20
+_ZIP64_EXTRA = 0x0001
+#: General-purpose flag bits the writer may set: 3 (a data descriptor follows the data,
+#: when it wrote to an unseekable stream) and 11 (UTF-8 names).
+_ALLOWED_FLAGS = 0x0008 | 0x0800
+
+
+def _extra_ids(extra: bytes) -> list[int]:
+    ids, at = [], 0
+    while at < len(extra):
+        if at + 4 > len(extra):
+            raise BundleError("a member's extra field is malformed")
+        ident, size = struct.unpack_from("<HH", extra, at)
+        ids.append(ident)
+        at += 4 + size
+    if at != len(extra):
+        raise BundleError("a member's extra field is malformed")
+    return ids
+
+
+def check_layout(source: IO[bytes], archive: zipfile.ZipFile) -> None:
+    """Refuse any zip ``BundleWriter`` does not produce: other members, order or
+    compression; a local header that disagrees with the central directory; extra fields
+    other than zip64's; and any byte outside the members, the directory and one end record
+    (leading bytes, gaps, trailing bytes, a comment)."""
+    infos = archive.infolist()
+    if [(i.filename, i.compress_type) for i in infos] != list(LAYOUT):
+        raise BundleError("the bundle's members are not the format's (entries, embeddings, "
+                          "manifest, in that order and compression)")
+    if archive.comment:
+        raise BundleError("the bundle carries a zip comment (not written by Tulving)")
+    size = source.seek(0, io.SEEK_END)
+    position = 0
+    for info in infos:
+        if info.header_offset != position:
+            raise BundleError(f"bytes before member {info.filename} (not a bundle as written)")
+        if info.flag_bits & ~_ALLOWED_FLAGS:
+            raise BundleError(f"member {info.filename} has flags the format never sets")
+        if any(ident != _ZIP64_EXTRA for ident in _extra_ids(info.extra)):
+            raise BundleError(f"member {info.filename} has extra data")
+        source.seek(position)
+        (signature, _version, flags, method, _time, _date, crc, compressed, plain, name_len,
+         extra_len) = _LOCAL.unpack(source.read(_LOCAL.size))
+        name = source.read(name_len)
+        extra = source.read(extra_len)
+        if (signature != b"PK\x03\x04" or name != info.filename.encode() or flags != info.flag_bits
+                or method != info.compress_type):
+            raise BundleError(f"member {info.filename}: its local header disagrees with the "
+                              "central directory")
+        zip64 = _ZIP64_EXTRA in _extra_ids(extra)
+        if not flags & 0x0008 and (crc != info.CRC or (not zip64 and (
+                compressed != info.compress_size or plain != info.file_size))):
+            raise BundleError(f"member {info.filename}: its local header disagrees with the "
+                              "central directory")
+        position += _LOCAL.size + name_len + extra_len + info.compress_size
+        if flags & 0x0008:
+            descriptor = 24 if zip64 else 16
+            source.seek(position)
+            fields = source.read(descriptor)
+            if len(fields) != descriptor or fields[:4] != b"PK\x07\x08" or \
+                    struct.unpack_from("<L", fields, 4)[0] != info.CRC:
+                raise BundleError(f"member {info.filename}: its data descriptor is damaged")
+            position += descriptor
+    if position != archive.start_dir:
+        raise BundleError("bytes between the last member and the central directory")
+    source.seek(size - _EOCD)
+    end = source.read(_EOCD)
+    if end[:4] != b"PK\x05\x06" or end[-2:] != b"\x00\x00":
+        raise BundleError("bytes after the end of the bundle (not a bundle as written)")
+    directory_size, directory_offset = struct.unpack_from("<LL", end, 12)
+    tail = size - _EOCD - (archive.start_dir + directory_size)
+    if directory_offset == 0xFFFFFFFF or tail:
+        if tail != _EOCD64 + _LOCATOR64:
+            raise BundleError("bytes after the end of the bundle (not a bundle as written)")
+        source.seek(archive.start_dir + directory_size)
+        if (source.read(4) != b"PK\x06\x06"
+                or (source.seek(size - _EOCD - _LOCATOR64), source.read(4))[1] != b"PK\x06\x07"):
+            raise BundleError("the bundle's zip64 end records are damaged")
+    elif directory_offset != archive.start_dir:
+        raise BundleError("bytes before the bundle (not a bundle as written)")
 
 
 @attrs.frozen
@@ -173,9 +272,8 @@ class BundleWriter:
 
 
 def _spool() -> IO[bytes]:
-    import tempfile
-
-    return tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
+    # what spills to disk is sealed: a bundle of an encrypted store is never in clear there
+    return sealed_spool(64 * 1024 * 1024)
 
 
 def _line(record: dict[str, Any]) -> bytes:
@@ -189,9 +287,17 @@ class BundleReader:
         try:
             self._zip = zipfile.ZipFile(source, "r")
             infos = self._zip.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        except ZIP_FAILURES as exc:
             raise BundleError(f"not a readable bundle (truncated or corrupt zip): {exc}") from exc
         self._members = _check_member_names(infos)
+        try:
+            check_layout(source, self._zip)
+        except BundleError:
+            self._zip.close()
+            raise
+        except ZIP_FAILURES as exc:
+            self._zip.close()
+            raise BundleError(f"not a readable bundle (corrupt zip): {exc}") from exc
         total = sum(i.file_size for i in infos)
         if total > max_bytes:
             raise BundleError(f"the bundle inflates to {total} bytes; the limit is {max_bytes}")
@@ -220,7 +326,7 @@ class BundleReader:
         try:
             with self._zip.open(name) as handle:
                 data = handle.read(limit + 1)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        except ZIP_FAILURES as exc:
             raise BundleError(f"member {name} is corrupt or truncated: {exc}") from exc
         if len(data) > limit:
             raise BundleError(f"member {name} is over {limit} bytes")
@@ -232,8 +338,9 @@ class BundleReader:
         entries_hash, vectors_hash = hashlib.sha256(), hashlib.sha256()
         count = 0
         expected_row = 0
-        vectors = self._zip.open(VECTORS) if VECTORS in self._members else None
+        vectors = None
         try:
+            vectors = self._zip.open(VECTORS) if VECTORS in self._members else None
             with self._zip.open(ENTRIES) as raw:
                 stream = io.BufferedReader(raw, 1 << 20)  # type: ignore[type-var]
                 while True:
@@ -246,6 +353,10 @@ class BundleReader:
                         record = json.loads(line)
                     except (ValueError, UnicodeDecodeError) as exc:
                         raise BundleError(f"entry line {count + 1} is not JSON") from exc
+                    invalid = first_invalid_text(record, "entry")
+                    if invalid is not None:
+                        raise BundleError(f"entry line {count + 1}: {invalid} is not valid "
+                                          "Unicode text")
                     if not isinstance(record, dict) or digest_of(record) != record.get("digest"):
                         raise BundleError(f"entry line {count + 1}: digest mismatch (tampered)")
                     entries_hash.update(str(record["digest"]).encode())
@@ -263,7 +374,9 @@ class BundleReader:
                     if count > self.manifest.entry_count:
                         raise BundleError("more entries than the manifest declares")
                     yield record, vector
-        except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile) as exc:
+        except BundleError:
+            raise
+        except ZIP_FAILURES as exc:
             raise BundleError(f"the bundle is corrupt or truncated: {exc}") from exc
         finally:
             if vectors is not None:

@@ -36,6 +36,9 @@ Progress = Callable[[str, int, int], None]
 
 @attrs.frozen
 class ExportReport:
+    """What ``export()`` wrote: the file (None for a file object), how many entries and
+    vectors, its size in bytes when known, and the bundle's manifest."""
+
     path: str | None
     entries: int
     vectors: int
@@ -70,9 +73,12 @@ def export(
     encryption: EncryptionKey | None = None,
     select: Callable[[MemoryEntry], bool] | None = None,
     salt: bytes | None = None,
+    transform: Callable[[MemoryEntry], MemoryEntry] | None = None,
 ) -> ExportReport:
     """``select``: only the entries it accepts (sync sends what changed since a watermark);
-    ``salt``: the key-derivation salt of an encrypted bundle (sync reuses one per device)."""
+    ``salt``: the key-derivation salt of an encrypted bundle (sync reuses one per device);
+    ``transform``: each entry as it is to be written, same id (sync re-homes entries into
+    its token's tenant)."""
     total = ctx.storage.count(flt)
     if isinstance(target, str | os.PathLike):
         path = Path(target)
@@ -85,7 +91,7 @@ def export(
             with open(partial, "wb") as handle:
                 report = _write(ctx, handle, flt, scope, include_embeddings, redacted,
                                 filters, library_version, total, progress, encryption,
-                                select, salt)
+                                select, salt, transform)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(partial, path)
@@ -97,7 +103,7 @@ def export(
             raise
         return attrs.evolve(report, path=str(path), bytes=path.stat().st_size)
     return _write(ctx, target, flt, scope, include_embeddings, redacted, filters,
-                  library_version, total, progress, encryption, select, salt)
+                  library_version, total, progress, encryption, select, salt, transform)
 
 
 def _write(
@@ -105,6 +111,7 @@ def _write(
     include_embeddings: bool, redacted: bool, filters: dict[str, Any], library_version: str,
     total: int, progress: Progress | None, encryption: EncryptionKey | None = None,
     select: Callable[[MemoryEntry], bool] | None = None, salt: bytes | None = None,
+    transform: Callable[[MemoryEntry], MemoryEntry] | None = None,
 ) -> ExportReport:
     sink: IO[bytes] = handle
     if encryption is not None:  # the whole zip, manifest included (see bundle_crypto)
@@ -120,6 +127,8 @@ def _write(
             for entry in chosen:
                 if scope is not None and entry.scope is not scope:
                     continue
+                if transform is not None:
+                    entry = transform(entry)
                 shown = _scrub(entry) if redacted else entry
                 vector = vectors.get(entry.id)
                 if vector is not None and shown.content != entry.content:

@@ -34,6 +34,7 @@ import numpy as np
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.representation import embed_entries
+from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_crypto import open_bundle
 from tulving.application.portability.bundle_format import BundleReader
 from tulving.application.portability.entry_codec import record_to_entry
@@ -41,7 +42,7 @@ from tulving.application.writing.write_hooks import apply_before_write
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import BundleError, ScopeError, SecurityError, ValidationError
-from tulving.domain.identity import Identity
+from tulving.domain.identity import Identity, tenant_key
 from tulving.domain.types import ArchiveReason
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.hooks import WriteContext
@@ -67,6 +68,7 @@ class ImportReport:
     vectors_kept: int = 0
 
     def counts(self) -> dict[str, int]:
+        """How many entries of each kind (the lists hold their ids)."""
         return {"added": len(self.added), "updated": len(self.updated),
                 "skipped": len(self.skipped), "conflicts": len(self.conflicts),
                 "reembedded": self.reembedded, "vectors_kept": self.vectors_kept}
@@ -91,6 +93,15 @@ class _Batch:
         self.keys.clear()
 
 
+def rehomed(entry: MemoryEntry, user_id: str | None, workspace_id: str | None) -> MemoryEntry:
+    """``entry`` moved into the tenant (``user_id``, ``workspace_id``) with its id, scope
+    and owner kept (sync re-homes a store that names no tenant into its token's)."""
+    owner = Identity(agent_id=entry.agent_id, user_id=user_id, workspace_id=workspace_id,
+                     model_id=entry.model_id)
+    return attrs.evolve(entry, user_id=user_id, workspace_id=workspace_id,
+                        partition=owner.partition_for(entry.scope, entry.session_id))
+
+
 def derived_id(entry_id: str, tenant_salt: str) -> str:
     """A stable new id for ``entry_id`` moved into another tenant: its time prefix kept
     (ids still sort by creation), the rest from a hash, so re-importing maps the same."""
@@ -105,7 +116,10 @@ class Importer:
         self, ctx: MemoryContext, audit: AuditTrail, seal: Seal, policy: WritePolicy,
         *, reembedding: str, on_conflict: str, dry_run: bool, remap_identity: bool,
         progress: Progress | None, max_bytes: int, encryption: EncryptionKey | None = None,
+        rehome_from: str | None = None,
     ) -> None:
+        """``rehome_from``: a tenant (``tenant_key``) whose entries move into this one with
+        their ids (sync of a store that names no tenant); other tenants' are refused."""
         if reembedding not in REEMBEDDING:
             raise ValidationError(f"reembedding must be one of {', '.join(REEMBEDDING)}")
         if on_conflict not in ON_CONFLICT:
@@ -120,6 +134,7 @@ class Importer:
         self.dry_run, self.remap, self.progress = dry_run, remap_identity, progress
         self.max_bytes = max_bytes
         self.encryption = encryption
+        self.rehome_from = rehome_from
         self.report = ImportReport(dry_run=dry_run)
         self.hook_ctx = WriteContext(ctx.identity.agent_id, ctx.identity.tenant, "import",
                                      policy)
@@ -142,9 +157,8 @@ class Importer:
         reader = BundleReader(open_bundle(handle, self.encryption), max_bytes=self.max_bytes)
         try:
             keep_vectors = self._keeps_vectors(reader)
-            storage = self.ctx.storage
             try:
-                with storage.transaction():
+                with writing(self.ctx):
                     self._merge(reader, keep_vectors)
                     if self.dry_run:
                         raise _DryRun
@@ -175,6 +189,9 @@ class Importer:
         me = self.ctx.identity
         if (entry.user_id, entry.workspace_id) == (me.user_id, me.workspace_id):
             return entry
+        if (self.rehome_from is not None
+                and tenant_key(entry.user_id, entry.workspace_id) == self.rehome_from):
+            return rehomed(entry, me.user_id, me.workspace_id)
         if not self.remap:
             raise ScopeError(
                 f"entry {entry.id} belongs to another tenant (user {entry.user_id!r}, "

@@ -1,9 +1,9 @@
 """``Memory.sync(remote)``: exchange deltas with a Tulving server, both ways.
 
-A delta is a bundle (:mod:`.bundle_format`) of the entries this device changed since its
+A delta is a bundle (``.bundle_format``) of the entries this device changed since its
 push watermark, archived versions included, so supersedes, corrections and forgets travel
 as the new state of each entry; with an end-to-end key it is an encrypted bundle
-(:mod:`.bundle_crypto`) the server stores without being able to read it. The server keeps
+(``.bundle_crypto``) the server stores without being able to read it. The server keeps
 the deltas of the tenant in an append-only log with sequence numbers; a device pulls
 those after its pull watermark and merges each with the importer (by id, conflicts by
 ``updated_at``, supersede chains merged, never broken).
@@ -22,10 +22,25 @@ connection dropped) and a second run converge with nothing lost or duplicated:
 Erasures travel as deltas of their own (deletions leave no entry to send): the subject
 kind, the sha256 of its name (all the audit keeps) and the time, JSON, or sealed with the
 end-to-end key. A device replays one on the entries of that subject created by then
-(:func:`tulving.application.governance.erasure.replay`), remembers it, and replays what
+(``tulving.application.governance.erasure.replay()``), remembers it, and replays what
 it remembers after every later merge, so an older delta cannot bring erased entries back.
 
-Watermarks and this device's id live in the store's meta table, per remote.
+Tenancy is the token's (the server decides it at the door). Before anything moves, the
+device asks the server which tenant its token acts for: the same as this Memory's, and
+sync goes on; this Memory names no tenant (no user, no workspace), and its entries are
+re-homed (same ids) into the token's tenant on push, the token's entries into its own on
+pull, and the report says so (``rehomed_to``); any other tenant, and sync stops with a
+``ScopeError`` naming the fix, before anything is pulled or pushed.
+
+A delta this device cannot merge (a tampered one, entries of another tenant, a policy
+that refuses them) never blocks it: the watermark moves past it and the report lists it
+(``skipped``), unless the cause is this device's own (a missing or wrong key, a storage
+failure), which stops the sync so it can be fixed and run again. When the server could
+not merge a delta this device pushed, it keeps it in quarantine (never handed to other
+devices) and the report lists it with the server's reason (``not_merged``).
+
+Watermarks and this device's id live in the store's meta table, per remote; remembered
+erasures per tenant.
 """
 
 from __future__ import annotations
@@ -42,13 +57,23 @@ import attrs
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import BundleError, EncryptionError, EncryptionKeyError, ValidationError
+from tulving.domain.errors import (
+    BundleError,
+    EncryptionError,
+    EncryptionKeyError,
+    ScopeError,
+    StorageError,
+    TulvingError,
+    ValidationError,
+)
+from tulving.domain.identity import tenant_key
+from tulving.domain.redaction import redact
 from tulving.domain.sealing import is_sealed, seal, unseal
 
 PAGE = 200
 ERASURES = "tulving-erasures"
 _SEALED_ERASURES = "sync erasures"
-_REMEMBERED = "sync:erasures"
+_LEGACY_REMEMBERED = "sync:erasures"  # one list for the whole store, before 2026-11-26
 #: Writes that were committing when the push watermark was taken are sent next time too.
 MARGIN = timedelta(seconds=2)
 
@@ -66,9 +91,18 @@ class SyncRemote(Protocol):
 
     def sync_fetch(self, seq: int) -> bytes: ...
 
+    # Optional (servers from 2026-11-26 on; looked up with getattr):
+    # ``sync_tenant() -> {"user_id": ..., "workspace_id": ...}``: the token's tenant;
+    # ``sync_quarantined(device, after) -> list[dict]``: this device's deltas the server
+    # could not merge (seq, delta_id, reason), after a sequence number.
+
 
 @attrs.define
 class SyncReport:
+    """What one ``sync()`` did, both ways: the deltas pulled and what merging them added,
+    updated or flagged; the entries and bytes pushed; erasures sent and replayed;
+    whether it ran end to end encrypted; and what either side could not merge."""
+
     pulled_deltas: int = 0
     pulled_bytes: int = 0
     added: int = 0
@@ -80,8 +114,20 @@ class SyncReport:
     erasures_pushed: int = 0
     erasures_applied: int = 0
     e2e: bool = False
+    rehomed_to: str | None = None
+    """The tenant this store's entries were re-homed to (a store that names no tenant,
+    synced through a token bound to one), e.g. "user 'u1'"; None when not re-homed."""
+    skipped: list[dict[str, Any]] = attrs.field(factory=list)
+    """Pulled deltas this device could not merge: {"seq", "reason"} (the watermark moved)."""
+    not_merged: list[dict[str, Any]] = attrs.field(factory=list)
+    """Deltas this device pushed that the server did not merge (quarantined there):
+    {"seq", "delta_id", "reason"}."""
+    merging: list[int] = attrs.field(factory=list)
+    """Sequence numbers of pushed deltas the server was still merging when it answered
+    (a refusal of one shows in the next sync's ``not_merged``)."""
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (what ``tulving sync --json`` prints)."""
         return attrs.asdict(self)
 
 
@@ -111,12 +157,67 @@ def _salt(ctx: MemoryContext) -> bytes:
     return made
 
 
+@attrs.frozen
+class Tenancy:
+    """Where this sync's entries live: ``remote`` is the token's tenant (``tenant_key``)
+    and ``rehome`` whether this store's entries move between it and its own."""
+
+    remote: str | None
+    rehome: bool = False
+    user_id: str | None = None
+    workspace_id: str | None = None
+
+
+def describe_tenant(user_id: str | None, workspace_id: str | None) -> str:
+    if user_id is None and workspace_id is None:
+        return "no user or workspace"
+    parts = [f"user {user_id!r}"] if user_id is not None else []
+    if workspace_id is not None:
+        parts.append(f"workspace {workspace_id!r}")
+    return ", ".join(parts)
+
+
+def decide_tenancy(memory: Any, remote: SyncRemote) -> Tenancy:
+    """The token's tenant against this Memory's (see the module doc). A server that does
+    not say (older than the rule) is taken to agree; it then checks what it can."""
+    ask = getattr(remote, "sync_tenant", None)
+    if not callable(ask):
+        return Tenancy(None)
+    answer = ask()
+    if answer is None:
+        return Tenancy(None)
+    user, workspace = answer.get("user_id"), answer.get("workspace_id")
+    me = memory.identity
+    if (user, workspace) == (me.user_id, me.workspace_id):
+        return Tenancy(tenant_key(user, workspace))
+    if me.user_id is None and me.workspace_id is None:
+        return Tenancy(tenant_key(user, workspace), True, user, workspace)
+    fix = []
+    if user is not None:
+        fix.append(f"--user-id {user}")
+    if workspace is not None:
+        fix.append(f"--workspace-id {workspace}")
+    opened = " ".join(fix) if fix else "no --user-id or --workspace-id"
+    raise ScopeError(
+        f"this store acts for {describe_tenant(me.user_id, me.workspace_id)} but the "
+        f"server's token acts for {describe_tenant(user, workspace)}: nothing was synced. "
+        f"Sync with a token bound to {describe_tenant(me.user_id, me.workspace_id)} "
+        f"(tulving serve token create NAME --bind-user ...), or open this store as the "
+        f"token's tenant ({opened}; Memory(user_id=..., workspace_id=...))")
+
+
+#: Errors of this device's own making: the sync stops (fix it, run again) instead of
+#: moving past the delta.
+_STOPS = (EncryptionKeyError, StorageError)
+
+
 def pull(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
-         report: SyncReport) -> None:
+         report: SyncReport, tenancy: Tenancy | None = None) -> None:
     ctx: MemoryContext = memory.ctx
     me = device_id(ctx)
     name = _meta_key(remote, "pulled")
     watermark = int(ctx.storage.get_meta(name) or 0)
+    rehome_from = tenancy.remote if tenancy is not None and tenancy.rehome else None
     while True:
         page = remote.sync_list(watermark, PAGE)
         if not page:
@@ -125,34 +226,51 @@ def pull(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
             seq = int(delta["seq"])
             if delta.get("device") != me:
                 data = remote.sync_fetch(seq)
-                apply_delta(memory, data, key, report)
-                report.pulled_deltas += 1
+                try:
+                    apply_delta(memory, data, key, report, rehome_from=rehome_from)
+                except _STOPS:
+                    raise
+                except TulvingError as exc:
+                    report.skipped.append({"seq": seq, "reason": failure_reason(exc)})
+                else:
+                    report.pulled_deltas += 1
                 report.pulled_bytes += len(data)
             watermark = seq
             ctx.storage.set_meta(name, str(watermark))
     report.pull_watermark = watermark
 
 
+def failure_reason(exc: BaseException) -> str:
+    return redact(f"{type(exc).__name__}: {exc}")[:500]
+
+
 def apply_delta(memory: Any, data: bytes, key: EncryptionKey | None,
-                report: SyncReport | None = None) -> None:
+                report: SyncReport | None = None, *,
+                rehome_from: str | None = None) -> None:
     """Merge one delta: a bundle, or a list of erasures (the server calls this too for
-    plain deltas)."""
+    plain deltas). ``rehome_from``: a tenant whose entries move into this Memory's with
+    their ids (see ``Tenancy``)."""
+    from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
+
     report = report if report is not None else SyncReport()
     if is_sealed(data[:16]) or data[:1] == b"{":
-        events = _read_erasures(data, key)
-        _remember(memory.ctx, events)
+        events = read_erasures(data, key)
+        _remember(memory, events)
         report.erasures_applied += _replay(memory, events)
         return
-    result = memory.import_bundle(io.BytesIO(data), encryption=key, reembedding="auto",
-                                  on_conflict="newest")
+    importer = memory._importer(reembedding="auto", on_conflict="newest", dry_run=False,
+                                remap_identity=False, max_bytes=DEFAULT_MAX_BYTES,
+                                encryption=key, rehome_from=rehome_from)
+    with memory._lock:
+        result = importer.run(io.BytesIO(data))
     report.added += len(result.added)
     report.updated += len(result.updated)
     report.conflicts += len(result.conflicts)
     if result.added or result.updated:  # an older delta must not bring erased entries back
-        _replay(memory, _remembered(memory.ctx))
+        _replay(memory, _remembered(memory))
 
 
-def _read_erasures(data: bytes, key: EncryptionKey | None) -> list[dict[str, str]]:
+def read_erasures(data: bytes, key: EncryptionKey | None) -> list[dict[str, str]]:
     if is_sealed(data[:16]):
         if key is None:
             raise EncryptionKeyError("the delta is encrypted: sync with encryption= and its key")
@@ -170,17 +288,54 @@ def _read_erasures(data: bytes, key: EncryptionKey | None) -> list[dict[str, str
         raise BundleError("a malformed erasure delta") from None
 
 
-def _remembered(ctx: MemoryContext) -> list[dict[str, str]]:
-    raw = ctx.storage.get_meta(_REMEMBERED)
-    return list(json.loads(raw)) if raw else []
+def _remembered_key(memory: Any) -> str:
+    """Erasures are remembered per tenant: one store can serve several (a server) and
+    an erasure of one must never be replayed in another."""
+    digest = hashlib.sha256(memory.identity.tenant.encode()).hexdigest()[:16]
+    return f"sync:erasures:{digest}"
 
 
-def _remember(ctx: MemoryContext, events: list[dict[str, str]]) -> None:
-    known = _remembered(ctx)
+def _remembered(memory: Any) -> list[dict[str, str]]:
+    storage = memory.ctx.storage
+    raw = storage.get_meta(_remembered_key(memory))
+    if raw is not None:
+        return list(json.loads(raw))
+    legacy = storage.get_meta(_LEGACY_REMEMBERED)
+    known = _legacy_for_tenant(memory, json.loads(legacy)) if legacy else []
+    storage.set_meta(_remembered_key(memory), json.dumps(known))
+    return known
+
+
+def _legacy_for_tenant(memory: Any, events: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The events of the store-wide list kept before erasures were remembered per tenant
+    that belong to this Memory's tenant: a user's or a workspace's when it is this
+    tenant's own, an agent's when this tenant's audit records that erasure."""
+    me = memory.identity
+
+    def sha(kind: str, name: str | None) -> str | None:
+        return hashlib.sha256(f"{kind}={name}".encode()).hexdigest() if name else None
+
+    audited = {str(r.details.get("subject_sha256"))
+               for r in memory.ctx.storage.audit_records(me.tenant) if r.action == "erase"}
+    mine = []
+    for event in events:
+        kind, subject = event.get("kind"), event.get("subject_sha256")
+        if ((kind == "user_id" and subject == sha("user_id", me.user_id))
+                or (kind == "workspace_id" and subject == sha("workspace_id", me.workspace_id))
+                or (kind == "agent_id" and subject in audited)):
+            mine.append(event)
+    return mine
+
+
+def _remember(memory: Any, events: list[dict[str, str]]) -> None:
+    known = _remembered(memory)
+    grown = False
     for event in events:
         if event not in known:
             known.append(event)
-    ctx.storage.set_meta(_REMEMBERED, json.dumps(known))
+            grown = True
+    if grown:
+        memory.ctx.storage.set_meta(_remembered_key(memory), json.dumps(known))
 
 
 def _replay(memory: Any, events: list[dict[str, str]]) -> int:
@@ -208,39 +363,102 @@ def _erasures_since(memory: Any, since: datetime | None) -> list[dict[str, str]]
 
 
 def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
-         report: SyncReport, library_version: str) -> None:
+         report: SyncReport, library_version: str, tenancy: Tenancy | None = None) -> None:
     from tulving.application.portability.exporter import export
+    from tulving.application.portability.importer import rehomed
 
     ctx: MemoryContext = memory.ctx
     name = _meta_key(remote, "pushed")
     previous = ctx.storage.get_meta(name)
     since: datetime | None = datetime.fromisoformat(previous) - MARGIN if previous else None
     started = ctx.clock.now()
+    # The margin re-sends what was committing when the watermark was taken; what the last
+    # push already sent in that window, unchanged since, is not sent again (a quick second
+    # sync would otherwise push the same entries, and a refused one be quarantined twice).
+    recent_name = _meta_key(remote, "pushed-recent")
+    already = set(json.loads(ctx.storage.get_meta(recent_name) or "[]")) if previous else set()
+    window = started - MARGIN
+    sent_recently: list[str] = []
 
     def changed(entry: MemoryEntry) -> bool:
-        return since is None or entry.updated_at >= since
+        if since is not None and entry.updated_at < since:
+            return False
+        version = f"{entry.id}@{entry.updated_at.isoformat()}"
+        if entry.updated_at >= window:
+            sent_recently.append(version)  # still in the next push's margin: remembered
+        return version not in already
+
+    transform = None
+    if tenancy is not None and tenancy.rehome:
+        to_user, to_workspace = tenancy.user_id, tenancy.workspace_id
+        report.rehomed_to = describe_tenant(to_user, to_workspace)
+
+        def transform(entry: MemoryEntry) -> MemoryEntry:
+            return rehomed(entry, to_user, to_workspace)
 
     buffer = io.BytesIO()
     flt = memory.sync_filter()
     result = export(ctx, buffer, flt, scope=None, include_embeddings=True, redacted=False,
                     filters={"sync_since": previous}, library_version=library_version,
-                    encryption=key, select=changed, salt=_salt(ctx) if key else None)
+                    encryption=key, select=changed, salt=_salt(ctx) if key else None,
+                    transform=transform)
     if result.entries:
         data = buffer.getvalue()
-        remote.sync_push(device_id(ctx), data, key is not None)
+        _pushed(report, remote.sync_push(device_id(ctx), data, key is not None))
         report.pushed_entries += result.entries
         report.pushed_bytes += len(data)
     events = _erasures_since(memory, since)
-    _remember(ctx, events)
+    _remember(memory, events)
     if events:
         body = json.dumps({"format": ERASURES, "version": 1, "erasures": events},
                           sort_keys=True).encode()
         if key is not None:
             body = seal(key, body, _SEALED_ERASURES, salt=_salt(ctx))
-        remote.sync_push(device_id(ctx), body, key is not None)
+        _pushed(report, remote.sync_push(device_id(ctx), body, key is not None))
         report.erasures_pushed += len(events)
         report.pushed_bytes += len(body)
+    ctx.storage.set_meta(recent_name, json.dumps(sorted(sent_recently)))
     ctx.storage.set_meta(name, started.isoformat())
+
+
+def _pushed(report: SyncReport, answer: Any) -> None:
+    """The server's answer to a push: a quarantined delta goes into the report, and one
+    still being merged is noted."""
+    if not isinstance(answer, dict):
+        return
+    if answer.get("state") == "quarantined":
+        _not_merged(report, answer)
+    elif answer.get("state") == "pending" and answer.get("seq") is not None:
+        report.merging.append(int(answer["seq"]))
+
+
+def _not_merged(report: SyncReport, delta: dict[str, Any]) -> None:
+    seq = int(delta["seq"])
+    if all(item["seq"] != seq for item in report.not_merged):
+        report.not_merged.append({"seq": seq, "delta_id": str(delta.get("delta_id")),
+                                  "reason": str(delta.get("reason") or "")[:500]})
+
+
+def _quarantine_notices(memory: Any, remote: SyncRemote, report: SyncReport) -> None:
+    """This device's deltas the server quarantined after the push answered (an older
+    server merged later; a merge retried after a restart)."""
+    ask = getattr(remote, "sync_quarantined", None)
+    if not callable(ask):
+        return
+    ctx: MemoryContext = memory.ctx
+    name = _meta_key(remote, "quarantine-seen")
+    seen = int(ctx.storage.get_meta(name) or 0)
+    found = ask(device_id(ctx), seen)
+    if found is None:
+        return
+    for delta in found:
+        _not_merged(report, delta)
+        seen = max(seen, int(delta["seq"]))
+    told = {item["seq"] for item in report.not_merged}
+    report.merging = [seq for seq in report.merging if seq not in told]
+    for item in report.not_merged:
+        seen = max(seen, int(item["seq"]))
+    ctx.storage.set_meta(name, str(seen))
 
 
 def sync(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
@@ -248,12 +466,14 @@ def sync(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
     for method in ("sync_push", "sync_list", "sync_fetch"):
         if not callable(getattr(remote, method, None)):
             raise ValidationError(f"the remote has no {method}(): pass a TulvingClient")
+    tenancy = decide_tenancy(memory, remote)  # before anything moves
     report = SyncReport(e2e=key is not None)
     previous = memory.ctx.storage.get_meta(_meta_key(remote, "pushed"))
     # this device's own erasures are remembered before anything is merged: a delta
     # pushed elsewhere before they were known must not bring the entries back here
-    _remember(memory.ctx, _erasures_since(
+    _remember(memory, _erasures_since(
         memory, datetime.fromisoformat(previous) - MARGIN if previous else None))
-    pull(memory, remote, key, report)
-    push(memory, remote, key, report, library_version)
+    pull(memory, remote, key, report, tenancy)
+    push(memory, remote, key, report, library_version, tenancy)
+    _quarantine_notices(memory, remote, report)
     return report

@@ -2,9 +2,11 @@
 ``history`` and ``list_keys``, and the resolution every id-or-key argument of the facade
 goes through.
 
-Visibility is checked here once: an entry of another partition raises ``ScopeError``
-(it exists, this identity may not see it), an archived one ``NotFoundError`` naming why
-(a corrected entry points at its correction).
+Visibility is checked here once: an entry of another partition raises
+``NotVisibleError`` (a ``ScopeError``: it exists, this identity may not see it) after
+doing exactly what a missing id leads to (the lookup by key), so the doors can answer it
+as a missing id; an archived one ``NotFoundError`` naming why (a corrected entry points
+at its correction).
 """
 
 from __future__ import annotations
@@ -17,28 +19,34 @@ from tulving.application.governance.corrections import correction_notice
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
-from tulving.domain.errors import NotFoundError, ScopeError, ValidationError
+from tulving.domain.errors import NotFoundError, NotVisibleError, ValidationError
 from tulving.domain.ids import looks_like_id
 from tulving.domain.query import HIDDEN_FROM_HISTORY, EntryFilter
 from tulving.domain.types import Scope
 
 
-def _by_id(ctx: MemoryContext, key_or_id: str) -> MemoryEntry | None:
-    """The entry whose id is ``key_or_id`` (None if it is no id, or no entry has it);
-    ScopeError if this identity may not see it."""
+def _by_id(ctx: MemoryContext, key_or_id: str) -> tuple[MemoryEntry | None, bool]:
+    """The visible entry whose id is ``key_or_id`` (None if it is no id, or no visible
+    entry has it), and whether an entry of another partition has it."""
     if not isinstance(key_or_id, str) or not key_or_id:
         raise ValidationError("expected an entry id or key (non-empty string)")
     if not looks_like_id(key_or_id):
-        return None
+        return None, False
     entry = ctx.storage.get(key_or_id)
     if entry is not None and entry.partition not in ctx.visible_partitions():
-        raise ScopeError(f"entry {key_or_id} is not visible to this identity")
-    return entry
+        return None, True
+    return entry, False
+
+
+def _not_visible(key_or_id: str, as_missing: str) -> NotVisibleError:
+    return NotVisibleError(f"entry {key_or_id} is not visible to this identity",
+                           entry_id=key_or_id, as_missing=as_missing)
 
 
 def resolve(ctx: MemoryContext, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
-    """The visible entry with this id or key; ScopeError if it belongs elsewhere."""
-    entry = _by_id(ctx, key_or_id)
+    """The visible entry with this id or key; NotVisibleError if the id belongs elsewhere
+    (and no visible key is spelt like it)."""
+    entry, foreign = _by_id(ctx, key_or_id)
     if entry is not None:
         if entry.archived_at is None or include_archived:
             return entry
@@ -49,7 +57,8 @@ def resolve(ctx: MemoryContext, key_or_id: str, *, include_archived: bool = Fals
         raise NotFoundError(f"entry {key_or_id} is archived ({reason})")
     found = ctx.storage.active_by_key(ctx.visible_partitions(), key_or_id)
     if found is None:
-        raise NotFoundError(f"no active memory with id or key {key_or_id!r}")
+        missing = f"no active memory with id or key {key_or_id!r}"
+        raise _not_visible(key_or_id, missing) if foreign else NotFoundError(missing)
     return found
 
 
@@ -132,7 +141,7 @@ def get_as_of(ctx: MemoryContext, key_or_id: str, as_of: datetime) -> MemoryEntr
         raise ValidationError("expected an entry id or key (non-empty string)")
     at = check_time("as_of", as_of)
     assert at is not None
-    entry = _by_id(ctx, key_or_id)
+    entry, foreign = _by_id(ctx, key_or_id)
     if entry is not None:
         if _known(entry, at):
             return entry
@@ -147,4 +156,5 @@ def get_as_of(ctx: MemoryContext, key_or_id: str, as_of: datetime) -> MemoryEntr
         for candidate in candidates:
             if candidate.partition == partition:
                 return candidate
-    raise NotFoundError(f"no memory had id or key {key_or_id!r} at {at.isoformat()}")
+    missing = f"no memory had id or key {key_or_id!r} at {at.isoformat()}"
+    raise _not_visible(key_or_id, missing) if foreign else NotFoundError(missing)

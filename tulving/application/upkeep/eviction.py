@@ -13,6 +13,7 @@ import attrs
 
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import evictable
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import EntryFilter
@@ -25,6 +26,9 @@ PAGE = 1000
 
 @attrs.frozen
 class EvictionReport:
+    """What ``evict()`` archived (or, with ``dry_run``, would archive): the ids of the
+    entries whose decayed importance fell below ``threshold``, of ``examined`` looked at."""
+
     threshold: float
     examined: int
     evicted: tuple[str, ...]
@@ -54,7 +58,7 @@ def evict(
         examined += len(page)
         doomed.extend(e.id for e in page if evictable(e) and e.importance_at(now) < threshold)
     if doomed and not dry_run:
-        with ctx.storage.transaction():  # the audit record exists iff the archiving did
+        with writing(ctx):  # the audit record exists iff the archiving did
             ctx.storage.archive([Archival(i, ArchiveReason.EVICTED, now) for i in doomed])
             audit.record("evict", {"threshold": threshold},
                          details={"ids": doomed, "examined": examined})

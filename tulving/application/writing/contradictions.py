@@ -68,12 +68,18 @@ def same_value(a: str | None, b: str | None) -> bool:
 
 @attrs.define
 class WritePlan:
-    """What one ``_write`` will do: inserts, in-place updates of existing entries, and for
-    each batch item either the index of its insert or the existing entry (NOOP)."""
+    """What one ``_write`` will do: inserts, changes of existing entries, and for each
+    batch item either the index of its insert or the existing entry (NOOP).
+
+    ``updates`` is the plan's own view of the entries it changes (so later items of the
+    batch see earlier decisions); the store is changed only by targeted updates derived
+    from it: ``Storage.supersede_entries`` for the superseded ones and
+    ``Storage.link_conflicts`` for ``links``, the conflict pairs (both sides)."""
 
     inserts: list[tuple[MemoryEntry, Any]] = attrs.field(factory=list)
     slots: list[int | MemoryEntry] = attrs.field(factory=list)
     updates: dict[str, MemoryEntry] = attrs.field(factory=dict)
+    links: set[tuple[str, str]] = attrs.field(factory=set)
     unindex: list[str] = attrs.field(factory=list)
     decisions: list[str] = attrs.field(factory=list)
 
@@ -147,6 +153,7 @@ def plan_writes(
                 if entry.trust + 1e-9 < old.trust or not may_change(old):
                     entry = _flag(entry, old.id)
                     plan.updates[old.id] = _flag(old, entry.id, now)
+                    plan.links.add((old.id, entry.id))
                     decision = "conflict"
                 else:
                     plan.updates[old.id] = _supersede(old, entry, now)
@@ -247,5 +254,6 @@ def _by_vector(
                 and len(old.conflict_ids) < MAX_FLAGS and diverges(old.content, entry.content)):
             entry = _flag(entry, old.id)
             plan.updates[old.id] = _flag(old, entry.id, now)
+            plan.links.add((old.id, entry.id))
             decision = "conflict"
     return (entry, decision) if decision != "add" else None

@@ -6,18 +6,27 @@ In order, for a batch:
    sealed (content hash, signature);
 2. the batch is embedded once, each entry read with what was written just before it
    (:mod:`tulving.application.plumbing.representation`);
-3. write-time decisions are planned (:mod:`tulving.application.writing.contradictions`):
-   supersede by key or fact, deduplicate restatements, flag conflicts;
-4. one transaction writes the changed existing entries, the new entries and one audit
-   record per item (the record exists if and only if the write happened);
-5. the vector index learns the new vectors and forgets the superseded ones (a cache:
+3. under the Memory's lock and in one writing transaction (the tenant's write lock taken
+   first, :mod:`tulving.application.plumbing.write_order`), write-time decisions are
+   planned from what the store holds now (:mod:`tulving.application.writing.contradictions`):
+   supersede by key or fact, deduplicate restatements, flag conflicts; then the same
+   transaction supersedes and links existing entries by targeted updates (only the link
+   fields, rows locked in id order, never a row rewritten from an older read), inserts
+   the new entries and writes one audit record per item (the record exists if and only
+   if the write happened);
+4. the vector index learns the new vectors and forgets the superseded ones (a cache:
    storage is the source of truth, so a crash here is repaired at the next start-up).
+   With storage's vector change log it reads them back from the log (``catch_up``): the
+   index then follows commits in their order, and its saved position stays exact.
 
-Forgetting (archive or hard delete) goes through here too, for the same reasons.
+Steps 1-2 (validation, hooks, embedding: the slow part) run outside every lock, so
+writers of one memory embed in parallel and queue only to decide and commit. Forgetting
+(archive or hard delete) goes through here too, for the same reasons.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +36,9 @@ from tulving.application.governance.audit import AuditTrail
 from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.representation import embed_entries
-from tulving.application.writing.contradictions import plan_writes
+from tulving.application.plumbing.vector_sync import catch_up, follows_log, save_index
+from tulving.application.plumbing.write_order import writing
+from tulving.application.writing.contradictions import WritePlan, plan_writes
 from tulving.application.writing.write_hooks import apply_before_write
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import build_entry
@@ -35,14 +46,17 @@ from tulving.domain.errors import TulvingError, ValidationError
 from tulving.domain.types import ArchiveReason
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.hooks import WriteContext
-from tulving.ports.storage import Archival, WriteOutcome
+from tulving.ports.storage import Archival, Supersession, WriteOutcome
 
 
 class Writer:
-    def __init__(self, ctx: MemoryContext, governance: Governance, audit: AuditTrail) -> None:
+    def __init__(self, ctx: MemoryContext, governance: Governance, audit: AuditTrail,
+                 serial: threading.RLock | None = None) -> None:
         self.ctx = ctx
         self.governance = governance
         self.audit = audit
+        #: The Memory's lock: this process's writers decide and commit one at a time.
+        self.serial = serial if serial is not None else threading.RLock()
 
     def write(
         self, batch: list[dict[str, Any]], operation: str, session_id: str | None,
@@ -70,25 +84,59 @@ class Writer:
         if ctx.embedder is not None and entries:
             matrix = embed_entries(ctx, entries)
             vectors = [matrix[i] for i in range(len(entries))]
-        self._check_keys(entries)
-        plan = plan_writes(ctx, entries, vectors, dedup, now, self.governance.may_change)
-        with ctx.storage.transaction():  # the audit record exists iff the write happened
-            for changed in plan.updates.values():  # superseded or flagged existing entries
-                ctx.storage.replace(self.governance.seal(changed))
-            written = ctx.storage.write_many(plan.inserts)
-            outcomes = plan.outcomes(written)
-            self.audit.record_many([
-                self.audit.draft(operation, fields, entry_id=o.entry.id, details={
-                    "superseded": o.superseded.id if o.superseded else None,
-                    "review": o.entry.review_status.value,
-                    "decision": decision,
-                })
-                for fields, o, decision in zip(batch, outcomes, plan.decisions, strict=True)
-            ])
-        self._index(written, [v for _, v in plan.inserts])
-        if plan.unindex and ctx.vectors is not None:
-            ctx.vectors.remove(plan.unindex)
+        with self.serial:
+            with writing(ctx):  # the audit record exists iff the write happened
+                self._check_keys(entries)
+                plan = plan_writes(ctx, entries, vectors, dedup, now,
+                                   self.governance.may_change)
+                lost = self._supersede(plan, now)
+                written = ctx.storage.write_many(plan.inserts)
+                if plan.links:
+                    ctx.storage.link_conflicts(sorted(plan.links), now)
+                outcomes = plan.outcomes(written)
+                self.audit.record_many([
+                    self.audit.draft(operation, fields, entry_id=o.entry.id, details={
+                        "superseded": o.superseded.id if o.superseded else None,
+                        "review": o.entry.review_status.value,
+                        "decision": decision,
+                    })
+                    for fields, o, decision in zip(batch, outcomes, plan.decisions,
+                                                   strict=True)
+                ])
+            if not getattr(ctx.vectors, "in_store", False):
+                # Still under the lock: the next writer's near-duplicate check must find
+                # these vectors in an index this process keeps (storage already has them).
+                self._update_index(written, plan, lost)
+        if getattr(ctx.vectors, "in_store", False):  # indexed by the commit already
+            self._update_index(written, plan, lost)
         return outcomes
+
+    def _update_index(self, written: Sequence[WriteOutcome], plan: WritePlan,
+                      lost: set[str]) -> None:
+        self._index(written, [v for _, v in plan.inserts])
+        gone = [i for i in plan.unindex if i not in lost]
+        if gone and self.ctx.vectors is not None:
+            self.ctx.vectors.remove(gone)
+
+    def _supersede(self, plan: WritePlan, now: Any) -> set[str]:
+        """Supersede the existing entries the plan replaces, by targeted updates; returns
+        the ids left alone: one another writer archived first (a writer outside this lock
+        order) is not superseded twice, and the new entry that meant to replace it is
+        written as a plain addition rather than as a second successor."""
+        wanted = {old_id: changed for old_id, changed in plan.updates.items()
+                  if changed.archived_at is not None and changed.superseded_by is not None}
+        if not wanted:
+            return set()
+        items = [Supersession(old_id, changed.superseded_by or "", changed.archived_at or now,
+                              changed.valid_until or now,
+                              self.governance.seal(changed).signature)
+                 for old_id, changed in wanted.items()]
+        lost = set(wanted) - set(self.ctx.storage.supersede_entries(items))
+        if lost:
+            plan.inserts[:] = [
+                (attrs.evolve(e, supersedes=None) if e.supersedes in lost else e, v)
+                for e, v in plan.inserts]
+        return lost
 
     def check(self, batch: Sequence[dict[str, Any]], policy: WritePolicy) -> list[str | None]:
         """What ``write`` would refuse in ``batch``, item by item (None: accepted), with
@@ -148,6 +196,10 @@ class Writer:
         index = self.ctx.vectors
         if index is None:
             return
+        if follows_log(self.ctx):
+            catch_up(self.ctx)
+            save_index(self.ctx)  # when the cache file lacks enough to be worth a rewrite
+            return
         gone = [o.superseded.id for o in outcomes if o.superseded is not None]
         new = [(o.entry.id, v) for o, v in zip(outcomes, vectors, strict=True) if v is not None]
         if new:
@@ -161,7 +213,7 @@ class Writer:
         """Archive ``entry`` (reason ``forgotten``) or, with ``hard``, delete it for good;
         audited in the same transaction."""
         ctx = self.ctx
-        with ctx.storage.transaction():
+        with self.serial, writing(ctx):
             if hard:
                 ctx.storage.delete([entry.id])
             else:
@@ -182,7 +234,7 @@ class Writer:
         ids = [e.id for e in entries]
         if not ids:
             return 0
-        with ctx.storage.transaction():
+        with self.serial, writing(ctx):
             if hard:
                 count = ctx.storage.delete(ids)
             else:

@@ -1,7 +1,7 @@
 """Commands on an agent's memory as a whole: profile, consolidate, erase.
 
 With the entry, search and admin commands they cover seed 004's ``/memory`` set (see the
-README's table). ``erase`` deletes for good, so it asks the person to type the subject
+table in docs/operations/portability.md). ``erase`` deletes for good, so it asks the person to type the subject
 back (``--yes`` for scripts that already know what they erase).
 """
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
+from tulving.application.plumbing.composition import DEFAULT
 from tulving.domain.errors import ValidationError
 from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
 from tulving.interfaces.cli.output import OK, Output
@@ -49,42 +51,36 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
     from tulving.interfaces.mcp.server import check_host, run
 
     settings = settings_from(args)
-    registry = None
     if args.http:
         check_host(args.host)
         if not 0 <= args.port <= 65535:
             raise ValidationError(f"--port must be 0..65535, got {args.port}")
-        registry = _file_registry(settings)
     run(
         lambda: open_memory(settings),
         http=args.http,
         port=args.port,
         host=args.host,
-        token_registry=registry,
     )
     return OK
 
 
-def _file_registry(settings: Any) -> Any:
-    from tulving.interfaces.auth.bearer_tokens import TokenRegistry, token_file_for
-
-    if token_file_for(settings.path) is None:
-        return None
-    return TokenRegistry.beside(settings.path)
-
-
 def _with_registry(args: argparse.Namespace, fn: Any) -> Any:
-    settings = settings_from(args)
-    registry = _file_registry(settings)
-    if registry is not None:
-        return fn(registry)
-    from tulving.interfaces.auth.bearer_tokens import registry_for
+    """``fn(registry)`` over the store's token table, opened without a ``Memory`` (and
+    beside a server that holds a SQLite store: see ``interfaces.auth.token_door``)."""
+    from tulving.interfaces.auth.bearer_tokens import TokenRegistry
+    from tulving.interfaces.auth.token_door import open_token_store
 
-    memory = open_memory(settings)
+    settings = settings_from(args)
+    if settings.sources.get("path") == "default":
+        os.makedirs(os.path.dirname(os.path.expanduser(settings.path)), exist_ok=True)
+    store = open_token_store(
+        settings.path, storage=settings.storage or DEFAULT,
+        options=(settings.options or {}).get("storage"),
+        encryption=settings.encryption if settings.encryption != "none" else None)
     try:
-        return fn(registry_for(memory))
+        return fn(TokenRegistry(store))
     finally:
-        memory.close()
+        store.close()
 
 
 def _token_create(args: argparse.Namespace, out: Output) -> int:
@@ -104,7 +100,8 @@ def _token_create(args: argparse.Namespace, out: Output) -> int:
 
 def _token_list(args: argparse.Namespace, out: Output) -> int:
     records = _with_registry(args, lambda reg: reg.records())
-    data = [{"id": r.id, "name": r.name, "created_at": r.created_at} for r in records]
+    data = [{"id": r.id, "name": r.name, "created_at": r.created_at.isoformat()}
+            for r in records]
     out.result(
         {"tokens": data},
         "\n".join(f"{r['id']}  {r['name']}  {r['created_at']}" for r in data) or "(no tokens)",

@@ -1,6 +1,6 @@
 """Moving memory between stores, machines and models: export, import, clear.
 
-``export`` writes a bundle (see the README's "Portability" section) of what this identity
+``export`` writes a bundle (see ``docs/operations/portability.md``) of what this identity
 sees; ``import`` merges one in, all or nothing, with a progress bar; ``clear`` forgets a
 whole scope and asks first (``--yes`` for scripts).
 """

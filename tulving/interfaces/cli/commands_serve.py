@@ -26,8 +26,8 @@ from tulving.interfaces.cli.output import OK, Output
 
 def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the HTTP memory server (/v1 API, bearer tokens)",
-                       description="Serve this memory over HTTP (see the README's 'Memory "
-                       "server' section). Each client needs a token: tulving serve token "
+                       description="Serve this memory over HTTP (see docs/server/index.md "
+                       "in the repository). Each client needs a token: tulving serve token "
                        "create NAME --bind-user U.")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1; others need --allow-remote)")
@@ -36,6 +36,10 @@ def register(sub: Any) -> None:
                    help="permit binding a non-loopback address (tokens are then required)")
     p.add_argument("--concurrency", type=int, default=8, help="library calls at once")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
+    p.add_argument("--read-only", action="store_true", dest="read_only_store",
+                   help="serve reads only, beside the process that writes the store (an "
+                        "MCP server, another serve): the inspector and searches work while "
+                        "it runs; writes answer with an error")
     add_common(p)
     p.set_defaults(func=_serve)
     tokens = p.add_subparsers(dest="serve_command", metavar="{token}")
@@ -79,7 +83,8 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
     if args.concurrency < 1 or args.timeout <= 0:
         raise ValidationError("--concurrency must be >= 1 and --timeout > 0")
     began = time.perf_counter()
-    memory = open_memory(settings_from(args))
+    memory = open_memory(settings_from(args),
+                         read_only=bool(getattr(args, "read_only_store", False)))
     memory.startup()
     registry = registry_for(memory)
     token_hint = hint(args, "serve", "token", "create", "me")

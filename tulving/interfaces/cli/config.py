@@ -20,7 +20,7 @@ _FLAGS = (
     ("--user-id", "user_id", "user the agent acts for [TULVING_USER_ID]"),
     ("--workspace-id", "workspace_id", "workspace / tenant [TULVING_WORKSPACE_ID]"),
     ("--storage", "storage", "storage adapter: sqlite, memory, postgres [TULVING_STORAGE]"),
-    ("--vectors", "vectors", "vector index: hnsw, exact, pgvector [TULVING_VECTORS]"),
+    ("--vectors", "vectors", "vector index: usearch, hnsw, exact, pgvector [TULVING_VECTORS]"),
     (
         "--embedder",
         "embedder",

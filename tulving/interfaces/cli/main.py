@@ -47,16 +47,39 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(self, message)
 
 
+#: Commands that only read: they open a SQLite store read-only, so they work while another
+#: process (an MCP or HTTP server) holds it for writing (see Memory's ``read_only``).
+READ_ONLY_COMMANDS = frozenset({"search", "curate", "get", "list", "history", "stats",
+                                "export"})
+
+
 def run_with_memory(
     args: argparse.Namespace, out: Output, command: Command, progress: bool = False
 ) -> int:
     settings = settings_from(args)
-    extra = {"progress": ProgressLine()} if progress else {}
-    memory = open_memory(settings, **extra)
+    extra: dict[str, Any] = {"progress": ProgressLine()} if progress else {}
+    memory = _open_for(args, settings, extra)
     try:
         return command(memory, args, out)
     finally:
         memory.close()
+
+
+def _open_for(args: argparse.Namespace, settings: Any, extra: dict[str, Any]) -> Any:
+    """A reading command opens a SQLite store read-only; one that is not there yet or
+    needs a schema migration is opened normally instead (which creates or migrates it,
+    or names the process holding it)."""
+    from tulving.domain.errors import ReadOnlyError
+
+    sqlite = (settings.storage in (None, "sqlite") and "://" not in settings.path
+              and settings.path != ":memory:")
+    if getattr(args, "command", None) in READ_ONLY_COMMANDS and sqlite:
+        memory = open_memory(settings, read_only=True, **extra)
+        try:
+            return memory.startup()
+        except ReadOnlyError:
+            memory.close()
+    return open_memory(settings, **extra)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,7 +34,7 @@ configuration (first match wins): command-line flags, environment variables
 TULVING_VECTORS, TULVING_EMBEDDER, TULVING_TOKENIZER, TULVING_LLM, TULVING_ENCRYPTION,
 TULVING_CONFIG), then
 tulving.toml ([tulving] table; --config FILE or ./tulving.toml), then defaults
-(~/.tulving/memory.db, agent "default", SQLite + hnsw + the local model).
+(~/.tulving/memory.db, agent "default", SQLite + usearch + the local model).
 """
 
 

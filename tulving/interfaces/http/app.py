@@ -9,6 +9,7 @@ Memory serializes writes itself, so many readers run in parallel while a write g
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,11 +19,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tulving.interfaces.auth.bearer_tokens import TokenRegistry, registry_for
 from tulving.interfaces.http import errors
+from tulving.interfaces.http.api_docs import include_api_docs
 from tulving.interfaces.http.errors import body as error_body
 from tulving.interfaces.http.inspector import include_inspector
 from tulving.interfaces.http.routes import include_routes
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 from tulving.interfaces.http.tenancy import Tenancy
+from tulving.ports.storage import SyncLog
 
 #: Body size limits: JSON calls, and bundle uploads to ``/v1/import``.
 MAX_BODY = 4 * 1024 * 1024
@@ -90,9 +93,10 @@ def create_app(
 ) -> FastAPI:
     """The server for ``memory`` (an unopened or open ``Memory``; the app owns it and
     closes it on shutdown). Tokens come from ``registry`` (default: the store's own, as
-    ``tulving serve token create`` writes them). Sync deltas live in ``sync_dir``
-    (default: ``<store>.sync`` beside a SQLite store; no sync for other stores without
-    one)."""
+    ``tulving serve token create`` writes them). ``/v1/sync`` is served when the store
+    keeps a sync log (``tulving.ports.storage.SyncLog``: SQLite, PostgreSQL, in memory);
+    a sync log left as files by an older server (``sync_dir``, default ``<store>.sync``
+    beside a file store) is moved into the store first (see ``legacy_delta_log``)."""
     tenancy_box: dict[str, Tenancy] = {}
 
     @asynccontextmanager
@@ -104,7 +108,7 @@ def create_app(
         await anyio.to_thread.run_sync(tenancy.close)
 
     app = FastAPI(title="Tulving memory server", version=str(SCHEMA_VERSION),
-                  openapi_url="/v1/openapi.json", docs_url="/v1/docs", redoc_url=None,
+                  openapi_url="/v1/openapi.json", docs_url=None, redoc_url=None,
                   lifespan=lifespan)
     memory.startup()
     tenancy = Tenancy(memory, registry or registry_for(memory), limiter=concurrency)
@@ -113,14 +117,17 @@ def create_app(
     errors.install(app)
     include_routes(app, tenancy, timeout=timeout, version=SCHEMA_VERSION)
     include_inspector(app)
-    location = str(getattr(memory, "location", "") or "")
-    if sync_dir is None and location and "://" not in location and location != ":memory:":
-        sync_dir = location + ".sync"
-    if sync_dir is not None:
-        from tulving.interfaces.http.delta_log import DeltaLog
+    include_api_docs(app)
+    if isinstance(memory.ctx.storage, SyncLog):
         from tulving.interfaces.http.sync_routes import include_sync_routes
 
-        include_sync_routes(app, tenancy, DeltaLog(sync_dir), timeout=timeout,
-                            version=SCHEMA_VERSION)
+        location = str(getattr(memory, "location", "") or "")
+        if sync_dir is None and location and "://" not in location and location != ":memory:":
+            sync_dir = location + ".sync"
+        if sync_dir is not None and os.path.isdir(sync_dir):
+            from tulving.interfaces.http.legacy_delta_log import migrate
+
+            migrate(memory, sync_dir, tenancy.registry)
+        include_sync_routes(app, tenancy, timeout=timeout, version=SCHEMA_VERSION)
     app.add_middleware(BodyLimit, limit=max_body, bundle_limit=max_bundle)
     return app

@@ -25,6 +25,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (E.ScopeError, 403),
     (E.SecurityError, 403),
     (E.LockError, 503),
+    (E.ReadOnlyError, 409),  # a write to `tulving serve --read-only`: not a server fault
     (E.StorageError, 503),
     (E.IntegrityError, 409),
     (E.MemoryStoreError, 409),
@@ -44,8 +45,20 @@ class HTTPError(Exception):
 
 
 def body(kind: str, message: str) -> dict[str, object]:
+    # A message may quote input: a lone surrogate in it would make the JSON response
+    # itself unencodable (a 500 and a dropped connection), so it is shown escaped.
+    shown = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return {"schema_version": SCHEMA_VERSION,
-            "error": {"type": kind, "message": redact(message)[:2000]}}
+            "error": {"type": kind, "message": redact(shown)[:2000]}}
+
+
+def as_caller_sees_it(exc: E.TulvingError) -> E.TulvingError:
+    """An id of another partition answers exactly as a missing id (status, type, message):
+    no token can probe which ids exist elsewhere. The Memory has already queued the
+    refusal in the caller's own audit chain."""
+    if isinstance(exc, E.NotVisibleError):
+        return E.NotFoundError(exc.as_missing)
+    return exc
 
 
 def status_for(exc: Exception) -> int:
@@ -58,6 +71,7 @@ def status_for(exc: Exception) -> int:
 def install(app: FastAPI) -> None:
     @app.exception_handler(E.TulvingError)
     async def tulving_error(_request: Request, exc: E.TulvingError) -> JSONResponse:
+        exc = as_caller_sees_it(exc)
         return JSONResponse(body(type(exc).__name__, str(exc)), status_code=status_for(exc))
 
     @app.exception_handler(HTTPError)

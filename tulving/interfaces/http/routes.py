@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterator
-from datetime import datetime
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import anyio
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
+from tulving.application.plumbing.sealed_spool import sealed_spool
 from tulving.interfaces import render
 from tulving.interfaces.http import schemas as S
 from tulving.interfaces.http.errors import HTTPError
@@ -149,7 +147,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
         return await act(request, query_named(user_id, workspace_id, agent_id), do)
 
     @router.get("/memory/{memory_id:path}")
-    async def get(request: Request, memory_id: str, as_of: datetime | None = None,
+    async def get(request: Request, memory_id: str, as_of: S.Time | None = None,
                   include_archived: bool = False, user_id: UserQ = None,
                   workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
@@ -168,8 +166,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
                       cursor: Annotated[str | None, Query(max_length=40)] = None,
                       type: Annotated[list[S.MemoryTypeName] | None, Query()] = None,
                       tag: Annotated[list[str] | None, Query(max_length=64)] = None,
-                      scope: S.ScopeName | None = None, since: datetime | None = None,
-                      until: datetime | None = None, include_archived: bool = False,
+                      scope: S.ScopeName | None = None, since: S.Time | None = None,
+                      until: S.Time | None = None, include_archived: bool = False,
                       user_id: UserQ = None, workspace_id: UserQ = None,
                       agent_id: UserQ = None) -> dict[str, Any]:
         def do(m: Any) -> dict[str, Any]:
@@ -218,11 +216,12 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
 
     @router.post("/export")
     async def export(request: Request, body: S.Export) -> StreamingResponse:
-        handle, path = tempfile.mkstemp(suffix=".tulving")
-        os.close(handle)
+        # sealed, not a named file in clear in the system's temp folder (an encrypted
+        # server's export would otherwise sit there readable until it is streamed)
+        spool = sealed_spool(16 * 1024 * 1024)
 
         def do(m: Any) -> dict[str, Any]:
-            report = m.export(path, tags=body.tags, types=body.types, scope=body.scope,
+            report = m.export(spool, tags=body.tags, types=body.types, scope=body.scope,
                               since=body.since, until=body.until,
                               include_archived=body.include_archived,
                               include_embeddings=body.include_embeddings, redact=body.redact)
@@ -230,9 +229,9 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
         try:
             result = await act(request, named(body), do)
         except BaseException:
-            os.unlink(path)
+            spool.close()
             raise
-        return StreamingResponse(_stream_file(path), media_type="application/zip",
+        return StreamingResponse(_stream_spool(spool), media_type="application/zip",
                                  headers={"X-Tulving-Entries": str(result["entries"]),
                                           "Content-Disposition":
                                           'attachment; filename="memory.tulving"'})
@@ -242,7 +241,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
                             on_conflict: str = "newest", dry_run: bool = False,
                             user_id: UserQ = None, workspace_id: UserQ = None,
                             agent_id: UserQ = None) -> dict[str, Any]:
-        spool = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)  # noqa: SIM115
+        spool = sealed_spool(16 * 1024 * 1024)
         try:
             async for chunk in request.stream():
                 spool.write(chunk)
@@ -262,13 +261,13 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
     app.include_router(router)
 
 
-def _stream_file(path: str) -> Iterator[bytes]:
+def _stream_spool(spool: IO[bytes]) -> Iterator[bytes]:
     try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                yield chunk
+        spool.seek(0)
+        while chunk := spool.read(1 << 20):
+            yield chunk
     finally:
-        os.unlink(path)
+        spool.close()
 
 
 def _session(record: Any) -> dict[str, Any]:

@@ -1,13 +1,19 @@
-"""Request bodies of the ``/v1`` API: strict (unknown fields are 422), bounded, and named
-like the Python API they call. Responses are the rendered shapes of ``render`` plus
-``schema_version``."""
+"""Request bodies of the ``/v1`` API: strict, bounded, and named like the Python API they
+call. Responses are the rendered shapes of ``render`` plus ``schema_version``.
+
+Strict means no coercion (issue 34): unknown fields are 422, a string is not a bool
+(``{"apply": "yes"}`` must not apply a consolidation), a bool is not a number
+(``importance: true``), and a time is an ISO-8601 string, never a number
+(``valid_from: 1.5`` is not the epoch) nor a numeric string."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from tulving.domain.validation import first_invalid_text
 
 #: The version of the wire format, in every response.
 SCHEMA_VERSION = 1
@@ -16,6 +22,24 @@ MemoryTypeName = Literal["FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "
                          "PROCEDURE", "EPISODE"]
 ScopeName = Literal["agent", "session", "personal", "shared", "workspace", "model_specific"]
 Text = Field(min_length=1, max_length=100_000)
+
+
+def _iso_time(value: Any) -> Any:
+    """An ISO-8601 string becomes a datetime; anything else (a number, a numeric string,
+    a bool) is refused rather than read as seconds since the epoch."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("a time must be an ISO-8601 string such as 2026-01-31T09:00:00Z")
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("a time must be an ISO-8601 string such as "
+                         "2026-01-31T09:00:00Z") from None
+
+
+#: A time in a body or a query: ISO-8601 text only.
+Time = Annotated[datetime, BeforeValidator(_iso_time)]
 Query = Field(min_length=1, max_length=4000)
 
 
@@ -24,8 +48,19 @@ class Body(BaseModel):
     token's is refused (403); ``agent_id`` picks the agent when the token is not bound to
     one."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     user_id: str | None = Field(default=None, max_length=256)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_unicode(cls, data: Any) -> Any:
+        """Every string of the body (metadata keys included) is valid Unicode: a lone
+        surrogate (JSON ``"\\ud800"``) is a 422 here, before anything runs."""
+        invalid = first_invalid_text(data, "body")
+        if invalid is not None:
+            raise ValueError(f"{invalid} is not valid Unicode text")
+        return data
+
     workspace_id: str | None = Field(default=None, max_length=256)
     agent_id: str | None = Field(default=None, max_length=256)
 
@@ -34,7 +69,7 @@ class Remember(Body):
     text: str = Field(min_length=1, max_length=2_000_000)
     subject: str | None = Field(default=None, max_length=200)
     source_type: str = Field(default="conversation", max_length=40)
-    valid_from: datetime | None = None
+    valid_from: Time | None = None
     idempotency_key: str | None = Field(default=None, max_length=200)
 
 
@@ -47,7 +82,7 @@ class Store(Body):
     pinned: bool = False
     metadata: dict[str, Any] | None = None
     scope: ScopeName = "agent"
-    valid_from: datetime | None = None
+    valid_from: Time | None = None
     entity: str | None = Field(default=None, max_length=200)
     attribute: str | None = Field(default=None, max_length=200)
     value: str | None = Field(default=None, max_length=2000)
@@ -75,10 +110,10 @@ class Search(Body):
     mode: Literal["hybrid", "semantic", "lexical", "key"] = "hybrid"
     types: list[MemoryTypeName] | None = None
     tags: list[str] | None = Field(default=None, max_length=64)
-    since: datetime | None = None
-    until: datetime | None = None
+    since: Time | None = None
+    until: Time | None = None
     min_score: float | None = Field(default=None, ge=0, le=1)
-    as_of: datetime | None = None
+    as_of: Time | None = None
 
 
 class Curate(Body):
@@ -87,8 +122,8 @@ class Curate(Body):
     mode: Literal["query", "orient"] = "query"
     types: list[MemoryTypeName] | None = None
     tags: list[str] | None = Field(default=None, max_length=64)
-    since: datetime | None = None
-    until: datetime | None = None
+    since: Time | None = None
+    until: Time | None = None
     #: Add ``candidates``: each ranked candidate's score broken down, its disclosure and
     #: token cost (the inspector's curate preview).
     explain: bool = False
@@ -114,8 +149,8 @@ class Export(Body):
     tags: list[str] | None = Field(default=None, max_length=64)
     types: list[MemoryTypeName] | None = None
     scope: ScopeName | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    since: Time | None = None
+    until: Time | None = None
     include_archived: bool = True
     include_embeddings: bool = True
     redact: bool = False

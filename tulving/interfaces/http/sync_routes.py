@@ -1,67 +1,71 @@
-"""``/v1/sync``: the endpoints devices sync through (see :mod:`.delta_log` for the log and
-:mod:`tulving.application.portability.sync` for the device side).
+"""``/v1/sync``: the endpoints devices sync through (the rules are in
+:mod:`tulving.application.portability.sync_service`; the device side is
+:mod:`tulving.application.portability.sync`).
 
-- ``POST /v1/sync/deltas?device=HEX`` with the delta's bytes: appended to the tenant's log
-  (the same bytes twice from one device are one delta) and acknowledged once it is on
-  disk. Plain deltas are then merged into the server's own store by a background worker
-  (:class:`ServerMerge`), so the ``/v1`` API sees synced memories without the device
-  waiting for the merge; end-to-end encrypted ones (``X-Tulving-E2E: 1``, or any bytes
-  that are encrypted) are only stored: the server has no key.
-- ``GET /v1/sync/deltas?after=SEQ&limit=N``: the deltas after a watermark, oldest first.
+- ``POST /v1/sync/deltas?device=HEX`` with the delta's bytes: refused before anything is
+  logged when the device name, the delta or its tenant is wrong; else logged (the same
+  bytes twice from one device are one delta) and, when plain, merged into the server's
+  store on a thread of its own (:class:`BackgroundMerge`). The answer waits up to
+  ``PUSH_WAIT`` seconds for that merge and says what became of the delta: ``state``
+  ``merged``, ``stored`` (end to end encrypted: the server has no key), ``quarantined``
+  (with the ``reason``; handed to no device from then on) or, for a delta still being
+  merged, ``pending`` (a quarantine then shows in the device's next sync).
+- ``GET /v1/sync/deltas?after=SEQ&limit=N``: the deltas after a watermark, oldest first,
+  quarantined ones left out (pending ones in: a pull runs beside the merge).
 - ``GET /v1/sync/deltas/{seq}``: one delta's bytes.
+- ``GET /v1/sync/tenant``: the tenant the token acts for (a device compares its own).
+- ``GET /v1/sync/quarantine?device=HEX&after=SEQ``: the tenant's quarantined deltas with
+  the reason each was not merged.
 
-The tenant comes from the token, as everywhere.
+The tenant comes from the token, as everywhere; the log is in the store.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Annotated, Any
 
 import anyio
+import attrs
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import Response
 
-from tulving.application.portability.bundle_crypto import is_encrypted_bundle
-from tulving.application.portability.sync import apply_delta
-from tulving.domain.errors import TulvingError
-from tulving.domain.sealing import is_sealed
-from tulving.interfaces.http.delta_log import DeltaLog
+from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.tenancy import Tenancy
+from tulving.ports.storage import DELTA_PENDING
 
-MAX_PAGE = 1000
-log_ = logging.getLogger(__name__)
+AgentQ = Annotated[str | None, Query(max_length=256)]
+#: How long a push waits for the merge of its delta before answering ``pending``.
+PUSH_WAIT = 2.0
+log_ = logging.getLogger("tulving.http")
 
 
-def _encrypted(data: bytes) -> bool:
-    return is_encrypted_bundle(data[:32]) or is_sealed(data[:16])
+class BackgroundMerge:
+    """Settles a tenant's pending deltas on a thread (one per tenant at a time in this
+    process; across replicas the store's merge claim takes turns), through a view of its
+    own, so a push is answered soon and a pull runs beside the merge. A merge stopped by
+    a storage fault or a shutdown resumes on the tenant's next push or pull."""
 
-
-class ServerMerge:
-    """Merges a tenant's plain deltas into the server's store, in log order, after they
-    are logged. The merged watermark lives beside the log (``.merged``) and moves after
-    each delta, so a server killed mid-merge resumes where it stopped on the tenant's next
-    push or pull (merging a delta twice changes nothing). A delta the store refuses (a
-    policy, another tenant's entries) is logged and passed over: devices still get it."""
-
-    def __init__(self, log: DeltaLog) -> None:
-        self.log = log
+    def __init__(self, root: Any) -> None:
+        self.root = root
         self._guard = threading.Lock()
-        self._dirty: set[str] = set()
-        self._running: set[str] = set()
+        self._dirty: set[tuple[str | None, str | None]] = set()
+        self._running: set[tuple[str | None, str | None]] = set()
 
-    def kick(self, tenant: str, memory: Any) -> None:
+    def kick(self, user_id: str | None, workspace_id: str | None) -> None:
+        tenant = (user_id, workspace_id)
         with self._guard:
             self._dirty.add(tenant)
             if tenant in self._running:
                 return
             self._running.add(tenant)
-        threading.Thread(target=self._work, args=(tenant, memory), daemon=True,
+        threading.Thread(target=self._work, args=(tenant,), daemon=True,
                          name="tulving-sync-merge").start()
 
-    def _work(self, tenant: str, memory: Any) -> None:
+    def _work(self, tenant: tuple[str | None, str | None]) -> None:
         while True:
             with self._guard:
                 if tenant not in self._dirty:
@@ -69,87 +73,89 @@ class ServerMerge:
                     return
                 self._dirty.discard(tenant)
             try:
-                self.catch_up(tenant, memory)
-            except Exception as exc:  # the server must keep serving; retried on next kick
-                log_.warning("sync merge for a tenant stopped: %s", exc)
-
-    def catch_up(self, tenant: str, memory: Any) -> None:
-        merged = self.log.mark(tenant, "merged")
-        while True:
-            page = self.log.after(tenant, merged, MAX_PAGE)
-            if not page:
-                return
-            for delta in page:
-                data = self.log.read(tenant, delta.seq)
-                if data is not None and not _encrypted(data):
-                    try:
-                        apply_delta(memory, data, None)
-                    except TulvingError as exc:
-                        log_.warning("delta %s not merged into the server's store: %s",
-                                     delta.seq, exc)
-                merged = delta.seq
-                self.log.set_mark(tenant, "merged", merged)
+                view = self.root.view(agent_id="sync-merge", user_id=tenant[0],
+                                      workspace_id=tenant[1])
+                try:
+                    view.sync_service().catch_up()
+                finally:
+                    view.close()
+            except Exception as exc:  # the server keeps serving; retried on the next kick
+                log_.warning("a tenant's sync merge stopped (%s); it resumes on its next "
+                             "push or pull", type(exc).__name__)
 
 
-def include_sync_routes(app: FastAPI, tenancy: Tenancy, log: DeltaLog, *, timeout: float,
+def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
                         version: int) -> None:
     router = APIRouter(prefix="/v1/sync")
-    merger = ServerMerge(log)
-    app.state.sync_merge = merger
+    merges = BackgroundMerge(tenancy.root)
+    app.state.sync_merge = merges
 
-    async def caller(request: Request, agent_id: str | None) -> Any:
+    async def service(request: Request, agent_id: str | None) -> tuple[Any, Any]:
         token = tenancy.verify(request.headers.get("authorization"))
-        return await tenancy.run(tenancy.caller, token, {"agent_id": agent_id})
+        who = await tenancy.run(tenancy.caller, token, {"agent_id": agent_id})
+        return who, await tenancy.run(who.memory.sync_service)
+
+    async def run(fn: Any, *args: Any) -> Any:
+        try:
+            with anyio.fail_after(timeout):
+                return await tenancy.run(fn, *args)
+        except TimeoutError as exc:
+            raise HTTPError(503, "Timeout", f"the call took over {timeout} s") from exc
 
     @router.post("/deltas")
     async def push(request: Request, device: Annotated[str, Query(max_length=64)],
-                   agent_id: Annotated[str | None, Query(max_length=256)] = None,
-                   ) -> dict[str, Any]:
-        who = await caller(request, agent_id)
+                   agent_id: AgentQ = None) -> dict[str, Any]:
+        who, sync = await service(request, agent_id)
         who.check_writable()
         data = await request.body()
-        if not data:
-            raise HTTPError(400, "ValidationError", "an empty delta")
-        e2e = request.headers.get("x-tulving-e2e") == "1" or _encrypted(data)
-        memory = who.memory
-
-        def store() -> dict[str, Any]:
-            try:
-                delta, new = log.append(memory.identity.tenant, device, data)
-            except ValueError as exc:
-                raise HTTPError(400, "ValidationError", str(exc)) from exc
-            if not e2e:
-                merger.kick(memory.identity.tenant, memory)
-            return {"seq": delta.seq, "delta_id": delta.delta_id, "new": new}
-
-        try:
-            with anyio.fail_after(timeout):
-                result = await tenancy.run(store)
-        except TimeoutError as exc:
-            raise HTTPError(503, "Timeout", f"the call took over {timeout} s") from exc
-        return {"schema_version": version, **result}
+        declared = request.headers.get("x-tulving-e2e") == "1"
+        outcome = await run(lambda: sync.receive(device, data, declared_e2e=declared))
+        if outcome.delta.state == DELTA_PENDING:
+            me = who.memory.identity
+            merges.kick(me.user_id, me.workspace_id)
+            deadline = time.monotonic() + PUSH_WAIT
+            while True:
+                delta = await tenancy.run(sync.state_of, outcome.delta)
+                if delta.state != DELTA_PENDING or time.monotonic() > deadline:
+                    break
+                await anyio.sleep(0.02)
+            outcome = attrs.evolve(outcome, delta=delta)
+        return {"schema_version": version, **outcome.as_dict()}
 
     @router.get("/deltas")
-    async def listing(request: Request, after: Annotated[int, Query(ge=0)] = 0,
+    async def listing(request: Request, after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
                       limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
-                      agent_id: Annotated[str | None, Query(max_length=256)] = None,
-                      ) -> dict[str, Any]:
-        who = await caller(request, agent_id)
-        tenant = who.memory.identity.tenant
-        if await tenancy.run(log.mark, tenant, "merged") < await tenancy.run(log.last, tenant):
-            merger.kick(tenant, who.memory)  # catch up after a restart
-        found = await tenancy.run(log.after, tenant, after, limit)
+                      agent_id: AgentQ = None) -> dict[str, Any]:
+        who, sync = await service(request, agent_id)
+        found = await run(sync.listing, after, limit)
+        if await tenancy.run(sync.pending):  # e.g. left by a restart: merge it now
+            me = who.memory.identity
+            merges.kick(me.user_id, me.workspace_id)
         return {"schema_version": version,
                 "deltas": [{"seq": d.seq, "device": d.device, "delta_id": d.delta_id,
                             "size": d.size} for d in found]}
 
     @router.get("/deltas/{seq}")
-    async def fetch(request: Request, seq: int,
-                    agent_id: Annotated[str | None, Query(max_length=256)] = None) -> Response:
-        who = await caller(request, agent_id)
-        data = await tenancy.run(log.read, who.memory.identity.tenant, seq)
+    async def fetch(request: Request, seq: int, agent_id: AgentQ = None) -> Response:
+        _who, sync = await service(request, agent_id)
+        data = await run(sync.fetch, seq)
         if data is None:
             raise HTTPError(404, "NotFoundError", f"no delta {seq}")
         return Response(data, media_type="application/octet-stream")
+
+    @router.get("/tenant")
+    async def tenant(request: Request, agent_id: AgentQ = None) -> dict[str, Any]:
+        _who, sync = await service(request, agent_id)
+        return {"schema_version": version, **sync.tenant_info()}
+
+    @router.get("/quarantine")
+    async def quarantine(request: Request,
+                         device: Annotated[str | None, Query(max_length=64)] = None,
+                         after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
+                         limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+                         agent_id: AgentQ = None) -> dict[str, Any]:
+        _who, sync = await service(request, agent_id)
+        found = await run(lambda: sync.quarantined(device=device, after=after, limit=limit))
+        return {"schema_version": version, "deltas": [delta_dict(d) for d in found]}
 
     app.include_router(router)

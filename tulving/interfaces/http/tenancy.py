@@ -4,8 +4,10 @@ Each token (``tulving serve token create``) names a tenant (user and workspace),
 one agent, and whether it may write. The tenant always comes from the token: a request
 that names another one (``user_id``/``workspace_id`` in its body or query) is refused with
 403 and the refusal is audited in the token's own tenant. Each (tenant, agent) gets a
-``Memory.view`` of the one store the server owns, kept while the server runs (sessions
-live there), so a SQLite store has exactly one writer process: the server.
+``Memory.view`` of the one store the server owns (a cache of opened services: what the
+view's agent is doing, its session included, lives in the store, so server replicas over
+one PostgreSQL store agree on it), so a SQLite store has exactly one writer process: the
+server.
 """
 
 from __future__ import annotations
@@ -94,12 +96,18 @@ class Tenancy:
             return view
 
     def close(self) -> None:
-        """Flush every view (sessions end with reason ``shutdown``), then the store."""
+        """Flush every view, then the store. Sessions end with reason ``shutdown`` when
+        this process is the store's only server; on a store that other processes serve
+        too (PostgreSQL replicas) they stay open, since an agent's session is the same
+        on every replica and a rolling restart of one must not end it under the others
+        (an abandoned one is ended by the next replica to start, see ``sessions``)."""
         with self._lock:
             views, self._views = list(self._views.values()), {}
+        shared = self.root.ctx.storage.capabilities.multi_process_writers
         for view in views:
             try:
-                view.shutdown_session()
+                if not shared:
+                    view.shutdown_session()
             finally:
                 view.close()
         self.root.close()

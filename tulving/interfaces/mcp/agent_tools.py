@@ -16,7 +16,7 @@ from pydantic import Field
 
 from tulving.domain.errors import ValidationError
 from tulving.interfaces import render
-from tulving.interfaces.mcp.tool_hints import LOWER
+from tulving.interfaces.mcp.tool_hints import LOWER, STRICT
 from tulving.interfaces.mcp.tools import Tags, Types, ok
 from tulving.interfaces.render import erase_phrase
 
@@ -63,6 +63,7 @@ def build_agent_tools(run: Run) -> ToolList:
     async def memory_consolidate(
         apply: Annotated[
             bool,
+            STRICT,
             Field(description="False (default): only show the plan. True: merge and archive."),
         ] = False,
         types: Types = None,
@@ -79,7 +80,8 @@ def build_agent_tools(run: Run) -> ToolList:
         return await run(do)
 
     async def memory_list(
-        limit: Annotated[int, Field(ge=1, le=200, description="Page size (default 50).")] = 50,
+        limit: Annotated[int, STRICT,
+                         Field(ge=1, le=200, description="Page size (default 50).")] = 50,
         cursor: Annotated[
             str | None,
             Field(description="next_cursor of the previous page; omit for the first.",

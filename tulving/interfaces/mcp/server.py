@@ -27,12 +27,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from tulving.domain.errors import ConfigError
+from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.redaction import redact
+from tulving.domain.validation import first_invalid_text
 from tulving.interfaces.mcp.agent_tools import build_agent_tools
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tool_hints import ANNOTATIONS
-from tulving.interfaces.mcp.tools import allowed_arguments, build_tools, runner
+from tulving.interfaces.mcp.tools import allowed_arguments, build_tools, error, runner
 
 #: Whole-call argument size cap; content itself is capped lower by the Memory.
 MAX_ARGUMENT_BYTES = 512 * 1024
@@ -71,6 +72,9 @@ class TulvingMCPServer(MCPServer[Any]):
             self._allowed[fn.__name__] = allowed_arguments(fn)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if INVALID_TEXT in arguments:
+            where = str(arguments[INVALID_TEXT])
+            return error(ValidationError(f"{name}: {where} is not valid Unicode text"))
         allowed = self._allowed.get(name)
         if allowed is None:
             known = ", ".join(sorted(self._allowed))
@@ -81,6 +85,9 @@ class TulvingMCPServer(MCPServer[Any]):
                 f"{name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
                 f"accepted: {', '.join(sorted(allowed)) or 'none'}"
             )
+        invalid = first_invalid_text(arguments, "arguments")
+        if invalid is not None:
+            return error(ValidationError(f"{name}: {invalid} is not valid Unicode text"))
         try:
             size = len(json.dumps(arguments, default=str))
         except (TypeError, ValueError):
@@ -190,7 +197,36 @@ class _StdinLines:
         line = await self._queue.get()
         if line is None:
             raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        return screen_line(line.decode("utf-8", errors="replace"))
+
+
+#: A reserved argument name: ``screen_line`` puts it in place of the arguments of a tool
+#: call whose text is not valid Unicode, and ``call_tool`` answers it with that error.
+INVALID_TEXT = "\x00tulving:invalid-unicode"
+
+
+def screen_line(text: str) -> str:
+    """A JSON-RPC line whose strings hold a lone surrogate (the JSON escape ``\\ud800``)
+    fails the SDK's parser, which then answers nothing: the client waits for ever. Such a
+    tool call becomes one the server answers with a ValidationError naming the argument;
+    any other message gets the bad characters replaced (they never reach the memory)."""
+    if "\\ud" not in text.lower():
+        return text
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return text
+    invalid = first_invalid_text(message, "message")
+    if invalid is None:
+        return text
+    params = message.get("params") if isinstance(message, dict) else None
+    if message.get("method") == "tools/call" and isinstance(params, dict):
+        name = params.get("name")
+        where = first_invalid_text(params.get("arguments"), "arguments") or invalid
+        message["params"] = {"name": name if first_invalid_text(name) is None else "?",
+                             "arguments": {INVALID_TEXT: where}}
+        return json.dumps(message)
+    return json.dumps(message, ensure_ascii=False).encode("utf-8", "replace").decode("utf-8")
 
 
 async def _run_stdio(server: TulvingMCPServer) -> None:
@@ -223,8 +259,9 @@ async def serve_http(
 ) -> None:
     """Streamable HTTP at ``http://127.0.0.1:<port>/mcp``; every request needs a token.
 
-    ``token_registry``: a ``TokenRegistry`` (file stores); ``None`` asks the Memory for
-    its registry (stores that keep tokens in their meta table).
+    ``token_registry``: a ``TokenRegistry``; ``None`` (the default) reads the tokens of
+    the served Memory's own store at each request, so a revocation made by another
+    process applies at once.
     """
     import uvicorn
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.types import ToolAnnotations
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Strict
 
 
 def _upper(value: Any) -> Any:
@@ -22,6 +22,11 @@ def _upper(value: Any) -> Any:
 def _lower(value: Any) -> Any:
     return value.strip().lower() if isinstance(value, str) else value
 
+
+#: Put in the ``Annotated[...]`` of a bool or number argument: no coercion (issue 34): a
+#: string is not a bool (``{"apply": "yes"}`` must not apply a consolidation) and a bool
+#: is not a number (``importance: true``). Leniency stays for enum spellings only.
+STRICT = Strict()
 
 #: Put in an ``Annotated[Literal[...], ...]`` of an enum argument.
 UPPER = BeforeValidator(_upper)

@@ -17,11 +17,11 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from tulving.domain.errors import TulvingError, ValidationError
+from tulving.domain.errors import NotFoundError, NotVisibleError, TulvingError, ValidationError
 from tulving.domain.redaction import redact
 from tulving.interfaces import render
 from tulving.interfaces.mcp.service import MemoryService
-from tulving.interfaces.mcp.tool_hints import LOWER, UPPER
+from tulving.interfaces.mcp.tool_hints import LOWER, STRICT, UPPER
 
 MemoryTypeName = Annotated[
     Literal["FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE",
@@ -51,6 +51,8 @@ def ok(text: str, data: dict[str, Any]) -> CallToolResult:
 
 
 def error(exc: BaseException) -> CallToolResult:
+    if isinstance(exc, NotVisibleError):  # as a missing id: ids elsewhere cannot be probed
+        exc = NotFoundError(exc.as_missing)
     kind = type(exc).__name__
     message = redact(f"{kind}: {exc}")
     return CallToolResult(
@@ -113,10 +115,10 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             list[str] | None, Field(description="Optional labels for filtering.")
         ] = None,
         importance: Annotated[
-            float | None, Field(ge=0, le=1, description="0..1, default 0.5.")
+            float | None, STRICT, Field(ge=0, le=1, description="0..1, default 0.5.")
         ] = None,
         pinned: Annotated[
-            bool | None,
+            bool | None, STRICT,
             Field(description="Pinned memories never decay or get evicted. Storing a key "
                   "again keeps its tags, importance, pinned flag and metadata unless given."),
         ] = None,
@@ -174,7 +176,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             ),
         ],
         top_k: Annotated[
-            int, Field(ge=1, le=100, description="How many results (default 10).")
+            int, STRICT, Field(ge=1, le=100, description="How many results (default 10).")
         ] = 10,
         types: Types = None,
         tags: Tags = None,
@@ -200,6 +202,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         ] = None,
         token_budget: Annotated[
             int,
+            STRICT,
             Field(
                 ge=50,
                 le=200_000,

@@ -5,12 +5,19 @@ Concurrency rules (many processes on many machines write one store):
   taken before the active holder is read, so concurrent writers of one key form a chain;
   the partial unique index ``entries_active_key`` is the backstop;
 - advisory locks of a batch are taken in one statement in hash order, and entry rows are
-  locked in one ``ORDER BY id ... FOR UPDATE`` statement per operation, so two operations
-  never wait for each other in opposite orders (``touch`` cannot deadlock).
+  locked in one ``ORDER BY id ... FOR UPDATE`` statement per operation;
+- the application's writing transactions take their tenant's write lock first
+  (``lock_tenant_writes``, see ``records``), so writers of one tenant never wait for each
+  other in opposite orders; a link between entries is a targeted update of that link
+  (``link_conflicts``, ``supersede_entries``), never a row rewritten from an older read;
+- ``touch`` (access statistics, from any process at any time) never waits while holding
+  a row lock: it updates the rows it can lock at once (``SKIP LOCKED``) and each of the
+  others in a statement of its own, so it cannot close a cycle with a writer.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -35,7 +42,7 @@ from tulving.domain.errors import StorageError, ValidationError
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
-from tulving.ports.storage import Archival, WriteOutcome
+from tulving.ports.storage import Archival, Supersession, WriteOutcome
 
 T = TypeVar("T")
 
@@ -297,22 +304,90 @@ class EntryMixin(VectorMixin):
         ids = sorted(entry_ids)
         if not ids:
             return
+        counts = "(SELECT u.id, count(*) AS n FROM unnest(%s::text[]) AS u(id) GROUP BY u.id) c"
+        if self._outer() is not None:  # inside a caller's transaction: its lock order
+            self._atomic(lambda conn: self._touch_locked(conn, ids, at, counts))
+            return
+        # One access per occurrence: an id listed twice was read twice.
+        done = self._atomic(lambda conn: {row["id"] for row in conn.execute(
+            f"UPDATE entries e SET access_count = e.access_count + c.n, last_accessed_at = %s "
+            f"FROM {counts} WHERE e.id = c.id AND e.id IN (SELECT id FROM entries "
+            "WHERE id = ANY(%s) ORDER BY id FOR UPDATE SKIP LOCKED) RETURNING e.id",
+            (at, ids, sorted(set(ids)))).fetchall()})
+        for entry_id in sorted(set(ids) - done):  # held by a writer: wait, holding nothing
+            n = ids.count(entry_id)
+            self._atomic(lambda conn, i=entry_id, n=n: conn.execute(
+                "UPDATE entries SET access_count = access_count + %s, last_accessed_at = %s "
+                "WHERE id = %s", (n, at, i)))
 
-        def work(conn: Conn) -> None:
-            # Rows are locked in id order by one statement: concurrent touches (and
-            # writers, which lock the same way) queue instead of deadlocking.
+    @staticmethod
+    def _touch_locked(conn: Conn, ids: list[str], at: datetime, counts: str) -> None:
+        conn.execute(
+            "SELECT 1 FROM entries WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,)
+        ).fetchall()
+        conn.execute(
+            f"UPDATE entries e SET access_count = e.access_count + c.n, last_accessed_at = %s "
+            f"FROM {counts} WHERE e.id = c.id", (at, ids))
+
+    @translate_errors
+    def link_conflicts(self, pairs: Sequence[tuple[str, str]], at: datetime) -> int:
+        wanted: dict[str, list[str]] = {}
+        for a, b in pairs:
+            if a != b:
+                wanted.setdefault(a, []).append(b)
+                wanted.setdefault(b, []).append(a)
+        if not wanted:
+            return 0
+
+        def work(conn: Conn) -> int:
+            rows = conn.execute(
+                "SELECT id, conflict_ids FROM entries WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+                (sorted(wanted),)).fetchall()
+            held = {row["id"]: list(json_tuple(row["conflict_ids"])) for row in rows}
+            ids, values = [], []
+            for entry_id in sorted(held):
+                current = held[entry_id]
+                added = [o for o in dict.fromkeys(wanted[entry_id])
+                         if o in held and o not in current]
+                if added:
+                    ids.append(entry_id)
+                    values.append(json.dumps([*current, *added]))
+            if ids:
+                conn.execute(
+                    "UPDATE entries e SET conflict_ids = u.c, updated_at = %s "
+                    "FROM unnest(%s::text[], %s::text[]) AS u(id, c) WHERE e.id = u.id",
+                    (at, ids, values))
+            return len(ids)
+
+        return self._atomic(work)
+
+    @translate_errors
+    def supersede_entries(self, items: Sequence[Supersession]) -> list[str]:
+        unique = {i.entry_id: i for i in items}
+        if not unique:
+            return []
+        ids = sorted(unique)
+
+        def work(conn: Conn) -> list[str]:
             conn.execute(
-                "SELECT 1 FROM entries WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,)
+                "SELECT 1 FROM entries WHERE id = ANY(%s) AND archived_at IS NULL "
+                "ORDER BY id FOR UPDATE", (ids,)).fetchall()
+            rows = conn.execute(
+                """UPDATE entries e SET archived_at = u.at, archive_reason = 'superseded',
+                       superseded_by = u.sby, valid_until = u.until,
+                       expired_at = COALESCE(e.expired_at, u.at), updated_at = u.at,
+                       signature = u.sig
+                   FROM unnest(%s::text[], %s::text[], %s::timestamptz[],
+                               %s::timestamptz[], %s::text[]) AS u(id, sby, at, until, sig)
+                   WHERE e.id = u.id AND e.archived_at IS NULL RETURNING e.id""",
+                (ids, [unique[i].superseded_by for i in ids], [unique[i].at for i in ids],
+                 [unique[i].valid_until for i in ids], [unique[i].signature for i in ids]),
             ).fetchall()
-            # One access per occurrence: an id listed twice was read twice.
-            conn.execute(
-                "UPDATE entries e SET access_count = e.access_count + c.n, last_accessed_at = %s "
-                "FROM (SELECT u.id, count(*) AS n FROM unnest(%s::text[]) AS u(id) GROUP BY u.id) c "
-                "WHERE e.id = c.id",
-                (at, ids),
-            )
+            changed = sorted(row["id"] for row in rows)
+            _set_indexed(conn, changed, False)
+            return changed
 
-        self._atomic(work)
+        return self._atomic(work)
 
     # -- reads -----------------------------------------------------------------------
 

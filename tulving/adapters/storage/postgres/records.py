@@ -1,20 +1,39 @@
-"""Meta, sessions, the audit log and durable jobs of the PostgreSQL store.
+"""Meta, sessions, the audit log, durable jobs and bearer tokens of the PostgreSQL store.
 
 Audit appends of one tenant are serialised by a per-tenant advisory lock held until
 commit: the next appender reads the committed predecessor, so writers on many machines
 extend one chain instead of forking it. Tenants of a batch are locked in sorted order.
+The same lock is the tenant's write lock (``lock_tenant_writes``), which a writing
+transaction takes first: audit appends then never wait behind a lock order of their own.
+
+Shared state is claimed in one statement each (DESIGN.md, "The seams"): a session is
+opened by an insert the partial unique index ``sessions_one_open`` admits once per
+(agent, tenant, kind) and ended by an ``UPDATE ... WHERE ended_at IS NULL``; a job's lease
+by one conditional ``UPDATE``, and its completion under the row lock ``take_job`` holds;
+a token by an insert ``tokens_live_name`` admits once per live name and a revocation by
+one ``UPDATE``. Nothing is decided from a row read earlier.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from tulving.adapters.storage.postgres.connection import Conn, PgConnections, translate_errors
 from tulving.domain.audit_chain import GENESIS, record_hash
-from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
+from tulving.domain.errors import StorageError
+from tulving.domain.records import (
+    AuditDraft,
+    AuditRecord,
+    JobRecord,
+    SessionRecord,
+    TokenRecord,
+)
+
+#: The advisory lock of a tenant's writes and audit chain, one per (schema, tenant).
+TENANT_LOCK = "hashtextextended('tulving-audit:' || current_schema() || chr(31) || {}, 0)"
 
 _SESSION_COLUMNS = (
     "id",
@@ -37,6 +56,20 @@ _JOB_COLUMNS = (
     "attempts",
     "idempotency_key",
     "error",
+    "claimed_by",
+    "claimed_until",
+)
+_TOKEN_COLUMNS = (
+    "id",
+    "name",
+    "salt",
+    "digest",
+    "created_at",
+    "user_id",
+    "workspace_id",
+    "agent_id",
+    "read_only",
+    "revoked_at",
 )
 
 
@@ -69,7 +102,13 @@ def _job(row: Mapping[str, Any]) -> JobRecord:
         attempts=int(row["attempts"]),
         idempotency_key=row["idempotency_key"],
         error=row["error"],
+        claimed_by=row.get("claimed_by"),
+        claimed_until=row.get("claimed_until"),
     )
+
+
+def _token(row: Mapping[str, Any]) -> TokenRecord:
+    return TokenRecord(**{c: row[c] for c in _TOKEN_COLUMNS})
 
 
 class RecordMixin(PgConnections):
@@ -130,9 +169,9 @@ class RecordMixin(PgConnections):
         def work(conn: Conn) -> list[AuditRecord]:
             tenants = sorted({d.tenant for d in drafts})
             conn.execute(
-                "SELECT pg_advisory_xact_lock(h) FROM (SELECT hashtextextended("
-                "'tulving-audit:' || current_schema() || chr(31) || t, 0) AS h "
-                "FROM unnest(%s::text[]) AS u(t)) s ORDER BY h",
+                "SELECT pg_advisory_xact_lock(h) FROM (SELECT "
+                + TENANT_LOCK.format("t")
+                + " AS h FROM unnest(%s::text[]) AS u(t)) s ORDER BY h",
                 (tenants,),
             ).fetchall()
             heads: dict[str, str] = {}
@@ -211,7 +250,8 @@ class RecordMixin(PgConnections):
     def enqueue(self, job: JobRecord) -> JobRecord:
         def work(conn: Conn) -> JobRecord:
             row = conn.execute(
-                f"INSERT INTO jobs ({', '.join(_JOB_COLUMNS)}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                f"INSERT INTO jobs ({', '.join(_JOB_COLUMNS[:8])}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT DO NOTHING RETURNING id",
                 (
                     job.id,
@@ -254,3 +294,124 @@ class RecordMixin(PgConnections):
                 "UPDATE jobs SET status = %s, error = %s, attempts = attempts + 1 WHERE id = %s",
                 ("failed" if error else "done", error, job_id),
             )
+
+    # -- shared state: write order, sessions, jobs, tokens ----------------------------
+
+    def _in_transaction(self, what: str) -> Conn:
+        conn = self._outer()
+        if conn is None:
+            raise StorageError(f"{what} needs a transaction (storage.transaction())")
+        return conn
+
+    @translate_errors
+    def lock_tenant_writes(self, tenant: str) -> None:
+        conn = self._in_transaction("lock_tenant_writes")
+        conn.execute("SELECT pg_advisory_xact_lock(" + TENANT_LOCK.format("%s") + ")",
+                     (tenant,)).fetchall()
+
+    @translate_errors
+    def open_session(self, session: SessionRecord) -> SessionRecord:
+        cols = ", ".join(_SESSION_COLUMNS)
+        values = ", ".join(["%s"] * len(_SESSION_COLUMNS))
+        fresh = [getattr(session, c) for c in _SESSION_COLUMNS]
+        fresh[_SESSION_COLUMNS.index("ended_at")] = None
+        fresh[_SESSION_COLUMNS.index("end_reason")] = None
+        fresh[_SESSION_COLUMNS.index("summary_id")] = None
+
+        def work(conn: Conn) -> SessionRecord | None:
+            # ON CONFLICT waits for a racing insert to commit, then yields to it.
+            row = conn.execute(
+                f"INSERT INTO sessions ({cols}) VALUES ({values}) "
+                "ON CONFLICT DO NOTHING RETURNING *", fresh).fetchone()
+            if row is None:
+                row = conn.execute(
+                    "SELECT * FROM sessions WHERE agent_id = %s AND tenant = %s "
+                    "AND implicit = %s AND ended_at IS NULL",
+                    (session.agent_id, session.tenant, session.implicit)).fetchone()
+            return _session(row) if row else None
+
+        for _ in range(8):  # the open one may end between our insert and our read
+            found = self._atomic(work)
+            if found is not None:
+                return found
+        raise StorageError(f"could not open a session for agent {session.agent_id!r}")
+
+    @translate_errors
+    def end_session(self, session_id: str, at: datetime, reason: str) -> SessionRecord | None:
+        with self._read() as conn:
+            row = conn.execute(
+                "UPDATE sessions SET ended_at = %s, end_reason = %s "
+                "WHERE id = %s AND ended_at IS NULL RETURNING *",
+                (at, reason, session_id)).fetchone()
+        return _session(row) if row else None
+
+    @translate_errors
+    def set_session_summary(self, session_id: str, summary_id: str | None) -> None:
+        with self._read() as conn:
+            conn.execute("UPDATE sessions SET summary_id = %s WHERE id = %s",
+                         (summary_id, session_id))
+
+    @translate_errors
+    def note_session_activity(self, session_id: str, at: datetime) -> None:
+        with self._read() as conn:
+            conn.execute(
+                "UPDATE sessions SET last_activity_at = %s WHERE id IN (SELECT id FROM "
+                "sessions WHERE id = %s AND ended_at IS NULL AND last_activity_at < %s "
+                "FOR UPDATE SKIP LOCKED)", (at, session_id, at))
+
+    @translate_errors
+    def claim_job(self, job_id: str, owner: str, until: datetime, now: datetime) -> bool:
+        with self._read() as conn:
+            row = conn.execute(
+                "UPDATE jobs SET claimed_by = %s, claimed_until = %s WHERE id = %s "
+                "AND status = 'pending' AND (claimed_by IS NULL OR claimed_by = %s "
+                "OR claimed_until IS NULL OR claimed_until < %s) RETURNING id",
+                (owner, until, job_id, owner, now)).fetchone()
+        return row is not None
+
+    @translate_errors
+    def take_job(self, job_id: str) -> JobRecord | None:
+        conn = self._in_transaction("take_job")
+        row = conn.execute("SELECT * FROM jobs WHERE id = %s FOR UPDATE",
+                           (job_id,)).fetchone()
+        return _job(row) if row is not None and row["status"] == "pending" else None
+
+    @translate_errors
+    def get_job(self, job_id: str) -> JobRecord | None:
+        with self._read() as conn:
+            row = conn.execute("SELECT * FROM jobs WHERE id = %s", (job_id,)).fetchone()
+        return _job(row) if row else None
+
+    @translate_errors
+    def add_token(self, token: TokenRecord) -> bool:
+        cols = _TOKEN_COLUMNS[:-1]
+        with self._read() as conn:
+            row = conn.execute(
+                f"INSERT INTO tokens ({', '.join(cols)}) VALUES "
+                f"({', '.join(['%s'] * len(cols))}) ON CONFLICT DO NOTHING RETURNING id",
+                [getattr(token, c) for c in cols]).fetchone()
+        return row is not None
+
+    @translate_errors
+    def get_token(self, token_id: str) -> TokenRecord | None:
+        with self._read() as conn:
+            row = conn.execute("SELECT * FROM tokens WHERE id = %s AND revoked_at IS NULL",
+                               (token_id,)).fetchone()
+        return _token(row) if row else None
+
+    @translate_errors
+    def live_tokens(self) -> list[TokenRecord]:
+        with self._read() as conn:
+            rows = conn.execute("SELECT * FROM tokens WHERE revoked_at IS NULL "
+                                "ORDER BY created_at, id").fetchall()
+        return [_token(r) for r in rows]
+
+    @translate_errors
+    def revoke_token(self, id_or_name: str, at: datetime) -> TokenRecord | None:
+        with self._read() as conn:
+            row = conn.execute(
+                "UPDATE tokens SET revoked_at = %s WHERE revoked_at IS NULL AND id = ("
+                "SELECT id FROM tokens WHERE revoked_at IS NULL AND (id = %s OR name = %s) "
+                "ORDER BY id = %s DESC LIMIT 1) RETURNING *",
+                (at, id_or_name, id_or_name, id_or_name)).fetchone()
+        return _token(row) if row else None

@@ -99,6 +99,56 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX entries_event_order ON entries(valid_from, id)",
         "DROP INDEX entries_valid_from",
     ],
+    # 3: the server's sync log in the store (tulving.ports.storage.SyncLog), shared by
+    # every replica: a row per tenant (last sequence number, merge watermark), one per
+    # delta with its bytes; a retried push finds its delta by (tenant, device, delta_id).
+    [
+        """CREATE TABLE sync_tenants (
+            tenant TEXT COLLATE "C" PRIMARY KEY,
+            last_seq BIGINT NOT NULL DEFAULT 0,
+            merged_seq BIGINT NOT NULL DEFAULT 0)""",
+        """CREATE TABLE sync_deltas (
+            tenant TEXT COLLATE "C" NOT NULL, seq BIGINT NOT NULL, device TEXT NOT NULL,
+            delta_id TEXT NOT NULL, size BIGINT NOT NULL, e2e BOOLEAN NOT NULL,
+            pushed_at TIMESTAMPTZ NOT NULL, state TEXT NOT NULL, reason TEXT,
+            data BYTEA NOT NULL,
+            PRIMARY KEY (tenant, seq), UNIQUE (tenant, device, delta_id))""",
+        """CREATE INDEX sync_deltas_quarantined ON sync_deltas(tenant, seq)
+            WHERE state = 'quarantined'""",
+    ],
+    # 4: state that every replica agrees on (DESIGN.md, "The seams"). Sessions: at most
+    # one open implicit and one open explicit session per (agent, tenant), so the store
+    # decides which session a write joins whichever replica it reaches (older duplicates
+    # are ended as abandoned first). Jobs: a lease (who prepares a job, until when).
+    # Bearer tokens: rows created and revoked in one statement each (the JSON registry in
+    # the meta table moves here).
+    [
+        """UPDATE sessions s SET ended_at = s.last_activity_at, end_reason = 'abandoned'
+            WHERE s.ended_at IS NULL AND EXISTS (
+                SELECT 1 FROM sessions o WHERE o.agent_id = s.agent_id
+                AND o.tenant = s.tenant AND o.implicit = s.implicit
+                AND o.ended_at IS NULL AND (o.started_at, o.id) > (s.started_at, s.id))""",
+        """CREATE UNIQUE INDEX sessions_one_open ON sessions(agent_id, tenant, implicit)
+            WHERE ended_at IS NULL""",
+        "ALTER TABLE jobs ADD COLUMN claimed_by TEXT, ADD COLUMN claimed_until TIMESTAMPTZ",
+        """CREATE TABLE tokens (
+            id TEXT PRIMARY KEY, name TEXT NOT NULL, salt TEXT NOT NULL,
+            digest TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL, user_id TEXT,
+            workspace_id TEXT, agent_id TEXT, read_only BOOLEAN NOT NULL DEFAULT FALSE,
+            revoked_at TIMESTAMPTZ)""",
+        "CREATE UNIQUE INDEX tokens_live_name ON tokens(name) WHERE revoked_at IS NULL",
+        """INSERT INTO tokens (id, name, salt, digest, created_at, user_id, workspace_id,
+                agent_id, read_only)
+            SELECT r->>'id', r->>'name', r->>'salt', r->>'digest',
+                (r->>'created_at')::timestamptz, r->>'user_id', r->>'workspace_id',
+                r->>'agent_id', coalesce((r->>'read_only')::boolean, FALSE)
+            FROM meta m CROSS JOIN LATERAL jsonb_array_elements(CASE
+                WHEN m.name <> 'mcp_tokens' THEN NULL
+                WHEN jsonb_typeof(m.value::jsonb) = 'array' THEN m.value::jsonb END) AS r
+            WHERE m.name = 'mcp_tokens'
+            ON CONFLICT DO NOTHING""",
+        "DELETE FROM meta WHERE name = 'mcp_tokens'",
+    ],
 ]
 
 

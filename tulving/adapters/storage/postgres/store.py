@@ -15,10 +15,12 @@ from tulving.adapters.storage.postgres.connection import translate_errors
 from tulving.adapters.storage.postgres.entries import EntryMixin
 from tulving.adapters.storage.postgres.records import RecordMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
+from tulving.adapters.storage.postgres.sync_log import SyncLogMixin
 from tulving.domain.errors import ConfigError
 from tulving.ports.storage import StorageCapabilities
 
-_TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta")
+_TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
+           "sync_tenants", "sync_deltas", "tokens")
 
 _INTEGRITY_CHECKS = {
     "duplicate active keys": """SELECT count(*) FROM (SELECT partition, key FROM entries
@@ -33,7 +35,7 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(EntryMixin, RecordMixin):
+class PostgresStorage(EntryMixin, RecordMixin, SyncLogMixin):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True

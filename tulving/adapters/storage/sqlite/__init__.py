@@ -19,7 +19,8 @@ def create(
     mirror of the FTS5 index (same ranking, faster on large stores); None or False (TOML
     has no null) turns it off. ``vector_format``: ``float32`` or ``float16`` (vectors take
     half the bytes on disk; a store kept in the other format is converted on open); unset
-    keeps the store's own (float32 for a new store)."""
+    keeps the store's own (float16 for a new store: LoCoMo measures the same with either,
+    and it is the one float copy of a vector at rest, see the README's Benchmarks)."""
     location = path or getattr(context, "location", "") or ""
     if not location:
         raise ConfigError("the sqlite storage needs a file path (or ':memory:')")
@@ -32,4 +33,5 @@ def create(
                           f"turn the mirror off; got {fulltext_mirror_from!r}")
     return SQLiteStorage(location, lock=lock, fulltext_mirror_from=fulltext_mirror_from,
                          encryption=getattr(context, "encryption", None),
-                         vector_format=vector_format)
+                         vector_format=vector_format, new_store_format="float16",
+                         read_only=bool(getattr(context, "read_only", False)))

@@ -106,4 +106,78 @@ MIGRATIONS: list[list[str]] = [
         "DROP TABLE embeddings",
         "ALTER TABLE embeddings_rowid RENAME TO embeddings",
     ],
+    # 4: the server's sync log in the store (tulving.ports.storage.SyncLog): one row per
+    # tenant with its last sequence number and merge watermark, one per delta with its
+    # bytes (a rowid table: deltas are large). A retried push finds its delta by
+    # (tenant, device, delta_id).
+    [
+        """CREATE TABLE sync_tenants (
+            tenant TEXT PRIMARY KEY,
+            last_seq INTEGER NOT NULL DEFAULT 0,
+            merged_seq INTEGER NOT NULL DEFAULT 0)""",
+        """CREATE TABLE sync_deltas (
+            tenant TEXT NOT NULL, seq INTEGER NOT NULL, device TEXT NOT NULL,
+            delta_id TEXT NOT NULL, size INTEGER NOT NULL, e2e INTEGER NOT NULL,
+            pushed_at TEXT NOT NULL, state TEXT NOT NULL, reason TEXT, data BLOB NOT NULL,
+            UNIQUE (tenant, seq), UNIQUE (tenant, device, delta_id))""",
+        """CREATE INDEX sync_deltas_quarantined ON sync_deltas(tenant, seq)
+            WHERE state = 'quarantined'""",
+    ],
+    # 5: state that every process of one memory agrees on (DESIGN.md, "The seams").
+    # Sessions: at most one open implicit and one open explicit session per (agent,
+    # tenant), so the store decides which session a write joins (older duplicates, from
+    # processes that each kept their own, are ended as abandoned first). Jobs: a lease
+    # (who prepares a job, until when). Bearer tokens: rows created and revoked in one
+    # statement each, inside the store (so an encrypted store keeps them encrypted); a
+    # registry kept in the meta table moves here.
+    [
+        """UPDATE sessions SET ended_at = last_activity_at, end_reason = 'abandoned'
+            WHERE ended_at IS NULL AND EXISTS (
+                SELECT 1 FROM sessions o WHERE o.agent_id = sessions.agent_id
+                AND o.tenant = sessions.tenant AND o.implicit = sessions.implicit
+                AND o.ended_at IS NULL AND (o.started_at > sessions.started_at
+                    OR (o.started_at = sessions.started_at AND o.id > sessions.id)))""",
+        """CREATE UNIQUE INDEX sessions_one_open ON sessions(agent_id, tenant, implicit)
+            WHERE ended_at IS NULL""",
+        "ALTER TABLE jobs ADD COLUMN claimed_by TEXT",
+        "ALTER TABLE jobs ADD COLUMN claimed_until TEXT",
+        """CREATE TABLE tokens (
+            id TEXT PRIMARY KEY, name TEXT NOT NULL, salt TEXT NOT NULL,
+            digest TEXT NOT NULL, created_at TEXT NOT NULL, user_id TEXT,
+            workspace_id TEXT, agent_id TEXT, read_only INTEGER NOT NULL DEFAULT 0,
+            revoked_at TEXT)""",
+        "CREATE UNIQUE INDEX tokens_live_name ON tokens(name) WHERE revoked_at IS NULL",
+        """INSERT OR IGNORE INTO tokens(id, name, salt, digest, created_at, user_id,
+                workspace_id, agent_id, read_only)
+            SELECT json_extract(j.value, '$.id'), json_extract(j.value, '$.name'),
+                json_extract(j.value, '$.salt'), json_extract(j.value, '$.digest'),
+                json_extract(j.value, '$.created_at'), json_extract(j.value, '$.user_id'),
+                json_extract(j.value, '$.workspace_id'), json_extract(j.value, '$.agent_id'),
+                coalesce(json_extract(j.value, '$.read_only'), 0)
+            FROM meta, json_each(CASE WHEN meta.name = 'mcp_tokens' AND json_valid(meta.value)
+                                      THEN meta.value ELSE '[]' END) AS j
+            WHERE meta.name = 'mcp_tokens'""",
+        "DELETE FROM meta WHERE name = 'mcp_tokens'",
+    ],
+    # 6: a log of changes to what the vector index must hold, so an index cache (or a
+    # reader in another process) catches up from the position it was saved at instead of
+    # reading every stored vector: a row for each vector written, replaced or deleted and
+    # for each entry archived or brought back. Rows only name the entry; the reader looks
+    # at its current state. The writer trims what its saved cache no longer needs.
+    [
+        "CREATE TABLE vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, entry_id TEXT NOT NULL)",
+        """CREATE TRIGGER vector_log_ai AFTER INSERT ON embeddings BEGIN
+            INSERT INTO vector_log(entry_id) VALUES (new.entry_id);
+        END""",
+        """CREATE TRIGGER vector_log_au AFTER UPDATE ON embeddings BEGIN
+            INSERT INTO vector_log(entry_id) VALUES (new.entry_id);
+        END""",
+        """CREATE TRIGGER vector_log_ad AFTER DELETE ON embeddings BEGIN
+            INSERT INTO vector_log(entry_id) VALUES (old.entry_id);
+        END""",
+        """CREATE TRIGGER vector_log_archive AFTER UPDATE OF archived_at ON entries
+            WHEN (old.archived_at IS NULL) <> (new.archived_at IS NULL) BEGIN
+            INSERT INTO vector_log(entry_id) VALUES (new.id);
+        END""",
+    ],
 ]

@@ -45,21 +45,30 @@ from tulving.adapters.storage.sqlite.encryption import (
 from tulving.adapters.storage.sqlite.filters import where
 from tulving.adapters.storage.sqlite.fulltext_mirror import (
     CLEAR_DIRTY,
+    INLINE_BUILD_ROWS,
     TAKE_DIRTY,
     TRACKING,
     FullTextMirror,
 )
 from tulving.adapters.storage.sqlite.lock import WriterLock
 from tulving.adapters.storage.sqlite.schema import MIGRATIONS
+from tulving.adapters.storage.sqlite.sync_log import SyncLogMixin
+from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import EntryBrief, MemoryEntry
-from tulving.domain.errors import ConfigError, StorageError
+from tulving.domain.errors import ConfigError, ReadOnlyError, StorageError
 from tulving.domain.query import EntryFilter, ScoredId
-from tulving.domain.records import AuditDraft, AuditRecord, JobRecord, SessionRecord
+from tulving.domain.records import (
+    AuditDraft,
+    AuditRecord,
+    JobRecord,
+    SessionRecord,
+    TokenRecord,
+)
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
-from tulving.ports.storage import Archival, StorageCapabilities, WriteOutcome
+from tulving.ports.storage import Archival, StorageCapabilities, Supersession, WriteOutcome
 
 #: Every connection that writes: erased text must not linger in free pages of any of them.
 _WRITER_PRAGMAS = ("synchronous = NORMAL", "foreign_keys = ON", "secure_delete = ON")
@@ -70,6 +79,12 @@ _READ_PRAGMAS = ("mmap_size = 268435456", "cache_size = -32768")
 #: From this many rows full-text search goes through the in-memory mirror of the index:
 #: below it FTS5 answers in well under a millisecond and the mirror's memory is not worth it.
 MIRROR_FROM = 5_000
+#: A store too large to build its mirror inline builds it only once this process has asked
+#: this many full-text queries: a one-shot command (``tulving search``, a CLI curate) is
+#: answered by FTS5 and exits without paying for a build it would not use (13.8 s of a
+#: core and ~1.2 GB at a million memories); a server builds it on a thread after its first
+#: queries, FTS5 answering meanwhile.
+MIRROR_AFTER_QUERIES = 16
 
 # Tags ride along in the same statement (unit-separator joined): one query per read.
 _SELECT = (
@@ -92,32 +107,43 @@ _UPDATE = (
 VECTOR_FORMATS: dict[str, Any] = {"float32": np.float32, "float16": np.float16}
 
 
-class SQLiteStorage:
+class SQLiteStorage(SyncLogMixin):
     name = "sqlite"
 
     def __init__(self, path: str, *, lock: bool = True, busy_timeout_ms: int = 5000,
                  fulltext_mirror_from: int | None = MIRROR_FROM,
                  encryption: EncryptionKey | None = None,
-                 vector_format: str | None = None) -> None:
+                 vector_format: str | None = None, read_only: bool = False,
+                 new_store_format: str = "float32") -> None:
         """``fulltext_mirror_from``: from how many rows full-text search is answered by
         the in-memory mirror of the index (:mod:`.fulltext_mirror`); None: never.
         ``encryption``: the key of an encrypted (SQLCipher) store (:mod:`.encryption`).
         ``vector_format``: how vectors are kept on disk, ``float32`` or ``float16`` (half
         the bytes; read back as float32); None keeps the store's own (float32 for a new
-        one). A store kept in the other format is converted when it opens, in one
-        transaction (see ``_settle_vector_format``)."""
+        one, ``new_store_format``: the factory gives ``float16``, the embedded default). A
+        store kept in the other format is converted when it opens, in one transaction
+        (see ``_settle_vector_format``).
+        ``read_only``: open beside a writer in another process (WAL lets any number of
+        readers see its committed state): no writer lock, no migration (a store that
+        needs one is refused), no format conversion, no full-text mirror (it follows
+        the writer's own commits), and every write raises ``ReadOnlyError``."""
         if vector_format is not None and vector_format not in VECTOR_FORMATS:
             raise ConfigError(f"vector_format must be one of {', '.join(VECTOR_FORMATS)}, "
                               f"got {vector_format!r}")
+        if new_store_format not in VECTOR_FORMATS:
+            raise ConfigError(f"new_store_format must be one of {', '.join(VECTOR_FORMATS)}")
         self._wanted_format = vector_format
+        self._new_store_format = new_store_format
+        self._created = False  # this open created the store (migrations from version 0)
         self._dtype: Any = np.float32
+        self.read_only = bool(read_only)
         self.path = path
         self.location = path
         self._keying = Keying(path, encryption)
         self.capabilities = StorageCapabilities(
             persistent=path != ":memory:", concurrent_reads=path != ":memory:",
             encrypted_at_rest=encryption is not None)
-        self._use_lock = lock and path != ":memory:"
+        self._use_lock = lock and path != ":memory:" and not self.read_only
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
@@ -129,16 +155,22 @@ class SQLiteStorage:
         self._idle_readers: queue.SimpleQueue[tuple[int, sqlite3.Connection]] = (
             queue.SimpleQueue())
         self._generation = 0  # readers of an earlier open() are closed, never reused
-        self._mirror_from = None if path == ":memory:" else fulltext_mirror_from
+        self._mirror_from = (None if path == ":memory:" or self.read_only
+                             else fulltext_mirror_from)
         self._mirror: FullTextMirror | None = None
+        self._fulltext_queries = 0  # full-text queries this process asked (see MIRROR_AFTER)
         self._tracking = False  # the writer connection notes rows whose text changes
         self._commits = 0  # transactions committed on the writer connection
         self._rows, self._rows_at_commit = 0, -1  # see _row_count
+        self._merge_locks = TenantLocks()  # sync merge claims (sync_log)
 
     # lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
         with self._lock:
             if self._conn is not None:
+                return
+            if self.read_only:
+                self._open_read_only()
                 return
             if self.path != ":memory:":
                 self._make_parent()
@@ -172,6 +204,43 @@ class SQLiteStorage:
             raise StorageError(f"cannot create the store's folder {parent}: "
                                f"{exc.strerror or exc}") from exc
 
+    def _open_read_only(self) -> None:
+        if self.path == ":memory:" or not os.path.isfile(self.path):
+            raise ReadOnlyError(f"no store at {self.path} to open read-only")
+        try:
+            self._keying.check_file()
+            self._conn = self._connect("query_only = ON", *_READ_PRAGMAS)
+            row = self._c.execute(
+                "SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+            current = int(row[0]) if row else 0
+            if current > len(MIGRATIONS):
+                raise StorageError(
+                    f"{self.path} has schema version {current}, newer than this Tulving "
+                    f"({len(MIGRATIONS)}); upgrade tulving")
+            if current < len(MIGRATIONS):
+                raise ReadOnlyError(
+                    f"{self.path} has schema version {current} and this Tulving needs "
+                    f"{len(MIGRATIONS)}: a read-only open never migrates. Open it once for "
+                    "writing (any command that writes, or Memory(path) without read_only) "
+                    "while no other process holds it")
+            row = self._c.execute(
+                "SELECT value FROM meta WHERE name = 'vector_format'").fetchone()
+            recorded = str(row[0]) if row else "float32"
+            if recorded not in VECTOR_FORMATS:
+                raise StorageError(f"{self.path} keeps vectors as {recorded!r}, unknown here")
+            self._dtype = VECTOR_FORMATS[recorded]
+        except DATABASE_ERRORS as exc:
+            self._abort_open()
+            raise StorageError(f"cannot open SQLite store {self.path}: {exc}") from exc
+        except BaseException:
+            self._abort_open()
+            raise
+
+    def _refuse_write(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{self.path} is open read-only: nothing can be written "
+                                "through it")
+
     def _abort_open(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -198,8 +267,9 @@ class SQLiteStorage:
             reader.close()
         with self._lock:
             if self._conn is not None:
-                with suppress(*ERRORS):
-                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                if not self.read_only:
+                    with suppress(*ERRORS):
+                        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._conn.close()
                 self._conn = None
                 self._tracking = False
@@ -224,6 +294,7 @@ class SQLiteStorage:
         conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
         current = int(row[0]) if row else 0
+        self._created = current == 0
         if current > len(MIGRATIONS):
             raise StorageError(
                 f"{self.path} has schema version {current}, newer than this Tulving "
@@ -247,6 +318,11 @@ class SQLiteStorage:
         recorded = str(row[0]) if row else "float32"
         if recorded not in VECTOR_FORMATS:
             raise StorageError(f"{self.path} keeps vectors as {recorded!r}, unknown here")
+        if self._created and row is None:
+            recorded = self._new_store_format  # no vector written yet: nothing to convert
+            with self.transaction():
+                conn.execute("INSERT OR REPLACE INTO meta(name, value) "
+                             "VALUES ('vector_format', ?)", (recorded,))
         wanted = self._wanted_format or recorded
         self._dtype = VECTOR_FORMATS[wanted]
         if recorded == wanted:
@@ -277,6 +353,7 @@ class SQLiteStorage:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        self._refuse_write()
         with self._lock:
             conn = self._c
             if self._depth == 0:
@@ -558,6 +635,7 @@ class SQLiteStorage:
     def touch(self, entry_ids: Sequence[str], at: datetime) -> None:
         """Written through the side connection (see :meth:`_side_connection`), except
         inside this thread's own transaction, which the side connection would wait on."""
+        self._refuse_write()
         if not entry_ids:
             return
         # One row write per distinct id, counting every occurrence: a row write costs
@@ -652,18 +730,24 @@ class SQLiteStorage:
         self, terms: Sequence[str], head: int
     ) -> tuple[list[tuple[int, float]], int] | None:
         """The mirror's best ``head`` rows, or None: FTS5 answers."""
-        mirror = self._started_mirror()
+        self._fulltext_queries += 1
+        mirror = self._started_mirror(eager=False)
         return None if mirror is None else mirror.search(terms, head)
 
-    def _started_mirror(self) -> FullTextMirror | None:
+    def _started_mirror(self, eager: bool = True) -> FullTextMirror | None:
         """The mirror, its build started if it has no index; None while FTS5 must answer:
-        the mirror is off or failed, this thread must see its own uncommitted writes, or
-        the store is below ``fulltext_mirror_from`` rows."""
+        the mirror is off or failed, this thread must see its own uncommitted writes, the
+        store is below ``fulltext_mirror_from`` rows, or (not ``eager``) a large store's
+        process has not asked ``MIRROR_AFTER_QUERIES`` full-text queries yet."""
         if self._mirror_from is None or self._on_main():
             return None
         mirror = self._mirror
         if mirror is None:
-            if self._row_count() < self._mirror_from:
+            rows = self._row_count()
+            if rows < self._mirror_from:
+                return None
+            if (not eager and rows >= INLINE_BUILD_ROWS
+                    and self._fulltext_queries < MIRROR_AFTER_QUERIES):
                 return None
             # The writer connection gets its change triggers between transactions; a
             # search never waits for a writer to get them (FTS5 answers this time).
@@ -786,6 +870,13 @@ class SQLiteStorage:
             )
 
     def missing_vectors(self, flt: EntryFilter, limit: int) -> list[MemoryEntry]:
+        """Two counts first (a walk of two small indexes, ~20 ms at 200k rows): when every
+        entry has a vector the answer is known without the scan for entries lacking one,
+        which every open runs (0.3 s at 200k rows, over a second at a million)."""
+        lacking = self._fetch("SELECT (SELECT count(*) FROM entries)"
+                              " - (SELECT count(*) FROM embeddings)")[0][0]
+        if int(lacking) <= 0:
+            return []
         clause, params = where(flt)
         sql = (
             f"{_SELECT} WHERE {clause} AND NOT EXISTS "
@@ -798,6 +889,38 @@ class SQLiteStorage:
         with self.transaction():
             self._c.execute("DELETE FROM embeddings")
 
+    # the vector change log (migration 4; see ports.storage.VectorChangeLog) ---------------
+    def vector_log_position(self) -> int:
+        rows = self._fetch("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'")
+        return int(rows[0][0]) if rows else 0
+
+    def vector_changes(self, after: int, limit: int | None = None
+                       ) -> tuple[list[str], int] | None:
+        with self._read() as conn:
+            trimmed = conn.execute(
+                "SELECT value FROM meta WHERE name = 'vector_log_trimmed'").fetchone()
+            if int(after) < (int(trimmed[0]) if trimmed else 0):
+                return None
+            sql = "SELECT seq, entry_id FROM vector_log WHERE seq > ? ORDER BY seq"
+            params: list[Any] = [int(after)]
+            if limit is not None:
+                sql += " LIMIT ?"
+                params.append(int(limit))
+            rows = conn.execute(sql, params).fetchall()
+            if not rows:
+                return [], int(after)
+            return list(dict.fromkeys(r[1] for r in rows)), int(rows[-1][0])
+
+    def trim_vector_log(self, upto: int) -> None:
+        with self.transaction():
+            row = self._c.execute(
+                "SELECT value FROM meta WHERE name = 'vector_log_trimmed'").fetchone()
+            if row is not None and int(row[0]) >= int(upto):
+                return
+            self._c.execute("DELETE FROM vector_log WHERE seq <= ?", (int(upto),))
+            self._c.execute("INSERT OR REPLACE INTO meta(name, value) "
+                            "VALUES ('vector_log_trimmed', ?)", (str(int(upto)),))
+
     # meta ---------------------------------------------------------------------------
     def get_meta(self, name: str) -> str | None:
         rows = self._fetch("SELECT value FROM meta WHERE name = ?", (name,))
@@ -809,11 +932,24 @@ class SQLiteStorage:
 
     # sessions -----------------------------------------------------------------------
     def put_session(self, session: SessionRecord) -> None:
+        try:
+            self._put_session(session)
+        except INTEGRITY_ERRORS as exc:
+            raise StorageError(f"session {session.id} rejected by the store: {exc}") from exc
+
+    def _put_session(self, session: SessionRecord) -> None:
         with self.transaction():
+            # An upsert by id (not INSERT OR REPLACE, which would delete another open
+            # session that the one-open-session index finds in the way).
             self._c.execute(
-                "INSERT OR REPLACE INTO sessions(id, agent_id, tenant, started_at,"
+                "INSERT INTO sessions(id, agent_id, tenant, started_at,"
                 " last_activity_at, goal, ended_at, end_reason, summary_id, implicit)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+                " agent_id = excluded.agent_id, tenant = excluded.tenant,"
+                " started_at = excluded.started_at,"
+                " last_activity_at = excluded.last_activity_at, goal = excluded.goal,"
+                " ended_at = excluded.ended_at, end_reason = excluded.end_reason,"
+                " summary_id = excluded.summary_id, implicit = excluded.implicit",
                 (session.id, session.agent_id, session.tenant, ts(session.started_at),
                  ts(session.last_activity_at), session.goal, ts(session.ended_at),
                  session.end_reason, session.summary_id, int(session.implicit)),
@@ -909,6 +1045,148 @@ class SQLiteStorage:
                 ("failed" if error else "done", error, job_id),
             )
 
+    # shared state ---------------------------------------------------------------
+    # One process writes a SQLite store (the writer lock), and its transactions are
+    # BEGIN IMMEDIATE under one lock: every statement below is atomic by construction.
+    def lock_tenant_writes(self, tenant: str) -> None:
+        """Writers are serial already (one connection, BEGIN IMMEDIATE)."""
+
+    def link_conflicts(self, pairs: Sequence[tuple[str, str]], at: datetime) -> int:
+        wanted: dict[str, list[str]] = {}
+        for a, b in pairs:
+            if a != b:
+                wanted.setdefault(a, []).append(b)
+                wanted.setdefault(b, []).append(a)
+        if not wanted:
+            return 0
+        with self.transaction():
+            ids = sorted(wanted)
+            held: dict[str, list[str]] = {}
+            for chunk in _chunks(ids, 900):
+                for entry_id, conflicts in self._c.execute(
+                        f"SELECT id, conflict_ids FROM entries WHERE id IN "
+                        f"({','.join('?' * len(chunk))})", chunk):
+                    held[entry_id] = list(json.loads(conflicts or "[]"))
+            updates = []
+            for entry_id in ids:
+                if entry_id not in held:
+                    continue
+                current = held[entry_id]
+                added = [o for o in dict.fromkeys(wanted[entry_id])
+                         if o in held and o not in current]
+                if added:
+                    updates.append((json.dumps([*current, *added]), ts(at), entry_id))
+            self._c.executemany(
+                "UPDATE entries SET conflict_ids = ?, updated_at = ? WHERE id = ?", updates)
+        return len(updates)
+
+    def supersede_entries(self, items: Sequence[Supersession]) -> list[str]:
+        done: list[str] = []
+        with self.transaction():
+            for item in sorted(items, key=lambda i: i.entry_id):
+                cur = self._c.execute(
+                    "UPDATE entries SET archived_at = ?, archive_reason = ?, superseded_by = ?,"
+                    " valid_until = ?, expired_at = COALESCE(expired_at, ?), updated_at = ?,"
+                    " signature = ? WHERE id = ? AND archived_at IS NULL",
+                    (ts(item.at), ArchiveReason.SUPERSEDED.value, item.superseded_by,
+                     ts(item.valid_until), ts(item.at), ts(item.at), item.signature,
+                     item.entry_id))
+                if cur.rowcount:
+                    done.append(item.entry_id)
+        return done
+
+    def open_session(self, session: SessionRecord) -> SessionRecord:
+        with self.transaction():
+            cur = self._c.execute(
+                "INSERT OR IGNORE INTO sessions(id, agent_id, tenant, started_at,"
+                " last_activity_at, goal, ended_at, end_reason, summary_id, implicit)"
+                " VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)",
+                (session.id, session.agent_id, session.tenant, ts(session.started_at),
+                 ts(session.last_activity_at), session.goal, int(session.implicit)))
+            if cur.rowcount:
+                return attrs.evolve(session, ended_at=None, end_reason=None, summary_id=None)
+            row = self._c.execute(
+                "SELECT * FROM sessions WHERE agent_id = ? AND tenant = ? AND implicit = ?"
+                " AND ended_at IS NULL",
+                (session.agent_id, session.tenant, int(session.implicit))).fetchone()
+        if row is None:
+            raise StorageError(f"session id {session.id} exists already")
+        return _session(row)
+
+    def end_session(self, session_id: str, at: datetime, reason: str) -> SessionRecord | None:
+        with self.transaction():
+            cur = self._c.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?"
+                " AND ended_at IS NULL", (ts(at), reason, session_id))
+            if not cur.rowcount:
+                return None
+            row = self._c.execute("SELECT * FROM sessions WHERE id = ?",
+                                  (session_id,)).fetchone()
+        return _session(row)
+
+    def set_session_summary(self, session_id: str, summary_id: str | None) -> None:
+        with self.transaction():
+            self._c.execute("UPDATE sessions SET summary_id = ? WHERE id = ?",
+                            (summary_id, session_id))
+
+    def note_session_activity(self, session_id: str, at: datetime) -> None:
+        with self.transaction():
+            self._c.execute(
+                "UPDATE sessions SET last_activity_at = ? WHERE id = ? AND ended_at IS NULL"
+                " AND last_activity_at < ?", (ts(at), session_id, ts(at)))
+
+    def claim_job(self, job_id: str, owner: str, until: datetime, now: datetime) -> bool:
+        with self.transaction():
+            cur = self._c.execute(
+                "UPDATE jobs SET claimed_by = ?, claimed_until = ? WHERE id = ?"
+                " AND status = 'pending' AND (claimed_by IS NULL OR claimed_by = ?"
+                " OR claimed_until IS NULL OR claimed_until < ?)",
+                (owner, ts(until), job_id, owner, ts(now)))
+        return bool(cur.rowcount)
+
+    def take_job(self, job_id: str) -> JobRecord | None:
+        with self.transaction():  # BEGIN IMMEDIATE: the caller's, already exclusive
+            rows = self._c.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchall()
+        job = _job(rows[0]) if rows else None
+        return job if job is not None and job.status == "pending" else None
+
+    def get_job(self, job_id: str) -> JobRecord | None:
+        rows = self._fetch("SELECT * FROM jobs WHERE id = ?", (job_id,))
+        return _job(rows[0]) if rows else None
+
+    def add_token(self, token: TokenRecord) -> bool:
+        with self.transaction():
+            if self._c.execute("SELECT 1 FROM tokens WHERE id = ?", (token.id,)).fetchone():
+                return False
+            cur = self._c.execute(
+                "INSERT OR IGNORE INTO tokens(id, name, salt, digest, created_at, user_id,"
+                " workspace_id, agent_id, read_only) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (token.id, token.name, token.salt, token.digest, ts(token.created_at),
+                 token.user_id, token.workspace_id, token.agent_id, int(token.read_only)))
+        return bool(cur.rowcount)
+
+    def get_token(self, token_id: str) -> TokenRecord | None:
+        rows = self._fetch("SELECT * FROM tokens WHERE id = ? AND revoked_at IS NULL",
+                           (token_id,))
+        return _token(rows[0]) if rows else None
+
+    def live_tokens(self) -> list[TokenRecord]:
+        rows = self._fetch("SELECT * FROM tokens WHERE revoked_at IS NULL"
+                           " ORDER BY created_at, id")
+        return [_token(r) for r in rows]
+
+    def revoke_token(self, id_or_name: str, at: datetime) -> TokenRecord | None:
+        with self.transaction():
+            row = self._c.execute(
+                "SELECT id FROM tokens WHERE revoked_at IS NULL AND (id = ? OR name = ?)"
+                " ORDER BY id = ? DESC LIMIT 1", (id_or_name, id_or_name, id_or_name)
+            ).fetchone()
+            if row is None:
+                return None
+            self._c.execute("UPDATE tokens SET revoked_at = ? WHERE id = ?", (ts(at), row[0]))
+            found = self._c.execute("SELECT * FROM tokens WHERE id = ?", (row[0],)).fetchone()
+        return _token(found)
+
     # upkeep -------------------------------------------------------------------------
     def stats(self) -> Mapping[str, Any]:
         size = 0
@@ -925,6 +1203,8 @@ class SQLiteStorage:
                 "sqlite_version": sqlite3.sqlite_version}
 
     def maintenance(self, action: str) -> Mapping[str, Any]:
+        if action != "integrity":
+            self._refuse_write()
         with self._lock:
             if action == "vacuum":
                 before = self.stats()["bytes"]
@@ -937,7 +1217,9 @@ class SQLiteStorage:
                 return {"action": "checkpoint", "result": list(row)}
             if action == "integrity":
                 rows = self._c.execute("PRAGMA integrity_check").fetchall()
-                self._c.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
+                if not self.read_only:  # FTS5's own check is an INSERT command
+                    self._c.execute(
+                        "INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
                 return {"action": "integrity", "ok": rows[0][0] == "ok",
                         "messages": [r[0] for r in rows]}
         raise ConfigError(f"unknown maintenance action {action!r}: vacuum, checkpoint, integrity")
@@ -968,6 +1250,16 @@ def _job(r: sqlite3.Row) -> JobRecord:
         id=r["id"], kind=r["kind"], payload=json.loads(r["payload"]),
         created_at=_at(r["created_at"]), status=r["status"], attempts=int(r["attempts"]),
         idempotency_key=r["idempotency_key"], error=r["error"],
+        claimed_by=r["claimed_by"], claimed_until=parse_ts(r["claimed_until"]),
+    )
+
+
+def _token(r: sqlite3.Row) -> TokenRecord:
+    return TokenRecord(
+        id=r["id"], name=r["name"], salt=r["salt"], digest=r["digest"],
+        created_at=_at(r["created_at"]), user_id=r["user_id"],
+        workspace_id=r["workspace_id"], agent_id=r["agent_id"],
+        read_only=bool(r["read_only"]), revoked_at=parse_ts(r["revoked_at"]),
     )
 
 

@@ -1,0 +1,377 @@
+"""Server replicas over one PostgreSQL: throughput, latency, lock waits, where the time goes.
+
+Usage::
+
+    .venv/bin/python benchmarks/replicas.py                        # 2,000 entries, 480 requests
+    .venv/bin/python benchmarks/replicas.py --entries 500 --requests 120   # a quick look
+
+One PostgreSQL store (``TULVING_TEST_PG_URL``, else a throwaway server) holds
+``--entries`` realistic synthetic memories of one tenant (hashing embedder: the model's
+cost is its own benchmark). For 1, 2 and 3 ``tulving serve`` replicas and 8 and 32
+concurrent clients (httpx, one connection each, loopback; client ``i`` talks to replica
+``i mod R`` as a round-robin balancer would), the clients make ``--requests`` calls: one
+``store`` of a new fact for every three ``recall`` searches, all in that one tenant (the
+worst case for writes, which serialise per tenant). Printed per configuration: req/s,
+p50/p95 of reads and writes, errors; PostgreSQL's lock waits, sampled every 20 ms from
+``pg_stat_activity`` (the share of samples with a backend waiting on a lock, the mean
+number waiting, and which locks), deadlocks and commits (``pg_stat_database``); and where
+the CPU went (replicas, PostgreSQL's backends, the clients, from ``/proc``) against what
+the machine had (wall time x cores). The reference, same data, same run: the same calls
+in-process on one ``Memory`` (no HTTP, one caller), and the same search and insert as
+plain SQL on the store's own tables (the raw engine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+from _corpus import realistic_queries, realistic_texts
+
+from tulving import Memory
+
+ROOT = Path(__file__).resolve().parents[1]
+TICKS = os.sysconf("SC_CLK_TCK")
+READS_PER_WRITE = 3
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process (all its threads) so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def postgres_pids(url: str) -> Any:
+    """A function listing this server's processes (its postmaster and every child), read
+    from the data folder's ``postmaster.pid``; every ``postgres`` process on the machine
+    when the role may not read ``data_directory`` (other servers would then count too)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            folder = conn.execute("SHOW data_directory").fetchone()[0]  # type: ignore[index]
+        master = int(Path(folder, "postmaster.pid").read_text().split()[0])
+    except Exception:
+        master = None
+
+    def pids() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                comm = (entry / "comm").read_text().strip()
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            pid = int(entry.name)
+            if (master is None and comm == "postgres") or pid == master or ppid == master:
+                found.append(pid)
+        return found
+
+    return pids
+
+
+class LockSampler:
+    """Samples pg_stat_activity every 20 ms: backends waiting on locks, and which."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(url, autocommit=True)
+        self.samples = 0
+        self.with_waiters = 0
+        self.waiting = 0
+        self.kinds: Counter[str] = Counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            rows = self.conn.execute(
+                "SELECT wait_event_type, wait_event FROM pg_stat_activity WHERE "
+                "datname = current_database() AND state = 'active' AND pid <> "
+                "pg_backend_pid()").fetchall()
+            locks = [f"{t}:{e}" for t, e in rows if t == "Lock"]
+            self.samples += 1
+            self.waiting += len(locks)
+            self.with_waiters += bool(locks)
+            self.kinds.update(locks)
+            self._stop.wait(0.02)
+
+    def stats(self) -> tuple[int, int]:
+        row = self.conn.execute("SELECT deadlocks, xact_commit FROM pg_stat_database "
+                                "WHERE datname = current_database()").fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    def __enter__(self) -> LockSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def start_replica(config: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "tulving.interfaces.cli.main", "serve",
+                             "--config", str(config), "--port", str(port),
+                             "--concurrency", "8"],
+                            env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def wait_ready(procs: list[Any], urls: list[str]) -> None:
+    for proc, url in zip(procs, urls, strict=True):
+        while True:
+            try:
+                if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.05)
+            if proc.poll() is not None:
+                raise SystemExit("a replica did not start")
+
+
+async def load(urls: list[str], token: str, clients: int, total: int, queries: list[str],
+               texts: list[str], offset: int) -> dict[str, Any]:
+    reads: list[float] = []
+    writes: list[float] = []
+    errors: Counter[int] = Counter()
+    per_client = max(1, total // clients)
+
+    async def worker(w: int) -> None:
+        async with httpx.AsyncClient(base_url=urls[w % len(urls)], timeout=120,
+                                     headers={"Authorization": f"Bearer {token}"}) as http:
+            for j in range(per_client):
+                i = w * per_client + j
+                began = time.perf_counter()
+                if i % (READS_PER_WRITE + 1) == 0:
+                    text = f"{texts[(offset + i) % len(texts)]} (note {offset + i})"
+                    response = await http.post("/v1/store", json={"content": text,
+                                                                  "type": "FACT"})
+                    writes.append(time.perf_counter() - began)
+                else:
+                    response = await http.post("/v1/recall", json={
+                        "query": queries[i % len(queries)], "limit": 10})
+                    reads.append(time.perf_counter() - began)
+                if response.status_code != 200:
+                    errors[response.status_code] += 1
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker(w) for w in range(clients)))
+    return {"reads": reads, "writes": writes, "errors": errors,
+            "elapsed": time.perf_counter() - began}
+
+
+def in_process(memory: Memory, total: int, queries: list[str], texts: list[str]
+               ) -> dict[str, float]:
+    """The same mix on one Memory, one caller: the cost of the calls without HTTP, and how
+    long a write holds its tenant's write lock (the writing transaction, timed around
+    ``plumbing.write_order.writing``): what bounds one tenant's writes, however many
+    replicas there are."""
+    import contextlib
+
+    from tulving.application.writing import writer as writer_module
+
+    held: list[float] = []
+    plain = writer_module.writing
+
+    @contextlib.contextmanager
+    def timed(ctx: Any) -> Any:
+        began = time.perf_counter()
+        with plain(ctx):
+            yield
+        held.append(time.perf_counter() - began)
+
+    writer_module.writing = timed  # type: ignore[assignment]
+    reads: list[float] = []
+    writes: list[float] = []
+    began_all = time.perf_counter()
+    for i in range(total):
+        began = time.perf_counter()
+        if i % (READS_PER_WRITE + 1) == 0:
+            memory.store(f"{texts[i % len(texts)]} (in-process {i})", type="FACT")
+            writes.append(time.perf_counter() - began)
+        else:
+            memory.search(queries[i % len(queries)], 10)
+            reads.append(time.perf_counter() - began)
+    rate = total / (time.perf_counter() - began_all)
+    writer_module.writing = plain  # type: ignore[assignment]
+    return {"rate": rate, "read_p50": pct(reads, .5), "write_p50": pct(writes, .5),
+            "lock_p50": pct(held, .5), "lock_p95": pct(held, .95)}
+
+
+def raw_sql(url: str, schema: str, total: int) -> dict[str, float]:
+    """The engine underneath: the store's full-text search and a one-row insert, as plain
+    SQL on the same tables (a floor no layer above PostgreSQL can go under)."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}, public").format(sql.Identifier(schema)))
+        queries = realistic_queries(50)
+        began = time.perf_counter()
+        for i in range(total):
+            words = " | ".join(w for w in queries[i % len(queries)].split() if w.isalpha())
+            conn.execute("SELECT id FROM entries, to_tsquery('english', %s) q "
+                         "WHERE search_tsv @@ q ORDER BY ts_rank_cd(search_tsv, q) DESC "
+                         "LIMIT 10", (words or "deploy",)).fetchall()
+        search = (time.perf_counter() - began) / total
+        conn.execute("CREATE TEMP TABLE raw_insert (id TEXT PRIMARY KEY, body TEXT)")
+        began = time.perf_counter()
+        for i in range(total):
+            conn.execute("INSERT INTO raw_insert VALUES (%s, %s)", (f"r{i}", "x" * 200))
+        insert = (time.perf_counter() - began) / total
+    return {"search_ms": 1000 * search, "insert_ms": 1000 * insert}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=2_000)
+    parser.add_argument("--requests", type=int, default=480)
+    parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--clients", type=int, nargs="+", default=[8, 32])
+    args = parser.parse_args()
+    from tulving.testing.postgres import drop_schema, new_schema_name, server_url
+
+    url = server_url()
+    if url is None:
+        raise SystemExit("no PostgreSQL server could be had")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TULVING_")}
+    env["TULVING_PLUGINS"] = "tulving"
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    cores = os.cpu_count() or 1
+    pg_pids = postgres_pids(url)
+    print(f"load average {os.getloadavg()[0]:.2f} on {cores} cores; "
+          f"{args.entries:,} entries, {args.requests} requests per run", file=sys.stderr)
+    schema = new_schema_name("replicabench")
+    texts = realistic_texts(args.entries + args.requests * 8)
+    queries = realistic_queries(200)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp) / "tulving.toml"
+            config.write_text(f'[tulving]\npath = {url!r}\nembedder = "hashing"\n'
+                              f'[tulving.options.storage]\nschema = "{schema}"\n')
+            options = {"storage": {"schema": schema, "max_size": 4}}
+            with Memory(url, agent_id="default", user_id="bench", embedder="hashing",
+                        options=options) as memory:
+                for i in range(0, args.entries, 1000):
+                    memory.store_many({"content": t, "type": "FACT"}
+                                      for t in texts[i:min(i + 1000, args.entries)])
+                base = in_process(memory, args.requests // 2, queries, texts[args.entries:])
+                from tulving.interfaces.auth.bearer_tokens import registry_for
+
+                token = registry_for(memory).create("bench", user_id="bench")[1]
+            raw = raw_sql(url, schema, 200)
+            print(f"\nin-process (one Memory, one caller): {base['rate']:.1f} calls/s; "
+                  f"search p50 {1000 * base['read_p50']:.2f} ms, store p50 "
+                  f"{1000 * base['write_p50']:.2f} ms, of which the tenant's write lock "
+                  f"is held p50 {1000 * base['lock_p50']:.2f} / p95 "
+                  f"{1000 * base['lock_p95']:.2f} ms")
+            print(f"raw PostgreSQL on the same tables: full-text top-10 "
+                  f"{raw['search_ms']:.2f} ms, one-row insert {raw['insert_ms']:.2f} ms")
+            print(f"\n{'replicas':>8} {'clients':>7} {'req/s':>7} {'vs 1':>5} "
+                  f"{'read p50/p95 ms':>16} {'write p50/p95 ms':>17} {'err':>4} "
+                  f"{'lock-wait':>9} {'waiters':>7} {'deadl':>5}  cpu replicas/pg/clients: share "
+                  f"of the machine = per request")
+            offset = args.entries
+            first: dict[int, float] = {}
+            kinds: Counter[str] = Counter()
+            for replicas in args.replicas:
+                started = [start_replica(config, env) for _ in range(replicas)]
+                procs, urls = [p for p, _ in started], [u for _, u in started]
+                try:
+                    wait_ready(procs, urls)
+                    asyncio.run(load(urls, token, 4, 16, queries, texts, offset))  # warm
+                    offset += 16
+                    for clients in args.clients:
+                        with LockSampler(url) as sampler:
+                            dead0, commits0 = sampler.stats()
+                            pg = {pid: cpu_seconds(pid) for pid in pg_pids()}
+                            cpu0 = ([cpu_seconds(p.pid) for p in procs], 0.0, os.times())
+                            wall0 = time.perf_counter()
+                            result = asyncio.run(load(urls, token, clients, args.requests,
+                                                      queries, texts, offset))
+                            wall = time.perf_counter() - wall0
+                            pg_cpu_run = sum(cpu_seconds(pid) - pg.get(pid, 0.0)
+                                             for pid in pg_pids())
+                            cpu1 = ([cpu_seconds(p.pid) for p in procs], pg_cpu_run,
+                                    os.times())
+                            dead1, commits1 = sampler.stats()
+                        offset += args.requests
+                        kinds.update(sampler.kinds)
+                        done = len(result["reads"]) + len(result["writes"])
+                        rate = done / result["elapsed"]
+                        first.setdefault(clients, rate)
+                        budget = wall * cores
+                        replica_cpu = sum(cpu1[0]) - sum(cpu0[0])
+                        pg_cpu = cpu1[1] - cpu0[1]
+                        client_cpu = (cpu1[2].user + cpu1[2].system
+                                      - cpu0[2].user - cpu0[2].system)
+                        share = sampler.with_waiters / max(1, sampler.samples)
+                        mean = sampler.waiting / max(1, sampler.samples)
+                        print(f"{replicas:8d} {clients:7d} {rate:7.1f} "
+                              f"{rate / first[clients]:5.2f} "
+                              f"{1000 * pct(result['reads'], .5):7.1f}/"
+                              f"{1000 * pct(result['reads'], .95):<8.1f} "
+                              f"{1000 * pct(result['writes'], .5):7.1f}/"
+                              f"{1000 * pct(result['writes'], .95):<9.1f} "
+                              f"{sum(result['errors'].values()):4d} {100 * share:8.0f}% "
+                              f"{mean:7.2f} {dead1 - dead0:5d}  "
+                              f"{100 * replica_cpu / budget:.0f}%/"
+                              f"{100 * pg_cpu / budget:.0f}%/{100 * client_cpu / budget:.0f}%"
+                              f" = {1000 * replica_cpu / done:.1f}/{1000 * pg_cpu / done:.1f}"
+                              f"/{1000 * client_cpu / done:.1f} ms a request"
+                              f" ({(commits1 - commits0) / done:.1f} xacts)")
+                    rss = [rss_mb(p.pid) for p in procs]
+                    print(f"{'':8} replica RSS after the runs: "
+                          + ", ".join(f"{r:.0f} MB" for r in rss))
+                finally:
+                    for proc in procs:
+                        proc.send_signal(signal.SIGTERM)
+                    for proc in procs:
+                        proc.wait(timeout=60)
+            total = sum(kinds.values())
+            print("\nlocks waited on (share of lock-wait samples): " + (", ".join(
+                f"{k} {100 * n / total:.0f}%" for k, n in kinds.most_common(5)) or "none"))
+            print(json.dumps({"in_process_calls_s": round(base["rate"], 1),
+                              "raw": {k: round(v, 3) for k, v in raw.items()}}))
+    finally:
+        drop_schema(url, schema)
+
+
+if __name__ == "__main__":
+    main()

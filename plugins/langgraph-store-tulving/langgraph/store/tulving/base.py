@@ -1,0 +1,411 @@
+"""``TulvingStore``: LangGraph's ``BaseStore`` over a Tulving ``Memory``.
+
+An item is one Tulving memory entry: its Tulving key comes from the namespace and item
+key (:mod:`.keys`), its content is the text of the fields the store indexes (LangGraph's
+``index`` rules), and the item itself (namespace, key, value, creation time, TTL) is kept
+verbatim in the entry's metadata. A ``put`` to an existing item supersedes the entry
+(the old version is archived and linked, so ``history`` and ``get_as_of`` can read it); a
+``delete`` archives it (``hard_delete=True`` deletes it). A search with a query goes
+through Tulving's hybrid ranking (full text + vectors) restricted to the namespace prefix.
+
+The store is synchronous underneath (SQLite, PostgreSQL and the embedding model are), so
+``abatch`` runs ``batch`` on a worker thread, as LangGraph's own ``PostgresStore`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    get_text_at_path,
+    tokenize_path,
+    validate_op_namespace,
+)
+
+from tulving import CuratedContext, Memory, MemoryEntry, NotFoundError, ValidationError
+
+from . import keys
+from .filters import matches
+
+#: Metadata field that holds the LangGraph item.
+META = "langgraph"
+#: How deep a query search reads into Tulving's ranking at most to fill a filtered page.
+MAX_CANDIDATES = 1000
+_PAGE = 1000
+
+
+class TulvingStore(BaseStore):
+    """A LangGraph store whose items are Tulving memories.
+
+    Args:
+        memory: the Tulving ``Memory`` (or a ``memory.view(...)``) whose identity owns
+            every item; the store does not close it.
+        index: which fields of a value are its text for search, as LangGraph's
+            ``IndexConfig``: ``{"fields": ["text"]}``; ``dims`` and ``embed`` are not
+            needed (Tulving embeds with its own model) and are ignored. Default: the
+            whole value as JSON (``["$"]``), LangGraph's default.
+        type: the Tulving memory type of every item (``"FACT"`` by default): it sets
+            how fast an item's importance decays in curation.
+        scope: Tulving visibility of the items (``"agent"``: only this agent;
+            ``"personal"``: every agent of the same user; ``"workspace"``: the tenant).
+        hard_delete: ``delete`` removes the entry for good instead of archiving it.
+        ttl: LangGraph's ``TTLConfig`` (``default_ttl`` in minutes,
+            ``refresh_on_read``, ``sweep_interval_minutes``).
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        index: Mapping[str, Any] | None = None,
+        type: str = "FACT",
+        scope: str = "agent",
+        hard_delete: bool = False,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        if not isinstance(memory, Memory):
+            raise ValidationError("TulvingStore needs a tulving.Memory")
+        self.memory = memory
+        fields = list((index or {}).get("fields") or ["$"])
+        self._fields = [(f, f if f == "$" else tokenize_path(f)) for f in fields]
+        self.type = type
+        self.scope = scope
+        self.hard_delete = hard_delete
+        self.ttl_config = ttl
+        self._writes = threading.Lock()
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
+
+    @classmethod
+    @contextlib.contextmanager
+    def from_path(cls, path: str, *, agent_id: str, store_options: Mapping[str, Any] | None
+                  = None, **memory_options: Any) -> Iterator[TulvingStore]:
+        """``with TulvingStore.from_path("agent.db", agent_id="assistant") as store:`` a
+        store over a ``Memory`` it opens and closes (keywords other than
+        ``store_options`` go to ``Memory``)."""
+        with Memory(path, agent_id=agent_id, **memory_options) as memory:
+            store = cls(memory, **dict(store_options or {}))
+            try:
+                yield store
+            finally:
+                store.stop_ttl_sweeper()
+
+    # BaseStore ---------------------------------------------------------------------------
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run the operations; writes first (one transaction for the puts, last put of an
+        address wins), then reads, each result at its operation's position."""
+        ops = list(ops)
+        for op in ops:
+            validate_op_namespace(op)
+            if isinstance(op, PutOp | GetOp):
+                keys.check_depth(op.namespace)
+        writes: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:
+            if isinstance(op, PutOp):
+                writes[(tuple(op.namespace), op.key)] = op
+        if writes:
+            self._apply_writes(list(writes.values()))
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            elif isinstance(op, PutOp):
+                results.append(None)
+            else:
+                raise ValueError(f"Unknown operation type: {type(op)}")
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        return await asyncio.get_running_loop().run_in_executor(None, self.batch, ops)
+
+    # Tulving's ideas the BaseStore interface has no words for ----------------------------
+    def curate(self, namespace_prefix: tuple[str, ...] | None = None, query: str | None = None,
+               *, token_budget: int, **options: Any) -> CuratedContext:
+        """The memories that matter for ``query`` as a prompt block of at most
+        ``token_budget`` tokens (``Memory.curate``): with ``namespace_prefix``, only the
+        indexed items under it; with None, the whole memory (what other doors wrote too).
+        No query: the cold-start briefing (``mode="orient"``)."""
+        if namespace_prefix is not None:
+            keys.check_depth(namespace_prefix)
+            options["tags"] = [keys.indexed_tag(namespace_prefix)]
+        if query is None or not query.strip():
+            options.setdefault("mode", "orient")
+            query = None
+        return self.memory.curate(query, token_budget=token_budget, **options)
+
+    async def acurate(self, namespace_prefix: tuple[str, ...] | None = None,
+                      query: str | None = None, *, token_budget: int,
+                      **options: Any) -> CuratedContext:
+        return await asyncio.get_running_loop().run_in_executor(
+            None, lambda: self.curate(namespace_prefix, query, token_budget=token_budget,
+                                      **options))
+
+    def history(self, namespace: tuple[str, ...], key: str) -> list[Item]:
+        """Every version of the item, newest first (each ``put`` superseded the last;
+        a deleted item's versions stay readable unless it was hard-deleted)."""
+        try:
+            versions = self.memory.history(keys.memory_key(namespace, key))
+        except NotFoundError:
+            return []
+        return [item for entry in versions if (item := self._item(entry)) is not None]
+
+    async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[Item]:
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self.history, namespace, key)
+
+    def get_as_of(self, namespace: tuple[str, ...], key: str, as_of: datetime) -> Item | None:
+        """The item as the store held it at ``as_of`` (an aware datetime), or None."""
+        try:
+            entry = self.memory.get(keys.memory_key(namespace, key), as_of=as_of)
+        except NotFoundError:
+            return None
+        return self._item(entry)
+
+    async def aget_as_of(self, namespace: tuple[str, ...], key: str,
+                         as_of: datetime) -> Item | None:
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self.get_as_of, namespace, key, as_of)
+
+    # TTL -----------------------------------------------------------------------------------
+    def sweep_ttl(self) -> int:
+        """Archive (or, with ``hard_delete``, delete) every expired item; returns how many.
+        Reads already leave expired items out; this reclaims them."""
+        expired = [e for e in self._entries([keys.TTL_TAG]) if self._expired(e)]
+        for entry in expired:
+            self._forget(entry.key or entry.id)
+        return len(expired)
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
+        """Sweep on a daemon thread every ``sweep_interval_minutes`` (default: the TTL
+        config's ``sweep_interval_minutes``, else 5) until ``stop_ttl_sweeper``."""
+        interval = sweep_interval_minutes or (self.ttl_config or {}).get(
+            "sweep_interval_minutes") or 5
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return
+        self._sweeper_stop.clear()
+
+        def run() -> None:
+            while not self._sweeper_stop.wait(float(interval) * 60):
+                with contextlib.suppress(Exception):
+                    self.sweep_ttl()
+
+        self._sweeper = threading.Thread(target=run, name="tulving-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; True when it has stopped (or never ran)."""
+        self._sweeper_stop.set()
+        if self._sweeper is None:
+            return True
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped
+
+    # writes ------------------------------------------------------------------------------
+    def _apply_writes(self, ops: list[PutOp]) -> None:
+        with self._writes:
+            batch: list[dict[str, Any]] = []
+            deletes: list[str] = []
+            now = self._now()
+            for op in ops:
+                tulving_key = keys.memory_key(op.namespace, op.key)
+                if op.value is None:
+                    deletes.append(tulving_key)
+                    continue
+                if not isinstance(op.value, Mapping):
+                    raise ValidationError(
+                        f"a value must be a mapping, got {type(op.value).__name__}")
+                batch.append(self._entry_fields(op, tulving_key, now))
+            if batch:
+                self.memory.store_many(batch)
+            for tulving_key in deletes:
+                self._forget(tulving_key)
+
+    def _entry_fields(self, op: PutOp, tulving_key: str, now: datetime) -> dict[str, Any]:
+        value = dict(op.value or {})
+        texts = self._texts(value, op.index)
+        indexed = bool(texts)
+        previous = (self._current(tulving_key, refresh=False) or {}).get(META)
+        created = previous["created_at"] if isinstance(previous, Mapping) else now.isoformat()
+        item = {"namespace": list(op.namespace), "key": op.key, "value": value,
+                "created_at": created, "ttl": op.ttl, "indexed": indexed}
+        content = "\n".join(texts) if indexed else "/".join([*op.namespace, op.key])
+        return {
+            "content": content or op.key or "(empty)",
+            "type": self.type,
+            "key": tulving_key,
+            "tags": keys.item_tags(op.namespace, indexed=indexed, ttl=op.ttl is not None),
+            "metadata": {META: item},
+            "scope": self.scope,
+            "dedup": False,
+        }
+
+    def _texts(self, value: dict[str, Any], index: Literal[False] | list[str] | None
+               ) -> list[str]:
+        if index is False:
+            return []
+        paths = self._fields if index is None else [(p, tokenize_path(p)) for p in index]
+        texts: list[str] = []
+        for _path, tokens in paths:
+            texts.extend(t for t in get_text_at_path(value, tokens) if t and t.strip())
+        return texts
+
+    def _forget(self, tulving_key: str) -> None:
+        with contextlib.suppress(NotFoundError):
+            self.memory.forget(tulving_key, hard=self.hard_delete)
+
+    # reads -------------------------------------------------------------------------------
+    def _get(self, op: GetOp) -> Item | None:
+        entry = self._current_entry(keys.memory_key(op.namespace, op.key), op.refresh_ttl)
+        if entry is None or self._expired(entry):
+            return None
+        return self._item(entry)
+
+    def _current(self, tulving_key: str, *, refresh: bool) -> dict[str, Any] | None:
+        entry = self._current_entry(tulving_key, refresh)
+        return dict(entry.metadata) if entry is not None else None
+
+    def _current_entry(self, tulving_key: str, refresh: bool) -> MemoryEntry | None:
+        try:
+            if refresh:
+                return self.memory.get(tulving_key)
+            return self.memory.get(tulving_key, as_of=self._now())
+        except NotFoundError:
+            return None
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        keys.check_depth(prefix)
+        if op.limit <= 0:
+            return []
+        if op.query:
+            return self._query_search(op, prefix)
+        found = [e for e in self._entries([keys.indexed_tag(prefix), keys.unindexed_tag(prefix)])
+                 if self._keep(e, prefix, op.filter)]
+        found.sort(key=lambda e: e.created_at, reverse=True)
+        page = found[op.offset: op.offset + op.limit]
+        if op.refresh_ttl:
+            self._touch([e for e in page if e.metadata[META].get("ttl") is not None])
+        return [self._search_item(e, None) for e in page]
+
+    def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[SearchItem]:
+        wanted = op.offset + op.limit
+        top_k = min(MAX_CANDIDATES, max(2 * wanted, 20))
+        while True:
+            hits = self.memory.search(  # as_of: a read that leaves no access record
+                op.query or "", top_k=top_k, tags=[keys.indexed_tag(prefix)],
+                as_of=None if op.refresh_ttl else self._now())
+            kept = [(h.entry, h.score) for h in hits if self._keep(h.entry, prefix, op.filter)]
+            if len(kept) >= wanted or len(hits) < top_k or top_k >= MAX_CANDIDATES:
+                break
+            top_k = min(MAX_CANDIDATES, top_k * 4)
+        results = [self._search_item(e, s) for e, s in kept[op.offset: wanted]]
+        if len(results) < op.limit:  # as LangGraph's stores do: unindexed items fill up
+            rest = [e for e in self._entries([keys.unindexed_tag(prefix)])
+                    if self._keep(e, prefix, op.filter)]
+            rest.sort(key=lambda e: e.created_at, reverse=True)
+            results.extend(self._search_item(e, None) for e in rest[: op.limit - len(results)])
+        return results
+
+    def _keep(self, entry: MemoryEntry, prefix: tuple[str, ...],
+              flt: Mapping[str, Any] | None) -> bool:
+        item = entry.metadata.get(META) if entry.metadata else None
+        if not isinstance(item, Mapping):
+            return False
+        if tuple(item["namespace"][: len(prefix)]) != prefix:
+            return False
+        return matches(item["value"], flt) and not self._expired(entry)
+
+    def _entries(self, tags: Sequence[str]) -> list[MemoryEntry]:
+        found: list[MemoryEntry] = []
+        cursor: str | None = None
+        while True:
+            page = self.memory.list_entries(limit=_PAGE, cursor=cursor, tags=list(tags))
+            found.extend(e for e in page.entries if e.metadata and META in e.metadata)
+            cursor = page.next_cursor
+            if cursor is None:
+                return found
+
+    def _touch(self, entries: list[MemoryEntry]) -> None:
+        for entry in entries:
+            with contextlib.suppress(NotFoundError):
+                self.memory.get(entry.id)
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        namespaces: set[tuple[str, ...]] = set()
+        for tulving_key in self.memory.list_keys(keys.ROOT + "/"):
+            parsed = keys.parse_memory_key(tulving_key)
+            if parsed is None:
+                with contextlib.suppress(NotFoundError):
+                    meta = self.memory.get(tulving_key, as_of=self._now()).metadata[META]
+                    parsed = (tuple(meta["namespace"]), meta["key"])
+            if parsed is not None:
+                namespaces.add(parsed[0])
+        chosen = [ns for ns in namespaces
+                  if all(_matches_condition(c, ns) for c in op.match_conditions or ())]
+        if op.max_depth is not None:
+            chosen = [ns[: op.max_depth] for ns in chosen]
+        return sorted(set(chosen))[op.offset: op.offset + op.limit]
+
+    # conversions -------------------------------------------------------------------------
+    def _item(self, entry: MemoryEntry) -> Item | None:
+        item = entry.metadata.get(META) if entry.metadata else None
+        if not isinstance(item, Mapping):
+            return None
+        return Item(value=dict(item["value"]), key=item["key"],
+                    namespace=tuple(item["namespace"]),
+                    created_at=datetime.fromisoformat(item["created_at"]),
+                    updated_at=entry.created_at)
+
+    def _search_item(self, entry: MemoryEntry, score: float | None) -> SearchItem:
+        item = entry.metadata[META]
+        return SearchItem(namespace=tuple(item["namespace"]), key=item["key"],
+                          value=dict(item["value"]),
+                          created_at=datetime.fromisoformat(item["created_at"]),
+                          updated_at=entry.created_at, score=score)
+
+    def _expired(self, entry: MemoryEntry) -> bool:
+        ttl = (entry.metadata or {}).get(META, {}).get("ttl")
+        if ttl is None:
+            return False
+        touched = max(entry.created_at, entry.last_accessed_at)
+        return self._now() >= touched + timedelta(minutes=float(ttl))
+
+    def _now(self) -> datetime:
+        clock: Callable[[], datetime] | None = getattr(
+            getattr(self.memory.ctx, "clock", None), "now", None)
+        return clock() if clock is not None else datetime.now(UTC)
+
+
+def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" \
+        else namespace[len(namespace) - len(path):]
+    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))

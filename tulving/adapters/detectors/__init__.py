@@ -1,0 +1,26 @@
+"""The rule sets behind redaction, from maintained libraries: detect-secrets' plugins for
+credential formats (with a few plugins of Tulving's own, written to its plugin interface,
+for formats it lacks) and python-stdnum's validators for national identifiers. The domain
+receives them as data through :func:`tulving.domain.rule_sets.install`."""
+
+from __future__ import annotations
+
+from tulving.domain import rule_sets
+from tulving.domain.rule_sets import RuleSets
+
+
+def load_default() -> RuleSets:
+    """Build the rule sets (imports detect-secrets and python-stdnum: call lazily)."""
+    from importlib.metadata import version
+
+    from tulving.adapters.detectors.detect_secrets_rules import secret_rules
+    from tulving.adapters.detectors.national_ids import identifier_rules
+
+    return RuleSets(secrets=secret_rules(), identifiers=identifier_rules(),
+                    source=f"detect-secrets {version('detect-secrets')}, "
+                           f"python-stdnum {version('python-stdnum')}")
+
+
+def install_default() -> None:
+    """Make :func:`load_default` the domain's rule-set loader (nothing is imported yet)."""
+    rule_sets.install(load_default)

@@ -1,0 +1,205 @@
+"""Finding sensitive spans in text with rules given as data, and masking them.
+
+The engine is pure: a ``Rule`` is a kind, a function that yields ``(start, end)`` spans of
+a text, and the literal fragments one of which the text must hold for the rule to be worth
+running (a rule without fragments always runs). Where the rules come from is not this
+module's business (see :mod:`rule_sets`): Tulving's own context rules live in
+:mod:`redaction`, the vendor formats come from a maintained rule set loaded by an adapter.
+
+A span is widened to the whole token it sits in, because rule sets often describe a
+credential by its prefix and a minimum length (``sk_live_`` + 24 characters) while the
+real value runs on: a mask must never leave the tail of a key visible.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+import attrs
+
+MASK_PREFIX = "[REDACTED:"
+_MASK = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+#: Characters a credential token runs on with (a dot only inside one, as in a JWT; base64's
+#: ``+/=``), and those it may start with (not ``=``, ``/`` or ``+``: "key=", a URL path).
+_TOKEN_TAIL = re.compile(r"(?:[A-Za-z0-9_\-+/=]|\.(?=[A-Za-z0-9_\-]))*")
+_TOKEN_HEAD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+#: Spans ``(start, end)`` of a text, or ``(start, end, kind)`` to name another kind.
+Finder = Callable[[str], Iterable[tuple[int, int] | tuple[int, int, str]]]
+
+
+def mask(kind: str) -> str:
+    return f"{MASK_PREFIX}{kind}]"
+
+
+@attrs.frozen
+class Rule:
+    """One kind of sensitive value. ``triggers`` are matched as they are written,
+    ``itriggers`` (lower case) against the lower-cased text; with neither, the rule always
+    runs. ``whole_token``: widen each span to the token around it (off for values that
+    are not tokens, such as a PEM block or a number with spaces)."""
+
+    kind: str
+    find: Finder
+    triggers: tuple[str, ...] = ()
+    itriggers: tuple[str, ...] = ()
+    whole_token: bool = True
+    source: str = "tulving"
+    #: A cheap necessary condition for the rule to match at all, tested after the
+    #: triggers (such as "seven digits or more": see ``enough_digits``).
+    gate: Callable[[str], bool] | None = None
+    #: The shortest run of token characters (letters, digits, ``_-+/=``) any match
+    #: holds: a text whose longest run is shorter is skipped. 0: no such bound.
+    min_run: int = 0
+
+    def may_match(self, text: str, lowered: str) -> bool:
+        if (self.triggers or self.itriggers) and not (
+                any(t in text for t in self.triggers)
+                or any(t in lowered for t in self.itriggers)):
+            return False
+        if self.min_run and longest_run(text, self.min_run) < self.min_run:
+            return False
+        return self.gate is None or self.gate(text)
+
+
+_RUNS = re.compile(r"[A-Za-z0-9_\-+/=]{8,}")
+
+
+def longest_run(text: str, at_least: int = 8) -> int:
+    """Length of the longest run of token characters in ``text`` if it is ``at_least``
+    8 long, else 0 (prose has few runs that long, so this is one quick pass)."""
+    return max(map(len, _RUNS.findall(text)), default=0)
+
+
+def enough_digits(least: int) -> Callable[[str], bool]:
+    """A gate: the text holds at least ``least`` digits (ten C-level counts, far cheaper
+    than any pattern that could look for them)."""
+    def gate(text: str) -> bool:
+        return sum(map(text.count, "0123456789")) >= least
+    return gate
+
+
+@attrs.frozen
+class Finding:
+    kind: str
+    start: int
+    end: int
+
+
+def regex_finder(pattern: re.Pattern[str], group: str | int = 0) -> Finder:
+    """Spans of ``group`` of every match of ``pattern`` (skipped where it did not take part)."""
+    def find(text: str) -> Iterable[tuple[int, int]]:
+        for match in pattern.finditer(text):
+            start, end = match.span(group)
+            if start >= 0 and end > start:
+                yield start, end
+    return find
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    while start > 0 and text[start - 1] in _TOKEN_HEAD:
+        start -= 1
+    tail = _TOKEN_TAIL.match(text, end)
+    return start, tail.end() if tail else end
+
+
+class RuleBook:
+    """Rules compiled for scanning many texts: each trigger fragment is looked for once
+    (not once per rule that names it), and only the rules whose fragments turned up (and
+    whose gate, if any, opens) run their own patterns."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = tuple(rules)
+        self._always = frozenset(i for i, r in enumerate(self.rules)
+                                 if not r.triggers and not r.itriggers)
+        exact: dict[str, list[int]] = {}
+        folded: dict[str, list[int]] = {}
+        for i, rule in enumerate(self.rules):
+            for t in rule.triggers:
+                exact.setdefault(t, []).append(i)
+            for t in rule.itriggers:
+                folded.setdefault(t.lower(), []).append(i)
+        self._exact = tuple(exact.items())
+        self._folded = tuple(folded.items())
+
+    def candidates(self, text: str) -> list[Rule]:
+        """The rules worth running on ``text``, in their original order."""
+        chosen = set(self._always)
+        for fragment, owners in self._exact:
+            if fragment in text:
+                chosen.update(owners)
+        if self._folded:
+            lowered = text.lower()
+            for fragment, owners in self._folded:
+                if fragment in lowered:
+                    chosen.update(owners)
+        out = []
+        longest = -1
+        for i in sorted(chosen):
+            rule = self.rules[i]
+            if rule.min_run:
+                if longest < 0:
+                    longest = longest_run(text)
+                if longest < rule.min_run:
+                    continue
+            if rule.gate is None or rule.gate(text):
+                out.append(rule)
+        return out
+
+    def find(self, text: str) -> list[Finding]:
+        return find_all(text, self.candidates(text), checked=True)
+
+
+def find_all(text: str, rules: Sequence[Rule], *, checked: bool = False) -> list[Finding]:
+    """Non-overlapping findings in position order; where spans overlap they are merged
+    into one (the kind of the earliest, longest one). Spans inside an existing mask are
+    ignored, so masking is idempotent. ``checked``: the rules' triggers were already
+    tested (by a ``RuleBook``)."""
+    lowered = "" if checked else text.lower()
+    masks = [m.span() for m in _MASK.finditer(text)] if MASK_PREFIX in text else []
+    found: list[Finding] = []
+    for rule in rules:
+        if not checked and not rule.may_match(text, lowered):
+            continue
+        for span in rule.find(text):
+            start, end = span[0], span[1]
+            kind = span[2] if len(span) > 2 else rule.kind
+            if rule.whole_token:
+                start, end = _widen(text, start, end)
+            if any(s <= start and end <= e for s, e in masks):
+                continue
+            found.append(Finding(kind, start, end))
+    return merge(found)
+
+
+def merge(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings sorted by position, overlapping ones merged into one (the kind of the
+    earliest, longest)."""
+    found = sorted(findings, key=lambda f: (f.start, -(f.end - f.start)))
+    if not found:
+        return []
+    merged = [found[0]]
+    for item in found[1:]:
+        last = merged[-1]
+        if item.start < last.end:
+            if item.end > last.end:
+                merged[-1] = Finding(last.kind, last.start, item.end)
+            continue
+        merged.append(item)
+    return merged
+
+
+def apply_masks(text: str, findings: Sequence[Finding]) -> str:
+    """``text`` with each finding replaced by ``[REDACTED:<kind>]`` (findings sorted and
+    disjoint, as ``find_all`` returns them)."""
+    if not findings:
+        return text
+    parts: list[str] = []
+    last = 0
+    for f in findings:
+        parts.append(text[last:f.start])
+        parts.append(mask(f.kind))
+        last = f.end
+    parts.append(text[last:])
+    return "".join(parts)
