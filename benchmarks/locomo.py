@@ -39,6 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _locomo_data import Conversation, group_turns, load
+from _variants import VARIANTS
 
 from tulving import Memory
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
@@ -138,8 +139,26 @@ def memory_options() -> dict[str, dict[str, Any]] | None:
     return options or None
 
 
+#: ``--embed-cache``: a file memoising the local model's window vectors (``_embed_cache``),
+#: so repeated runs (ablation rows) do not read every turn through the model again.
+EMBED_CACHE: str | None = None
+_CACHED: Any = None
+
+
+def embedder_choice() -> Any:
+    """The local model, through the on-disk memo when ``--embed-cache`` is given."""
+    global _CACHED
+    if EMBED_CACHE is None:
+        return "local"
+    if _CACHED is None:
+        from _embed_cache import CachingEmbedder
+
+        _CACHED = CachingEmbedder(EMBED_CACHE)
+    return _CACHED
+
+
 def open_memory(path: Path, options: dict[str, dict[str, Any]] | None) -> Memory:
-    return Memory(path, agent_id="locomo", options=options,
+    return Memory(path, agent_id="locomo", options=options, embedder=embedder_choice(),
                   llm="openai" if LLM is not None else None)
 
 
@@ -210,6 +229,10 @@ def ablations() -> dict[str, SearchOptions]:
     return SearchOptions.ablations()
 
 
+#: ``--variant``: named rows of ``_variants.py`` (their search options) run beside the rest.
+VARIANT_NAMES: list[str] = []
+
+
 def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, Any]:
     tokenizer = create_cl100k(None)
     per_system: dict[str, dict[str, list[float]]] = {}
@@ -235,6 +258,11 @@ def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, A
                     for name, options in ablations().items():
                         systems[f"hybrid {name}"] = tulving_ranker(
                             memory, "hybrid", options, timings.setdefault(name, []))
+                for name in VARIANT_NAMES:
+                    search, _ = VARIANTS[name]()
+                    systems[f"hybrid [{name}]"] = tulving_ranker(
+                        memory, "hybrid", search or SearchOptions(),
+                        timings.setdefault(name, []))
                 systems.update(baselines(conv, memory))
                 for name, rank in systems.items():
                     sink = per_system.setdefault(name, {})
@@ -312,8 +340,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="OpenAI-compatible base URL: also run hybrid with LLM query "
                              "expansion (search.llm_expansion)")
     parser.add_argument("--llm-model", default="gpt-4o-mini")
+    parser.add_argument("--embed-cache", default=None,
+                        help="SQLite file (outside the repo) memoising the local model's "
+                             "vectors across runs; the figures are the same")
+    parser.add_argument("--variant", action="append", default=[], choices=sorted(VARIANTS),
+                        help="also run hybrid with these rows' search options (_variants.py)")
     args = parser.parse_args(argv)
-    global VECTOR_FORMAT, CONTEXT_WINDOW, LLM
+    VARIANT_NAMES.extend(args.variant)
+    global VECTOR_FORMAT, CONTEXT_WINDOW, LLM, EMBED_CACHE
+    EMBED_CACHE = args.embed_cache
     VECTOR_FORMAT = args.vector_format
     CONTEXT_WINDOW = args.context_window
     if args.llm_url:

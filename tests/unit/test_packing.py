@@ -12,6 +12,7 @@ from tulving.adapters.tokenizers.tiktoken import TiktokenTokenizer
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
 from tulving.domain.packing import (
+    EXCERPT_MARKER,
     INDEX_HEADING,
     TRUNCATION_MARKER,
     Disclosure,
@@ -286,3 +287,42 @@ def test_similarity_helpers() -> None:
     assert groups == {"2": "1"}
     with pytest.raises(ValidationError):
         NearDuplicateIndex(0.0)
+
+
+def _long_answer(i: int) -> str:
+    filler = " ".join(f"Point {j} is advice about {VOCAB[(j * (i + 3)) % 26]}{i}{j}."
+                      for j in range(60))
+    return f"Assistant answer {i}: {filler} The zebra fact {i} is here. {filler}"
+
+
+def _excerpt_of(text: str) -> str:
+    from tulving.domain.passages import excerpt
+
+    return excerpt(text, ["zebra"], 200)
+
+
+def test_long_memories_are_shown_as_excerpts_that_point_to_the_whole() -> None:
+    """With an excerpt function, a memory whose line would take more than its share of the
+    room shows the passage that bears on the query, marked with its id; short memories
+    stay whole, and more memories fit than when the long ones are shown whole."""
+    longs = [entry(f"l{i}", _long_answer(i)) for i in range(4)]
+    shorts = topics(6)
+    ranked = ranked_of([*longs, *shorts])
+    with_excerpts = pack(ranked, budget=1000, tokenizer=CL100K, now=NOW, excerpt=_excerpt_of)
+    whole = pack(ranked, budget=1000, tokenizer=CL100K, now=NOW)
+    kinds = {item.entry_id: item.disclosure for item in with_excerpts.included}
+    assert all(kinds[e.id] is Disclosure.EXCERPT for e in longs)
+    assert all(kinds[e.id] is Disclosure.FULL for e in shorts)
+    for i, e in enumerate(longs):
+        assert f"The zebra fact {i} is here." in with_excerpts.content
+        assert EXCERPT_MARKER.format(id=e.id) in with_excerpts.content
+    assert with_excerpts.token_count == CL100K.count(with_excerpts.content) <= 1000
+    shown_whole = [i for i in whole.included if i.disclosure is not Disclosure.INDEX]
+    assert len(with_excerpts.included) == 10 > len(shown_whole)
+
+
+def test_excerpts_leave_memories_under_their_share_whole() -> None:
+    longs = [entry(f"l{i}", _long_answer(i)) for i in range(2)]
+    packed = pack(ranked_of(longs), budget=100_000, tokenizer=CL100K, now=NOW,
+                  excerpt=_excerpt_of)
+    assert [i.disclosure for i in packed.included] == [Disclosure.FULL] * 2

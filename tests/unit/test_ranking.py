@@ -252,3 +252,18 @@ def test_diversify_moves_a_near_copy_down() -> None:
     assert diversify(ranked, trade_off=1.0) == ranked
     with pytest.raises(ValidationError):
         diversify(ranked, trade_off=2.0)
+
+
+def test_spread_events_lowers_the_later_members_of_one_session() -> None:
+    from tulving.domain.ranking import spread_events
+
+    one = [entry(f"s{i}", f"session one turn {i}", age_days=2.0) for i in range(3)]
+    other = entry("t0", "session two turn", age_days=1.0)
+    ranked = rank([Candidate(one[0], 0.9), Candidate(one[1], 0.85), Candidate(one[2], 0.8),
+                   Candidate(other, 0.7)], NOW)
+    assert [r.id for r in ranked] == ["s0", "s1", "s2", "t0"]
+    spread = spread_events(ranked, 0.7)
+    assert [r.id for r in spread] == ["s0", "t0", "s1", "s2"]
+    assert spread_events(ranked, 1.0) == ranked
+    with pytest.raises(ValidationError):
+        spread_events(ranked, 0.0)

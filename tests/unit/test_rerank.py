@@ -109,3 +109,16 @@ def test_neighbours_are_lifted_to_a_share_never_past_their_lender() -> None:
     assert scores["other"] == pytest.approx(0.3)
     assert "ignored" not in scores  # beyond depth
     assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+
+
+def test_diversified_moves_a_repeat_down_and_keeps_scores_non_increasing() -> None:
+    from tulving.domain.rerank import diversified
+
+    hits = [ScoredId("a", 0.9), ScoredId("b", 0.88), ScoredId("c", 0.8), ScoredId("d", 0.5)]
+    texts = {"a": "the deploy pipeline uses blue green releases",
+             "b": "the deploy pipeline uses blue green releases today",
+             "c": "postgres backups run nightly with point in time recovery"}
+    out = diversified(hits, texts, 0.5, depth=3)
+    assert [h.id for h in out] == ["a", "c", "b", "d"]
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+    assert diversified(hits, texts, 1.0, depth=3) == hits

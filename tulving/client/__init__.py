@@ -78,7 +78,8 @@ class Curated:
     entries: tuple[Mapping[str, Any], ...]
     candidates: tuple[Mapping[str, Any], ...] = ()
     """With ``curate(..., explain=True)``: every ranked candidate, its score broken down,
-    its disclosure ("full", "truncated", "index", "left out") and its token cost."""
+    its disclosure ("full", "truncated", "excerpt", "index", "left out") and its token
+    cost."""
 
 
 def _hits(rows: list[dict[str, Any]]) -> list[Hit]:

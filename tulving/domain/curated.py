@@ -16,7 +16,9 @@ class CuratedEntry:
     score: float
     disclosure: str
     """How much is shown: "full" (the whole text), "truncated" (an oversize best memory,
-    cut with a marker) or "index" (a one-line index entry: key, type, date, first words)."""
+    cut with a marker), "excerpt" (the passage of a long memory that bears on the query,
+    marked with the memory's id; ``entry`` holds the whole memory) or "index" (a one-line
+    index entry: key, type, date, first words)."""
     section: str = "relevant"
 
     @property
@@ -43,7 +45,7 @@ class CandidateReport:
     type_prior: float
     trust: float
     disclosure: str
-    """How much was shown: "full", "truncated", "index", or "left out"."""
+    """How much was shown: "full", "truncated", "excerpt", "index", or "left out"."""
     reason: str | None
     """Why a candidate was left out: "near-duplicate" or "over budget"; None when shown."""
     tokens: int

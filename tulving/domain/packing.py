@@ -43,6 +43,13 @@ from tulving.domain.similarity import DEFAULT_THRESHOLD, NearDuplicateIndex, wor
 from tulving.domain.types import MemoryType
 
 TRUNCATION_MARKER = " …[truncated]"
+#: Ends an excerpt line; ``{id}`` is the memory's id, so the whole text stays one
+#: ``get(id)`` away (progressive disclosure inside a memory).
+EXCERPT_MARKER = " [excerpt of {id}]"
+#: A memory is shown as an excerpt when its full line would cost more than this share of
+#: the room (and more than ``EXCERPT_MIN_OVER`` tokens), if an excerpt function is given.
+DEFAULT_EXCERPT_SHARE = 0.125
+EXCERPT_MIN_OVER = 128
 INDEX_HEADING = "### Index"
 DEFAULT_HEADER = "## Memory"
 DEFAULT_STALE_AFTER = timedelta(days=90)
@@ -78,6 +85,8 @@ class Disclosure(enum.Enum):
     FULL = "full"
     INDEX = "index"
     TRUNCATED = "truncated"
+    EXCERPT = "excerpt"
+    """The part of a long memory that bears on the query, marked with the memory's id."""
 
 
 @attrs.frozen
@@ -278,6 +287,8 @@ def pack(
     duplicate_threshold: float = DEFAULT_THRESHOLD,
     full_share: float = DEFAULT_FULL_SHARE,
     clean: Callable[[MemoryEntry], str] | None = None,
+    excerpt: Callable[[str], str] | None = None,
+    excerpt_share: float = DEFAULT_EXCERPT_SHARE,
 ) -> Packed:
     """Render ``ranked`` (best first) into at most ``budget`` tokens of ``tokenizer``.
 
@@ -288,9 +299,16 @@ def pack(
     ``now`` enables the ``(stale)`` marker for entries not accessed for ``stale_after``.
     When not everything fits in full, full entries after the first (and a truncated first)
     stop at ``full_share`` of the room, so the index can name what else exists.
+    ``excerpt`` (text -> the part of it to show, e.g. the passage that matches the query,
+    :func:`tulving.domain.passages.excerpt`) enables excerpts: a memory whose full line
+    would cost more than ``excerpt_share`` of the room (and more than
+    ``EXCERPT_MIN_OVER`` tokens) is shown as its excerpt, marked with its id, instead of
+    spending the budget on the whole text or truncating the text's opening.
     Deterministic: the same input gives the same output.
     """
     budget = _check_budget(budget)
+    if not 0.0 < excerpt_share <= 1.0:
+        raise ValidationError(f"excerpt_share must be in (0, 1], got {excerpt_share}")
     if index_words < 1:
         raise ValidationError(f"index_words must be >= 1, got {index_words}")
     if not 0.0 < full_share <= 1.0:
@@ -300,7 +318,8 @@ def pack(
         return Packed("", 0, budget, (), total, (), total)
 
     counter = _MemoCounter(tokenizer)
-    lines = _Lines(counter, now, stale_after, index_words, clean)
+    lines = _Lines(counter, now, stale_after, index_words, clean, excerpt)
+    lines.excerpt_share = excerpt_share
     options = (header, duplicate_threshold)
     layout = _layout_with_header(ranked, budget, lines, 1.0, *options)
     if len(layout.items()) + len(layout.duplicate_ids) < total and (
@@ -373,15 +392,19 @@ class _Lines:
         stale_after: timedelta,
         index_words: int,
         clean: Callable[[MemoryEntry], str] | None,
+        excerpt: Callable[[str], str] | None = None,
     ) -> None:
         self.counter = counter
+        self.excerpt = excerpt
         self.now, self.stale_after, self.index_words = now, stale_after, index_words
         self._clean = clean
+        self.excerpt_share = DEFAULT_EXCERPT_SHARE
         self.splits_at_spaces = getattr(counter.tokenizer, "splits_at_spaces", False) is True
         self._texts: dict[str, str] = {}
         self._prefixes: dict[str, str] = {}
         self._words: dict[str, frozenset[str]] = {}
         self._digests: dict[str, str] = {}
+        self._shown: dict[str, tuple[str, Disclosure]] = {}
 
     def text(self, entry: MemoryEntry) -> str:
         text = self._texts.get(entry.id)
@@ -402,6 +425,28 @@ class _Lines:
 
     def index_line(self, entry: MemoryEntry) -> str:
         return self.prefix(entry) + _snippet(self.text(entry), self.index_words)
+
+    def shown_line(self, entry: MemoryEntry, over: int) -> tuple[str, Disclosure]:
+        """The full line, or, for a memory whose full line costs more than ``over``
+        tokens, its excerpt line when there is an excerpt function and the excerpt is
+        shorter."""
+        line = self.full_line(entry)
+        if self.excerpt is None or len(line) <= over:  # a token holds at least a character
+            return line, Disclosure.FULL
+        known = self._shown.get(entry.id)
+        if known is not None:
+            return known
+        # Prose runs 3-5 characters a token: a line over 8 characters a token of the
+        # threshold is long without counting it (tokenizing long texts is the cost here).
+        if len(line) <= 8 * over and self.counter.count("\n" + line) <= over:
+            return line, Disclosure.FULL
+        shown = self.prefix(entry) + self.excerpt(self.text(entry).strip()) + \
+            EXCERPT_MARKER.format(id=entry.id)
+        # an excerpt must save at least half the line
+        chosen = (line, Disclosure.FULL) if 2 * len(shown) > len(line) else (
+            shown, Disclosure.EXCERPT)
+        self._shown[entry.id] = chosen
+        return chosen
 
     def cost(self, line: str, room: int) -> int | None:
         """Tokens of ``line`` on a line of its own, or None when it needs more than
@@ -465,17 +510,18 @@ def _layout_with_header(
     # anyway costs nothing to leave out.
     skipped: list[Ranked] = []
     full_misses = 0
+    over = max(EXCERPT_MIN_OVER, int(room * lines.excerpt_share))
     for item in ranked:
         entry = item.entry
         if full_misses < _MAX_FULL_MISSES and full_room - used > 0:
-            line = lines.full_line(entry)
+            line, disclosure = lines.shown_line(entry, over)
             limit = room if not layout.full else full_room
             cost = lines.cost(line, limit - used)
             if cost is not None:
                 if lines.duplicate_of(entry, kept) is not None:
                     layout.duplicate_ids.append(entry.id)
                     continue
-                layout.full.append(Inclusion(entry.id, item.score, Disclosure.FULL, line))
+                layout.full.append(Inclusion(entry.id, item.score, disclosure, line))
                 lines.keep(entry, kept)
                 used += cost
                 full_misses = 0

@@ -287,3 +287,25 @@ def diversify(
         for i in remaining:
             closest[i] = max(closest[i], similar(head[i].entry, head[best].entry))
     return picked + tail
+
+
+def spread_events(ranked: Sequence[Ranked], decay: float) -> list[Ranked]:
+    """Candidates re-ordered so the budget is spread over events: each candidate's score is
+    multiplied by ``decay`` for every better candidate recorded at the same event time in
+    the same partition (one conversation session, one task). ``decay`` 1 changes nothing.
+
+    Why: a question that gathers facts from several sessions ("how many", "which of
+    them") needs one hit from each, not five from the one that matches best."""
+    if not 0.0 < decay <= 1.0:
+        raise ValidationError(f"decay must be in (0, 1], got {decay!r}")
+    if decay == 1.0:
+        return list(ranked)
+    seen: dict[tuple[str, datetime], int] = {}
+    out = []
+    for item in ranked:
+        group = (item.entry.partition, item.entry.valid_from)
+        count = seen.get(group, 0)
+        seen[group] = count + 1
+        out.append(attrs.evolve(item, score=item.score * decay**count))
+    out.sort(key=lambda item: (-item.score, item.entry.id))
+    return out

@@ -172,3 +172,42 @@ def lift_neighbours(
     out = [ScoredId(i, s) for i, s in scores.items()]
     out.sort(key=lambda h: (-h.score, h.id))
     return out
+
+
+def diversified(
+    hits: Sequence[ScoredId], texts: Mapping[str, str], trade_off: float, depth: int
+) -> list[ScoredId]:
+    """Maximal marginal relevance over the first ``depth`` hits: each pick maximises
+    ``trade_off * score / best - (1 - trade_off) * (largest word overlap, Jaccard, with
+    the picks so far)``; hits past ``depth`` (or without a text) keep their order after
+    them. Scores are made non-increasing along the new order (each at most the one before
+    it), so a caller's ``min_score`` still cuts a prefix.
+
+    Why: a question that gathers facts from several places ("how many", "which of them")
+    needs one hit of each, while a long answer and its follow-ups repeat one another's
+    words and fill the top with one thing said five times."""
+    from tulving.domain.similarity import jaccard
+    from tulving.domain.similarity import word_set as words_of
+
+    head = [h for h in hits[:depth] if h.id in texts]
+    if trade_off >= 1.0 or len(head) < 3:
+        return list(hits)
+    rest = [h for h in hits if h not in head]
+    top = max(h.score for h in head) or 1.0
+    sets = {h.id: words_of(texts[h.id]) for h in head}
+    closest = {h.id: 0.0 for h in head}
+    remaining = list(head)
+    picked: list[ScoredId] = []
+    while remaining:
+        best = max(remaining, key=lambda h: (
+            trade_off * h.score / top - (1.0 - trade_off) * closest[h.id], -hits.index(h)))
+        remaining.remove(best)
+        picked.append(best)
+        for h in remaining:
+            closest[h.id] = max(closest[h.id], jaccard(sets[h.id], sets[best.id]))
+    out: list[ScoredId] = []
+    ceiling = float("inf")
+    for h in picked + rest:
+        ceiling = min(ceiling, h.score)
+        out.append(ScoredId(h.id, ceiling))
+    return out

@@ -65,7 +65,7 @@ export interface CandidateReport {
   frequency: number;
   type_prior: number;
   trust: number;
-  disclosure: "full" | "truncated" | "index" | "left out";
+  disclosure: "full" | "truncated" | "excerpt" | "index" | "left out";
   reason: "over budget" | "near-duplicate" | null;
   tokens: number;
   section: string;

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from tulving.application.curation.options import CurationOptions
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.retrieval.search import Searcher, check_query
 from tulving.domain.curated import CandidateReport, CuratedContext, CuratedEntry
@@ -29,9 +30,11 @@ from tulving.domain.curation_report import explain as explain_packing
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.injection import is_curatable
+from tulving.domain.lexical import query_terms
 from tulving.domain.packing import Packed, pack, render_full_line
+from tulving.domain.passages import excerpt
 from tulving.domain.query import EntryFilter, ScoredId
-from tulving.domain.ranking import Candidate, RankingWeights, rank
+from tulving.domain.ranking import Candidate, RankingWeights, rank, spread_events
 from tulving.domain.redaction import redact_stored
 from tulving.domain.types import MemoryType
 
@@ -81,9 +84,11 @@ def _redacted(entry: MemoryEntry) -> MemoryEntry:
 
 
 class Curator:
-    def __init__(self, ctx: MemoryContext, searcher: Searcher) -> None:
+    def __init__(self, ctx: MemoryContext, searcher: Searcher,
+                 options: CurationOptions | None = None) -> None:
         self.ctx = ctx
         self.searcher = searcher
+        self.options = options or CurationOptions()
         #: Entries put first in query mode (the active session's working memory).
         self.working_memory: Callable[[], Sequence[MemoryEntry]] | None = None
 
@@ -147,8 +152,16 @@ class Curator:
             ]
             entries.update({e.id: e for e in recent})
         ranked = rank(candidates, now, weights)
+        opts = self.options
+        if opts.session_decay < 1.0:
+            ranked = spread_events(ranked, opts.session_decay)
+        terms = query_terms(query)
         packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
-                      header="## Memory", now=now, clean=shown_text)
+                      header="## Memory", now=now, clean=shown_text,
+                      excerpt=(lambda text: excerpt(text, terms, opts.excerpt_chars))
+                      if opts.excerpts else None,
+                      excerpt_share=opts.excerpt_share,
+                      duplicate_threshold=opts.duplicate_threshold)
         report = (tuple(explain_packing(ranked, packed, self.tokenizer, now=now,
                                         clean=shown_text)) if explain else ())
         return self._result(packed, {r.id: r.entry for r in ranked}, budget, len(hits),

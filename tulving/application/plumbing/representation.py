@@ -59,7 +59,8 @@ def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndar
     window = ctx.context_window
     if window <= 0 or not entries:
         return plain
-    before = _preceding(ctx, entries, window)
+    before = [items if context_weight(len(entry.content)) > 0 else []  # a long one: none
+              for entry, items in zip(entries, _preceding(ctx, entries, window), strict=True)]
     position = {e.id: i for i, e in enumerate(entries)}
     outside = sorted({item for items in before for item in items if item[0] not in position})
     extra = (np.asarray(embedder.embed([content for _, content in outside]), dtype=np.float32)

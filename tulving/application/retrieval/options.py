@@ -41,6 +41,8 @@ class SearchOptions:
       ``remember()`` links a fact to the turn it was read from) leaves the list while that
       source is visible: the source stands for both at its own rank (one piece of
       evidence, one slot).
+    - ``mmr``: maximal marginal relevance over the ``rerank_depth`` best (word overlap;
+      :func:`tulving.domain.rerank.diversified`); 1.0 leaves the order alone.
     - ``expansion_weight``: used only when the searcher has an expander (an LLM and
       ``search.llm_expansion``; the defaults need no LLM). Hybrid search then also asks
       the model for words a matching memory would use and one memory that would answer
@@ -61,6 +63,7 @@ class SearchOptions:
     neighbour_depth: int = 10
     fold_derived: bool = True
     expansion_weight: float = EXPANSION_WEIGHT
+    mmr: float = 1.0
 
     @property
     def refines(self) -> bool:

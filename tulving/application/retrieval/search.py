@@ -22,6 +22,7 @@ from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.warnings_once import warn_once
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.refine import add_neighbours, read_candidates, refine
+from tulving.domain import rerank
 from tulving.domain.entry import Brief, MemoryEntry
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ValidationError
@@ -225,6 +226,12 @@ class Searcher:
         if opts.neighbour_share and fused:
             fused = add_neighbours(self.ctx, flt, fused, opts.neighbour_share,
                                    opts.neighbour_depth)
+        if opts.mmr < 1.0 and fused:
+            head = [h.id for h in fused[: opts.rerank_depth]]
+            read = read_candidates(self.ctx, head, loaded, briefs)
+            known = {**(loaded or {}), **(briefs or {}), **{b.id: b for b in read}}
+            texts = {i: known[i].content for i in head if i in known}
+            fused = rerank.diversified(fused, texts, opts.mmr, opts.rerank_depth)
         return fused[:limit]
 
     def _add_expansion(
