@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from tulving.adapters.vectors._cache_files import SyncPosition
 from tulving.adapters.vectors._checks import (
     Matrix,
     check_allow,
@@ -36,7 +37,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return part[np.argsort(-scores[part], kind="stable")]
 
 
-class ExactIndex:
+class ExactIndex(SyncPosition):
     name = "exact"
 
     def __init__(self, *, initial_capacity: int = _INITIAL_CAPACITY,
@@ -60,14 +61,6 @@ class ExactIndex:
             self._matrix = np.zeros((self._initial_capacity, dimension), dtype=np.float32)
             self._ids, self._rows = [], {}
             self._synced = None
-
-    def sync_position(self) -> tuple[str, int] | None:
-        with self._lock:
-            return self._synced
-
-    def mark_synced(self, epoch: str, position: int) -> None:
-        with self._lock:
-            self._synced = (str(epoch), int(position))
 
     def saved_position(self) -> tuple[str, int] | None:
         """Never saved: it is filled from storage at every open."""

@@ -31,13 +31,11 @@ Why it looks like this:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import secrets
 import threading
-import time
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +43,13 @@ from typing import Any
 import hnswlib
 import numpy as np
 
+from tulving.adapters.vectors._cache_files import (
+    MEMORY_LOCATIONS,
+    SyncPosition,
+    file_digest,
+    fsync_path,
+    remove_stale_temps,
+)
 from tulving.adapters.vectors._checks import (
     Matrix,
     check_allow,
@@ -68,27 +73,9 @@ SMALL_ALLOW = 2000
 SMALL_ALLOW_FRACTION = 0.05
 MIN_EF = 64
 _CHUNK = 1024
-_STALE_TEMP_SECONDS = 600
-_MEMORY_LOCATIONS = {"", ":memory:"}
 
 
-def _file_digest(path: Path) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-class HnswIndex:
+class HnswIndex(SyncPosition):
     name = "hnsw"
 
     def __init__(
@@ -129,7 +116,7 @@ class HnswIndex:
         self._saved: tuple[str, int] | None = None
         self._unsaved = 0
         self._path: Path | None
-        if location in _MEMORY_LOCATIONS or "://" in location:
+        if location in MEMORY_LOCATIONS or "://" in location:
             self._path = None
         else:
             self._path = Path(str(location) + ".hnsw")
@@ -245,7 +232,7 @@ class HnswIndex:
         size = self._path.stat().st_size
         if size != meta.get("size"):
             raise VectorIndexError(f"size {size} bytes, the sidecar says {meta.get('size')}")
-        if _file_digest(self._path) != meta.get("checksum"):
+        if file_digest(self._path) != meta.get("checksum"):
             raise VectorIndexError("checksum mismatch")
         vectors = self._load_legacy_vectors(meta)
         index = hnswlib.Index(space=SPACE, dim=dimension)
@@ -271,7 +258,7 @@ class HnswIndex:
             raise VectorIndexError("the vectors file is missing")
         if vectors_path.stat().st_size != meta.get("vectors_size"):
             raise VectorIndexError("the vectors file has the wrong size")
-        if _file_digest(vectors_path) != meta.get("vectors_checksum"):
+        if file_digest(vectors_path) != meta.get("vectors_checksum"):
             raise VectorIndexError("vectors checksum mismatch")
         return np.load(vectors_path, allow_pickle=False)
 
@@ -326,11 +313,7 @@ class HnswIndex:
     def _remove_stale_temps(self) -> None:
         """Temp files of a persist that crashed; young ones may belong to a live writer."""
         assert self._path is not None
-        cutoff = time.time() - _STALE_TEMP_SECONDS
-        for leftover in self._path.parent.glob(self._path.name + "*.tmp-*"):
-            with contextlib.suppress(OSError):
-                if leftover.stat().st_mtime < cutoff:
-                    leftover.unlink()
+        remove_stale_temps(self._path)
 
     def _remove_plain_cache(self, *, warn: bool = True) -> None:
         for plain in (self._path, self.vectors_path, self.sidecar_path):
@@ -403,19 +386,6 @@ class HnswIndex:
         self._unsaved = 0
         self._saved = self._synced
 
-    # -- sync position (see ports.vectors.SyncedVectorIndex) ------------------------------
-    def sync_position(self) -> tuple[str, int] | None:
-        with self._lock:
-            return self._synced
-
-    def mark_synced(self, epoch: str, position: int) -> None:
-        with self._lock:
-            self._synced = (str(epoch), int(position))
-
-    def saved_position(self) -> tuple[str, int] | None:
-        with self._lock:
-            return self._saved
-
     def unsaved_changes(self) -> int:
         with self._lock:
             return self._unsaved + int(self._dirty and not self._unsaved)
@@ -441,11 +411,11 @@ class HnswIndex:
             try:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
                 self._index.save_index(str(tmp_index))
-                _fsync_path(tmp_index)
+                fsync_path(tmp_index)
                 meta = {
                     **self._meta(),
                     "size": tmp_index.stat().st_size,
-                    "checksum": _file_digest(tmp_index),
+                    "checksum": file_digest(tmp_index),
                 }
                 with tmp_meta.open("w", encoding="utf-8") as handle:
                     json.dump(meta, handle, separators=(",", ":"))
@@ -456,7 +426,7 @@ class HnswIndex:
                 with contextlib.suppress(OSError):
                     vectors_path.unlink()  # a vectors file of the format before
                 with contextlib.suppress(OSError):
-                    _fsync_path(self._path.parent)
+                    fsync_path(self._path.parent)
             except OSError as exc:
                 for leftover in (tmp_index, tmp_meta):
                     with contextlib.suppress(OSError):
@@ -469,19 +439,7 @@ class HnswIndex:
     def _write_sync_position(self, sidecar: Path) -> None:
         """A newer position for a file that holds everything already (the changes since
         did not change the index): only the sidecar is rewritten."""
-        try:
-            meta = json.loads(sidecar.read_text(encoding="utf-8"))
-            meta["sync"] = None if self._synced is None else list(self._synced)
-            tmp = sidecar.with_name(sidecar.name + f".tmp-{os.getpid()}-{secrets.token_hex(4)}")
-            with tmp.open("w", encoding="utf-8") as handle:
-                json.dump(meta, handle, separators=(",", ":"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, sidecar)
-        except (OSError, ValueError) as exc:
-            log.warning("could not record the vector cache's position: %s", exc)
-            return
-        self._saved = self._synced
+        self._record_position(sidecar)
 
     def close(self) -> None:
         """Release memory. Does not persist: the owner decides when the cache is written."""

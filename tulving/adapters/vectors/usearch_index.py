@@ -43,14 +43,12 @@ Why it looks like this:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import json
 import logging
 import os
 import secrets
 import threading
-import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -67,6 +65,13 @@ if importlib.util.find_spec("onnxruntime") is not None:
 
 from usearch.index import Index
 
+from tulving.adapters.vectors._cache_files import (
+    MEMORY_LOCATIONS,
+    SyncPosition,
+    file_digest,
+    fsync_path,
+    remove_stale_temps,
+)
 from tulving.adapters.vectors._checks import (
     Matrix,
     check_allow,
@@ -88,24 +93,6 @@ DTYPES = ("i8", "f16", "f32")
 OVERLAY_MAX = 4096
 MIN_EF = 64
 _CHUNK = 4096
-_STALE_TEMP_SECONDS = 600
-_MEMORY_LOCATIONS = {"", ":memory:"}
-
-
-def _digest(path: Path) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _identity(path: Path) -> dict[str, int]:
@@ -113,7 +100,7 @@ def _identity(path: Path) -> dict[str, int]:
     return {"size": st.st_size, "ino": st.st_ino, "mtime_ns": st.st_mtime_ns}
 
 
-class UsearchIndex:
+class UsearchIndex(SyncPosition):
     name = "usearch"
 
     def __init__(
@@ -149,7 +136,7 @@ class UsearchIndex:
         self.read_only = bool(read_only)
         self._source = vector_source
         self._path: Path | None = (
-            None if location in _MEMORY_LOCATIONS or "://" in location
+            None if location in MEMORY_LOCATIONS or "://" in location
             else Path(str(location) + ".usearch"))
         self._lock = threading.RLock()
         self._dimension: int | None = None
@@ -247,7 +234,7 @@ class UsearchIndex:
                 raise VectorIndexError(f"{path.name} has {now['size']} bytes, "
                                        f"the sidecar says {want.get('size')}")
             if (now["ino"], now["mtime_ns"]) != (want.get("ino"), want.get("mtime_ns")) \
-                    and _digest(path) != want.get("checksum"):
+                    and file_digest(path) != want.get("checksum"):
                 raise VectorIndexError(f"{path.name}: checksum mismatch")
         count, labels = meta.get("count"), meta.get("labels")
         if not isinstance(count, int) or not isinstance(labels, int) or not 0 <= count <= labels:
@@ -274,12 +261,7 @@ class UsearchIndex:
 
     def _remove_stale_temps(self) -> None:
         assert self._path is not None
-        cutoff = time.time() - _STALE_TEMP_SECONDS
-        with contextlib.suppress(OSError):
-            for leftover in self._path.parent.glob(self._path.name + "*.tmp-*"):
-                with contextlib.suppress(OSError):
-                    if leftover.stat().st_mtime < cutoff:
-                        leftover.unlink()
+        remove_stale_temps(self._path)
 
     def close(self) -> None:
         """Release memory. Does not persist: the owner decides when the cache is written."""
@@ -295,19 +277,6 @@ class UsearchIndex:
             for path in (*self._files().values(), self._file(".json")):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-
-    # -- sync position (see ports.vectors.SyncedVectorIndex) ------------------------------
-    def sync_position(self) -> tuple[str, int] | None:
-        with self._lock:
-            return self._synced
-
-    def mark_synced(self, epoch: str, position: int) -> None:
-        with self._lock:
-            self._synced = (str(epoch), int(position))
-
-    def saved_position(self) -> tuple[str, int] | None:
-        with self._lock:
-            return self._saved
 
     def unsaved_changes(self) -> int:
         """Changes since the cache file was written (0 when it holds everything)."""
@@ -354,8 +323,8 @@ class UsearchIndex:
                 np.save(handle, order, allow_pickle=False)
             recorded: dict[str, Any] = {}
             for key, tmp in temps.items():
-                _fsync(tmp)
-                recorded[key] = {"checksum": _digest(tmp)}
+                fsync_path(tmp)
+                recorded[key] = {"checksum": file_digest(tmp)}
             for key, tmp in temps.items():
                 os.replace(tmp, files[key])
                 recorded[key].update(_identity(files[key]))
@@ -366,7 +335,7 @@ class UsearchIndex:
                 os.fsync(handle.fileno())
             os.replace(tmp_sidecar, sidecar)  # last: it vouches for the others
             with contextlib.suppress(OSError):
-                _fsync(self._path.parent)
+                fsync_path(self._path.parent)
         except OSError as exc:
             for leftover in (*temps.values(), tmp_sidecar):
                 with contextlib.suppress(OSError):
@@ -385,21 +354,7 @@ class UsearchIndex:
     def _write_sidecar_only(self) -> None:
         """Record a newer sync position for files that already hold everything (the
         changes since were no-ops for the index)."""
-        sidecar = self._file(".json")
-        try:
-            meta = json.loads(sidecar.read_text(encoding="utf-8"))
-            meta["sync"] = None if self._synced is None else list(self._synced)
-            token = f".tmp-{os.getpid()}-{secrets.token_hex(4)}"
-            tmp = sidecar.with_name(sidecar.name + token)
-            with tmp.open("w", encoding="utf-8") as handle:
-                json.dump(meta, handle, separators=(",", ":"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, sidecar)
-        except (OSError, ValueError) as exc:
-            log.warning("could not record the vector cache's position: %s", exc)
-            return
-        self._saved = self._synced
+        self._record_position(self._file(".json"))
 
     # -- from a view to a graph in RAM ---------------------------------------------------
     def _view_id(self, label: int) -> str:
