@@ -576,6 +576,31 @@ def check_sync_state(state: object) -> str:
     return str(state)
 
 
+def checked_adoption(deltas: Sequence[SyncDelta],
+                     data: Sequence[bytes]) -> list[tuple[SyncDelta, bytes]]:
+    """``SyncLog.sync_adopt``'s input checked once for every adapter (one byte string per
+    delta, device names and states by the log's own rules), oldest first."""
+    from tulving.domain.errors import StorageError
+
+    if len(deltas) != len(data):
+        raise StorageError("sync_adopt needs one byte string per delta")
+    for delta in deltas:
+        check_sync_device(delta.device)
+        check_sync_state(delta.state)
+    return sorted(zip(deltas, data, strict=True), key=lambda pair: pair[0].seq)
+
+
+def conflict_sides(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Each id of ``WriteOrder.link_conflicts``'s pairs with the ids it must link to (both
+    sides of every pair; a pair of one id with itself is no conflict)."""
+    wanted: dict[str, list[str]] = {}
+    for a, b in pairs:
+        if a != b:
+            wanted.setdefault(a, []).append(b)
+            wanted.setdefault(b, []).append(a)
+    return wanted
+
+
 def adopted_watermark(deltas: Sequence[SyncDelta]) -> int:
     """The watermark of an adopted log (``SyncLog.sync_adopt``): the last delta of the
     settled run at its start (oldest first)."""

@@ -24,6 +24,7 @@ from tulving.ports.storage import (
     adopted_watermark,
     check_sync_device,
     check_sync_state,
+    checked_adoption,
 )
 
 
@@ -113,15 +114,10 @@ class SyncLogMixin:
 
     def sync_adopt(self, tenant: str, deltas: Sequence[SyncDelta],
                    data: Sequence[bytes]) -> int:
-        if len(deltas) != len(data):
-            raise StorageError("sync_adopt needs one byte string per delta")
-        for delta in deltas:
-            check_sync_device(delta.device)
-            check_sync_state(delta.state)
+        ordered = checked_adoption(deltas, data)
         with self.transaction():
             if self._sync.deltas.get(tenant):
                 return 0
-            ordered = sorted(zip(deltas, data, strict=True), key=lambda p: p[0].seq)
             self._sync.deltas[tenant] = [d for d, _ in ordered]
             for delta, blob in ordered:
                 self._sync.data[(tenant, delta.seq)] = bytes(blob)

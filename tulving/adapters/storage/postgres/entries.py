@@ -42,7 +42,7 @@ from tulving.domain.errors import StorageError, ValidationError
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
-from tulving.ports.storage import Archival, Supersession, WriteOutcome
+from tulving.ports.storage import Archival, Supersession, WriteOutcome, conflict_sides
 
 T = TypeVar("T")
 
@@ -331,11 +331,7 @@ class EntryMixin(VectorMixin):
 
     @translate_errors
     def link_conflicts(self, pairs: Sequence[tuple[str, str]], at: datetime) -> int:
-        wanted: dict[str, list[str]] = {}
-        for a, b in pairs:
-            if a != b:
-                wanted.setdefault(a, []).append(b)
-                wanted.setdefault(b, []).append(a)
+        wanted = conflict_sides(pairs)
         if not wanted:
             return 0
 

@@ -31,6 +31,7 @@ from tulving.ports.storage import (
     adopted_watermark,
     check_sync_device,
     check_sync_state,
+    checked_adoption,
 )
 
 _COLUMNS = "seq, device, delta_id, size, e2e, pushed_at, state, reason"
@@ -172,12 +173,7 @@ class SyncLogMixin(PgConnections):
     @translate_errors
     def sync_adopt(self, tenant: str, deltas: Sequence[SyncDelta],
                    data: Sequence[bytes]) -> int:
-        if len(deltas) != len(data):
-            raise StorageError("sync_adopt needs one byte string per delta")
-        for delta in deltas:
-            check_sync_device(delta.device)
-            check_sync_state(delta.state)
-        ordered = sorted(zip(deltas, data, strict=True), key=lambda p: p[0].seq)
+        ordered = checked_adoption(deltas, data)
 
         def work(conn: Conn) -> int:
             conn.execute("INSERT INTO sync_tenants (tenant) VALUES (%s) ON CONFLICT DO NOTHING",

@@ -68,7 +68,13 @@ from tulving.domain.records import (
 )
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
-from tulving.ports.storage import Archival, StorageCapabilities, Supersession, WriteOutcome
+from tulving.ports.storage import (
+    Archival,
+    StorageCapabilities,
+    Supersession,
+    WriteOutcome,
+    conflict_sides,
+)
 
 #: Every connection that writes: erased text must not linger in free pages of any of them.
 _WRITER_PRAGMAS = ("synchronous = NORMAL", "foreign_keys = ON", "secure_delete = ON")
@@ -1066,11 +1072,7 @@ class SQLiteStorage(SyncLogMixin):
         """Writers are serial already (one connection, BEGIN IMMEDIATE)."""
 
     def link_conflicts(self, pairs: Sequence[tuple[str, str]], at: datetime) -> int:
-        wanted: dict[str, list[str]] = {}
-        for a, b in pairs:
-            if a != b:
-                wanted.setdefault(a, []).append(b)
-                wanted.setdefault(b, []).append(a)
+        wanted = conflict_sides(pairs)
         if not wanted:
             return 0
         with self.transaction():
