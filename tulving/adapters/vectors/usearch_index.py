@@ -97,6 +97,11 @@ MIN_EF = 64
 _CHUNK = 4096
 # Top hits a vector's own query looks at for it (identical vectors tie at the top).
 _SELF_CHECK = 4
+# A parallel batch is inserted again where its own queries miss at most this share of it
+# (or this many): orphans are about 1 in 1,000, a graph that cannot navigate its data misses
+# about 1 in 10.
+_REPAIR_SHARE = 0.02
+_REPAIR_FLOOR = 8
 
 
 def _identity(path: Path) -> dict[str, int]:
@@ -429,27 +434,34 @@ class UsearchIndex(SyncPosition):
         self._next_label += len(id_list)
 
     def _reinsert_unreachable(self, labels: np.ndarray, rows: Matrix) -> None:
-        """Insert again, one thread, any vector of a parallel batch its own query misses.
+        """Insert again, one thread, the few vectors of a parallel batch their own query misses.
 
-        usearch's multi-threaded ``add`` (2.26) leaves a few nodes no other node links to:
-        measured here, 2 to 3 in 1,200 random 64-d vectors and 6 to 13 in 20,000 384-d
-        ones, against none single-threaded. No ``ef`` finds such a node, so the memory
-        would be lost to vector search for good. A single-threaded add halves the insert
-        rate (3,000/s against 6,000/s at 384-d); this check, one search per new vector,
-        costs a fraction of that.
+        usearch's multi-threaded ``add`` (2.26) leaves some nodes no other node links to,
+        which no ``ef`` finds: the memory would be lost to vector search for good.
+        Measured here (self-query top 4 at ef 64): 2 to 3 of 1,200 random 64-d vectors
+        and 6 to 13 of 20,000 random 384-d ones with 2 threads, none with one; 20 of
+        55,000 MiniLM vectors with 2 threads, 13 with one. A single-threaded add halves the
+        insert rate; this check costs one search per new vector. When misses are many
+        (the hashing embedder's near-uniform vectors: about 1 in 10, single-threaded too)
+        the graph cannot tell an orphan from a hard query and inserting again changes
+        nothing, so the batch is left as built (the exact scores of allow-lists and the
+        full-text half of hybrid search still reach those memories).
         """
         assert self._graph is not None
-        for _ in range(3):
-            self._graph.expansion_search = max(self._ef, MIN_EF)
-            found = self._graph.search(rows, _SELF_CHECK, threads=self._threads)
-            keys = np.asarray(found.keys).reshape(len(labels), -1)
-            missed = ~(keys == labels[:, None]).any(axis=1)
-            if not missed.any():
-                break
-            labels, rows = labels[missed], rows[missed]
-            self._graph.remove(labels)
-            self._graph.add(labels, rows, threads=1)
-        self._graph.expansion_search = self._ef
+        self._graph.expansion_search = max(self._ef, MIN_EF)
+        try:
+            for _ in range(2):
+                found = self._graph.search(rows, _SELF_CHECK, threads=self._threads)
+                keys = np.asarray(found.keys).reshape(len(labels), -1)
+                missed = ~(keys == labels[:, None]).any(axis=1)
+                count = int(missed.sum())
+                if count == 0 or count > max(_REPAIR_FLOOR, len(labels) * _REPAIR_SHARE):
+                    return
+                labels, rows = labels[missed], rows[missed]
+                self._graph.remove(labels)
+                self._graph.add(labels, rows, threads=1)
+        finally:
+            self._graph.expansion_search = self._ef
 
     def remove(self, ids: Iterable[str]) -> None:
         with self._lock:
