@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tulving.adapters._durable_files import fsync_path as fsync_path
+
 log = logging.getLogger(__name__)
 
 #: Locations that mean "no file": the index lives in this process only.
@@ -30,15 +32,6 @@ def file_digest(path: Path) -> str:
         while block := handle.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
-
-
-def fsync_path(path: Path) -> None:
-    """Flush a file (or a folder, after a rename) so a crash cannot undo what was written."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def remove_stale_temps(path: Path) -> None:

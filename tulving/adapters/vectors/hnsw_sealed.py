@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from tulving.adapters._durable_files import fsync_path
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.sealing import salt_of, seal, unseal
 
@@ -102,8 +103,4 @@ class SealedCacheFile:
                 tmp.unlink()
             raise
         with contextlib.suppress(OSError):
-            fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_path(self.path.parent)

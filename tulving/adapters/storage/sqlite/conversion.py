@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from tulving.adapters._durable_files import fsync_path
 from tulving.adapters.storage.sqlite.encryption import (
     DATABASE_ERRORS,
     HMAC,
@@ -44,14 +45,6 @@ class Conversion:
     encrypted_after: bool
     entries: int
     bytes_after: int
-
-
-def _fsync(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _remove_leftovers(path: str) -> None:
@@ -119,7 +112,7 @@ def convert(path: str, old: EncryptionKey | None, new: EncryptionKey | None,
             _remove_leftovers(path)
             raise StorageError(f"the converted copy of {path} did not check out ({ok}, "
                                f"{after} rows against {before}); the store is unchanged")
-        _fsync(target)
+        fsync_path(target)
         for stale in (path + "-wal", path + "-journal"):
             if os.path.exists(stale) and os.path.getsize(stale) > 0:
                 _remove_leftovers(path)
@@ -130,7 +123,7 @@ def convert(path: str, old: EncryptionKey | None, new: EncryptionKey | None,
             before_switch()
         os.replace(target, path)  # the switch: one atomic rename
         with contextlib.suppress(OSError):
-            _fsync(os.path.dirname(os.path.abspath(path)))
+            fsync_path(os.path.dirname(os.path.abspath(path)))
         _remove_leftovers(path)
     except DATABASE_ERRORS as exc:
         _remove_leftovers(path)
