@@ -1,7 +1,9 @@
 """Built-in adapters, registered through the same hook a third-party package uses.
 
 This module is the target of the package's own ``tulving`` entry point (see
-pyproject.toml), so removing a built-in is a one-line change here and nowhere else.
+pyproject.toml), so removing a built-in is a one-line change here and nowhere else. The
+built-in write policies are not here: the host registers them itself, first
+(:func:`tulving.plugins.registry.build_manager`), so selecting plugins cannot drop them.
 """
 
 from __future__ import annotations
@@ -9,9 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from tulving.plugins.hookspecs import hookimpl
-
-# The built-in write policies (PII, <private>, size, categories, injection review):
-from tulving.plugins.policies import tulving_before_write as tulving_before_write
 
 _A = "tulving.adapters"
 

@@ -16,6 +16,9 @@ import pluggy
 PROJECT = "tulving"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+#: The plugin name under which the host registers the built-in write policies
+#: (:mod:`tulving.plugins.policies`); ``tulving_before_write`` runs it before any other.
+BUILTIN_POLICIES = "tulving-policies"
 
 
 @hookspec
@@ -29,8 +32,10 @@ def tulving_before_write(entry: Any, context: Any) -> Any:
 
     Return ``None`` to leave it unchanged, a new entry (``attrs.evolve``) to transform it,
     or raise ``PolicyViolation`` to reject the write. ``context`` is a
-    :class:`tulving.plugins.hooks.WriteContext`. Implementations run in registration order
-    and each sees the previous one's result.
+    :class:`tulving.plugins.hooks.WriteContext`. The built-in policies (PII, secrets,
+    ``<private>``, size, categories, injection review) always run first, so an
+    implementation never sees what they remove; the others run in registration order
+    (entry points by name) and each sees the previous one's result.
     """
 
 

@@ -171,9 +171,19 @@ def _dist_names(dist: str) -> set[str]:
 
 
 def build_manager() -> tuple[pluggy.PluginManager, Registry]:
-    """Load plugins from the ``tulving`` entry-point group; honours the allow/block lists."""
+    """Load plugins from the ``tulving`` entry-point group; honours the allow/block lists.
+
+    The built-in write policies are registered first, by import, before any entry point
+    is read: no allow- or block-list can switch them off (that is a setting of the
+    policy itself, ``Memory(..., policy=...)``), and
+    :func:`tulving.application.writing.write_hooks.apply_before_write` runs them before
+    every third-party ``tulving_before_write``.
+    """
+    from tulving.plugins import policies
+
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
+    pm.register(policies, name=hookspecs.BUILTIN_POLICIES)
     allow, block = {_canonical(a) for a in _csv_env(ALLOW_ENV)}, _csv_env(BLOCK_ENV)
     registry = Registry()
     for ep in sorted(

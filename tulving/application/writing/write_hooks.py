@@ -1,7 +1,11 @@
 """Running the ``tulving_before_write`` hook chain: every plugin sees every entry.
 
-Implementations run in registration order and each sees the previous one's result; one
-raising ``PolicyViolation`` rejects the write before anything is stored.
+The built-in policies run first, then every other implementation in registration order,
+each seeing the previous one's result; one raising ``PolicyViolation`` rejects the write
+before anything is stored. Why the order is spelled out here rather than left to pluggy:
+pluggy's own call order is last-registered-first, and a third-party policy that ran before
+the built-ins would see raw personal data and ``<private>`` text the docs promise it
+never sees.
 """
 
 from __future__ import annotations
@@ -10,13 +14,20 @@ from typing import Any
 
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import TulvingError
+from tulving.plugins.hookspecs import BUILTIN_POLICIES
+
+
+def before_write_order(hook_relay: Any) -> list[Any]:
+    """The implementations in the order they run: the built-in policies, then the rest in
+    registration order (``get_hookimpls()`` lists them so in pluggy 1.x)."""
+    impls = list(hook_relay.tulving_before_write.get_hookimpls())
+    return sorted(impls, key=lambda impl: impl.plugin_name != BUILTIN_POLICIES)
 
 
 def apply_before_write(hook_relay: Any, entry: MemoryEntry, context: Any) -> MemoryEntry:
     if hook_relay is None:
         return entry
-    caller = hook_relay.tulving_before_write
-    for impl in reversed(caller.get_hookimpls()):  # pluggy stores LIFO; run FIFO
+    for impl in before_write_order(hook_relay):
         try:
             result = impl.function(entry=entry, context=context)
         except TulvingError:
