@@ -75,6 +75,11 @@ class SearchResult:
     score: float
     match_type: str
     """``"hybrid"``, ``"semantic"``, ``"lexical"`` or ``"key"``."""
+    similarity: float | None = None
+    """The cosine similarity of the query's and the entry's embeddings (in [-1, 1]), the
+    same for the same pair whatever else is in the store; ``None`` where no embedding
+    took part (lexical or key search, no embedder, or an entry without a vector). What a
+    framework that defines its score as semantic similarity (LangGraph's stores) reports."""
 
 
 #: Archive reasons that hide an entry even from as-of (time-travel) reads.

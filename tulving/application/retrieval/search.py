@@ -79,6 +79,8 @@ LEXICAL_WORKERS = 4
 #: handing it to a thread costs more than it saves (measured on one LoCoMo conversation,
 #: 600 turns: +0.4 ms; at 10k entries: -0.3 ms; at 100k: -1.7 ms).
 PARALLEL_FROM = 5_000
+#: Query vectors a Searcher keeps (see ``Searcher.query_vector``).
+QUERY_VECTORS_KEPT = 16
 
 
 Expander = Callable[[str], Expansion | None]
@@ -91,6 +93,20 @@ class Searcher:
         self.options = options or SearchOptions()
         self.expander = expander
         self._workers: ThreadPoolExecutor | None = None
+        # The last few query vectors: search embeds its query once for the candidates
+        # and reads it again for each hit's similarity (a local query costs ~7 ms).
+        self._query_vectors: dict[str, Any] = {}
+
+    def query_vector(self, query: str) -> Any:
+        """``embedder.embed_query(query)``, remembered for the next few queries."""
+        assert self.ctx.embedder is not None
+        cached = self._query_vectors.get(query)
+        if cached is None:
+            cached = self.ctx.embedder.embed_query(query)
+            if len(self._query_vectors) >= QUERY_VECTORS_KEPT:
+                self._query_vectors.pop(next(iter(self._query_vectors)), None)
+            self._query_vectors[query] = cached
+        return cached
 
     def close(self) -> None:
         """Stop the lexical worker threads (they hold no state worth keeping)."""
@@ -106,7 +122,7 @@ class Searcher:
         ctx = self.ctx
         if ctx.embedder is None or ctx.vectors is None:
             return []
-        return self.semantic_by_vector(ctx.embedder.embed_query(query), flt, limit)
+        return self.semantic_by_vector(self.query_vector(query), flt, limit)
 
     def semantic_by_vector(self, vector: Any, flt: EntryFilter, limit: int) -> list[ScoredId]:
         """Nearest visible entries to ``vector``; filters never lose recall.
@@ -155,7 +171,7 @@ class Searcher:
                                                thread_name_prefix="tulving-lexical")
         # The query is embedded first: a local model's single-query session uses every
         # core, and sharing them with the full-text query slowed both.
-        vector = ctx.embedder.embed_query(query)
+        vector = self.query_vector(query)
         lexical = self._workers.submit(self.lexical, query, flt, pool)
         try:
             semantic = self.semantic_by_vector(vector, flt, pool)
@@ -303,8 +319,25 @@ class Searcher:
         entries = self.load([h.id for h in hits], loaded)
         results: list[SearchResult] = []
         effective = mode if mode == "key" or self.ctx.embedder is not None else "lexical"
+        similarity = (self.similarities(query, [h.id for h in hits])
+                      if effective in ("hybrid", "semantic") else {})
         for hit in hits:
             entry: MemoryEntry | None = entries.get(hit.id)
             if entry is not None and entry_matches(entry, flt):
-                results.append(SearchResult(entry=entry, score=hit.score, match_type=effective))
+                results.append(SearchResult(entry=entry, score=hit.score, match_type=effective,
+                                            similarity=similarity.get(hit.id)))
         return results
+
+    def similarities(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """The cosine of the query's vector and each entry's stored vector (entries
+        without one are left out)."""
+        import numpy as np
+
+        if not ids or self.ctx.embedder is None:
+            return {}
+        vectors = self.ctx.storage.vectors_for(ids)
+        if not vectors:
+            return {}
+        query_vector = np.asarray(self.query_vector(query), dtype=np.float32)
+        return {i: float(np.dot(np.asarray(v, dtype=np.float32), query_vector))
+                for i, v in vectors.items()}
