@@ -103,7 +103,8 @@ def test_the_issues_examples_are_masked_by_tulving_redact() -> None:
 def test_rule_sets_come_from_the_maintained_libraries() -> None:
     sets = rule_sets.current()
     assert sets.source.startswith("detect-secrets ") and "python-stdnum" in sets.source
+    assert "betterleaks 2." in sets.source
     sources = {r.source for r in sets.secrets}
-    assert sources == {"detect-secrets", "tulving"}
+    assert sources == {"detect-secrets", "tulving", "betterleaks"}
     assert sum(r.source == "detect-secrets" for r in sets.secrets) >= 20
-    assert all(r.source == "python-stdnum" for r in sets.identifiers)
+    assert {r.source for r in sets.identifiers} == {"python-stdnum", "tulving"}  # passports

@@ -2,8 +2,9 @@
 
 In order, for a batch:
 1. each item becomes a validated entry (:func:`tulving.domain.entry_factory.build_entry`),
-   goes through the plugins' ``tulving_before_write`` chain (write policy, PII) and is
-   sealed (content hash, signature);
+   goes through the plugins' ``tulving_before_write`` chain (write policy, PII), gets the
+   spans every door will mask (:func:`tulving.domain.redaction.find_masks`, kept with it so
+   showing it later only applies them) and is sealed (content hash, signature);
 2. the batch is embedded once, each entry read with what was written just before it
    (:mod:`tulving.application.plumbing.representation`);
 3. under the Memory's lock and in one writing transaction (the tenant's write lock taken
@@ -43,6 +44,7 @@ from tulving.application.writing.write_hooks import apply_before_write
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import build_entry
 from tulving.domain.errors import TulvingError, ValidationError
+from tulving.domain.redaction import find_masks
 from tulving.domain.types import ArchiveReason
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.hooks import WriteContext
@@ -79,7 +81,9 @@ class Writer:
             )
             for fields in batch
         ]
-        entries = [self.governance.seal(e) for e in self._keep_unnamed(entries, named)]
+        # what every door will mask, found once here and kept with the entry (see masks)
+        entries = [self.governance.seal(attrs.evolve(e, masks=find_masks(e)))
+                   for e in self._keep_unnamed(entries, named)]
         vectors: list[Any] = [None] * len(entries)
         if ctx.embedder is not None and entries:
             matrix = embed_entries(ctx, entries)
