@@ -18,8 +18,10 @@ import time
 
 
 def main() -> None:
-    texts = json.load(open(sys.argv[1]))
-    queries = json.load(open(sys.argv[2]))
+    with open(sys.argv[1]) as handle:
+        texts = json.load(handle)
+    with open(sys.argv[2]) as handle:
+        queries = json.load(handle)
     choice = sys.argv[3]
     from tulving import Memory
     from tulving.domain import redaction

@@ -58,9 +58,9 @@ def test_masks_that_do_not_fit_are_ignored(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_a_caller_cannot_set_the_slot() -> None:
-    with Memory(":memory:", agent_id="a", embedder="hashing", vectors="exact") as m:
-        with pytest.raises(ValidationError, match="reserved"):
-            m.store(f"token {SECRET}", type="FACT", metadata={ROW_SLOT: {"r": "x"}})
+    with (Memory(":memory:", agent_id="a", embedder="hashing", vectors="exact") as m,
+          pytest.raises(ValidationError, match="reserved")):
+        m.store(f"token {SECRET}", type="FACT", metadata={ROW_SLOT: {"r": "x"}})
 
 
 def test_masks_never_leave_in_a_bundle(tmp_path: Path) -> None:

@@ -33,20 +33,18 @@ class Limits:
             return self.max_delta_bytes
         return self.max_body
 
-    def check_remember(self, text: str) -> None:
-        if len(text) > self.max_remember_chars:
-            raise _too_large(f"the remember text has {len(text)} characters; this server "
-                             f"takes at most {self.max_remember_chars} per call "
-                             "(serve --max-remember-chars): split it into several calls")
+    def remember_refusal(self, text: str) -> str | None:
+        """Why a ``remember`` of ``text`` is refused (413), or None."""
+        if len(text) <= self.max_remember_chars:
+            return None
+        return (f"the remember text has {len(text)} characters; this server takes at most "
+                f"{self.max_remember_chars} per call (serve --max-remember-chars): split it "
+                "into several calls")
 
-    def check_import(self, declared_entries: int) -> None:
-        if declared_entries > self.max_import_entries:
-            raise _too_large(f"the bundle declares {declared_entries} entries; this server "
-                             f"imports at most {self.max_import_entries} per call "
-                             "(serve --max-import-entries): export it in parts")
-
-
-def _too_large(message: str) -> Exception:
-    from tulving.interfaces.http.errors import HTTPError
-
-    return HTTPError(413, "PayloadTooLarge", message)
+    def import_refusal(self, declared_entries: int) -> str | None:
+        """Why an import of a bundle declaring ``declared_entries`` is refused, or None."""
+        if declared_entries <= self.max_import_entries:
+            return None
+        return (f"the bundle declares {declared_entries} entries; this server imports at "
+                f"most {self.max_import_entries} per call (serve --max-import-entries): "
+                "export it in parts")

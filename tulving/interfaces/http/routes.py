@@ -18,6 +18,7 @@ from tulving.application.portability.bundle_format import declared_entries
 from tulving.interfaces import render
 from tulving.interfaces.http import schemas as S
 from tulving.interfaces.http.auth_gate import authenticated
+from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.limits import Limits, bounded
 from tulving.interfaces.http.tenancy import Tenancy
 
@@ -64,7 +65,9 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
 
     @router.post("/remember")
     async def remember(request: Request, body: S.Remember) -> dict[str, Any]:
-        limits.check_remember(body.text)
+        refused = limits.remember_refusal(body.text)
+        if refused:
+            raise HTTPError(413, "PayloadTooLarge", refused)
 
         def do(m: Any) -> dict[str, Any]:
             entries = m.remember(body.text, subject=body.subject, source_type=body.source_type,
@@ -250,8 +253,9 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                 spool.write(chunk)
             spool.seek(0)
             declared = await tenancy.run(declared_entries, spool)
-            if declared is not None:
-                limits.check_import(declared)
+            refused = limits.import_refusal(declared) if declared is not None else None
+            if refused:
+                raise HTTPError(413, "PayloadTooLarge", refused)
 
             def do(m: Any) -> dict[str, Any]:
                 report = m.import_bundle(spool, reembedding=reembedding,
