@@ -24,7 +24,8 @@ def _no_traceback(result: CLIResult) -> None:
     assert "Traceback" not in result.err and "Traceback" not in result.out, result
 
 
-def _bundle_with_manifest(manifest: bytes) -> bytes:
+def bundle_with_manifest(manifest: bytes) -> bytes:
+    """A bundle laid out as the writer lays one out, with this manifest."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
         z.writestr("entries.jsonl", b"", compress_type=zipfile.ZIP_DEFLATED)
@@ -36,7 +37,7 @@ def _bundle_with_manifest(manifest: bytes) -> bytes:
 def test_a_manifest_nested_50000_deep_is_exit_2(tulving: Callable[..., CLIResult],
                                                 tmp_path: Path) -> None:
     bundle = tmp_path / "deep.tulving"
-    bundle.write_bytes(_bundle_with_manifest(b"[" * 50_000 + b"]" * 50_000))
+    bundle.write_bytes(bundle_with_manifest(b"[" * 50_000 + b"]" * 50_000))
     result = tulving("--path", str(tmp_path / "m.db"), *FAST, "import", str(bundle))
     _no_traceback(result)
     assert result.code == 2 and "nests deeper" in result.err, result

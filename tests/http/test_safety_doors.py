@@ -7,17 +7,16 @@ cancelled, a small call beside a big one answered in time)."""
 
 from __future__ import annotations
 
-import io
 import json
 import threading
 import time
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.e2e.test_cli_safety import bundle_with_manifest
 from tests.http.conftest import Server, start_server, stop_server
 
 GITHUB = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
@@ -104,17 +103,8 @@ def test_a_naive_time_gets_iso_advice(server: Server) -> None:
         assert r.status_code == 422 and "datetime.now" not in r.text
 
 
-def _bundle_with_manifest(manifest: bytes) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as z:
-        z.writestr("entries.jsonl", b"", compress_type=zipfile.ZIP_DEFLATED)
-        z.writestr("embeddings.f32", b"", compress_type=zipfile.ZIP_STORED)
-        z.writestr("manifest.json", manifest, compress_type=zipfile.ZIP_DEFLATED)
-    return out.getvalue()
-
-
 def test_a_manifest_nested_50000_deep_is_a_422(server: Server) -> None:
-    deep = _bundle_with_manifest(b"[" * 50_000 + b"]" * 50_000)
+    deep = bundle_with_manifest(b"[" * 50_000 + b"]" * 50_000)
     with httpx.Client(base_url=server.url, headers=server.headers("alice"), timeout=60) as c:
         r = c.post("/v1/import", content=deep)
         assert r.status_code == 422, r.text
