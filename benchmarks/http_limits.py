@@ -74,7 +74,8 @@ def serve(folder: str, embedder: str, *extra: str) -> tuple[subprocess.Popen[byt
     proc = subprocess.Popen([sys.executable, "-m", "tulving.interfaces.cli.main", "serve",
                              *common, "--port", str(port), *extra], cwd=str(ROOT),
                             env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL,
+                            stderr=open(f"{folder}/server.log", "wb"))  # noqa: SIM115
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -140,6 +141,9 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait(30)
+        log = Path(f"{folder}/server.log").read_text(errors="replace")
+        if "Traceback" in log:
+            print("\nserver log:\n" + log[-3000:])
     # the raw cost beside it: the same remember in this process, no server
     from tulving import Memory
 
