@@ -437,7 +437,7 @@ def with_key_shown(entry: MemoryEntry) -> MemoryEntry:
     key = shown_key(entry)
     if key == entry.key:
         return entry
-    changed = attrs.evolve(entry, key=key)
+    changed = attrs.evolve(entry, key=str(key))  # a plain string for whoever reads it
     masks = entry.masks
     if masks is None or not masks.fits(rules_id(), entry_texts(entry)):
         return changed

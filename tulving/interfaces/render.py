@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import SearchResult
 from tulving.domain.redaction import (
@@ -133,6 +134,9 @@ def curated_dict(curated: Any) -> dict[str, Any]:
     ):
         if hasattr(curated, name):
             out[name] = getattr(curated, name)
+    if isinstance(curated, CuratedContext):
+        # the curator built the block from masked texts, keys and its own labels
+        out["content"] = Shown(curated.content)
     entries = getattr(curated, "entries", ()) or ()
     out["entries"] = [_curated_item(e) for e in entries]
     omitted = getattr(curated, "omitted", ()) or ()

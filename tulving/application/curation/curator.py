@@ -36,7 +36,6 @@ from tulving.domain.passages import excerpt
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.ranking import Candidate, RankingWeights, rank, spread_events
 from tulving.domain.redaction import (
-    Shown,
     shown_content,
     shown_key,
     shown_tags,
@@ -94,7 +93,9 @@ def _redacted(entry: MemoryEntry) -> MemoryEntry:
     value = shown_value(entry)
     if (clean, key, tags, value) == (entry.content, entry.key, entry.tags, entry.value):
         return entry
-    return attrs.evolve(entry, content=clean, key=key, tags=tags, value=value)
+    # plain strings: what a caller gets is text, not redaction's marker type
+    return attrs.evolve(entry, content=str(clean), key=None if key is None else str(key),
+                        tags=tuple(map(str, tags)), value=None if value is None else str(value))
 
 
 class Curator:
@@ -264,7 +265,7 @@ class Curator:
             parts.pop()
             content = _SEPARATOR.join(parts)
             used = tokenizer.count(content)
-        return CuratedContext(Shown(content), used, budget, tuple(shown), omitted, consulted,
+        return CuratedContext(content, used, budget, tuple(shown), omitted, consulted,
                               "orient", None, tuple(report))
 
     def _section(self, name: str, flt: EntryFilter, now: datetime) -> list[MemoryEntry]:
@@ -318,9 +319,9 @@ class Curator:
             CuratedEntry(_redacted(entries[i.entry_id]), scores[i.entry_id], i.disclosure.value)
             for i in packed.included
         )
-        # every piece of the block is shown already (the memories' texts and keys
-        # masked, the rest Tulving's own labels): no door scans it again
-        return CuratedContext(Shown(packed.content), packed.token_count, budget, shown,
+        # every piece of the block is shown already (the memories' texts and keys masked,
+        # the rest Tulving's own labels): ``render.curated_dict`` does not scan it again
+        return CuratedContext(packed.content, packed.token_count, budget, shown,
                               packed.omitted, consulted, mode, query, report)
 
 

@@ -93,7 +93,7 @@ def _refuse_missing_folder(path: str) -> None:
     from tulving.domain.errors import NotFoundError
 
     folder = os.path.dirname(os.path.abspath(os.path.expanduser(path)))
-    if not os.path.isdir(folder):
+    if not os.path.exists(folder):  # a file there instead is the store's error (exit 4)
         raise NotFoundError(f"no memory at {path}: the folder {folder} does not exist "
                             "(a command that only reads creates nothing)")
 
