@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from tulving.application.plumbing import deadline
 from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
@@ -96,6 +97,7 @@ def extract_fields(
                        "importance": EPISODE_IMPORTANCE, "metadata": meta, "dedup": False})
     start = 0
     for chunk in _chunks(turns):
+        deadline.check("remember")
         chunk_turns = tuple(range(start, start + len(chunk)))
         llm_found = _llm_candidates(llm, chunk, subject)
         method = "llm"

@@ -35,7 +35,13 @@ from tulving.domain.packing import Packed, pack, render_full_line
 from tulving.domain.passages import excerpt
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.ranking import Candidate, RankingWeights, rank, spread_events
-from tulving.domain.redaction import redact_stored
+from tulving.domain.redaction import (
+    shown_content,
+    shown_key,
+    shown_tags,
+    shown_value,
+    with_key_shown,
+)
 from tulving.domain.types import MemoryType
 
 MODES = ("query", "orient")
@@ -75,12 +81,21 @@ curatable = is_curatable  # held-for-review, rejected and archived never reach a
 
 
 def shown_text(entry: MemoryEntry) -> str:
-    return redact_stored(entry.content, entry.key)
+    return shown_content(entry)
+
+
+#: packing prints keys in its labels: candidates carry their keys as doors show them
+_key_shown = with_key_shown
 
 
 def _redacted(entry: MemoryEntry) -> MemoryEntry:
-    clean = shown_text(entry)
-    return entry if clean == entry.content else attrs.evolve(entry, content=clean)
+    clean, key, tags = shown_content(entry), shown_key(entry), shown_tags(entry)
+    value = shown_value(entry)
+    if (clean, key, tags, value) == (entry.content, entry.key, entry.tags, entry.value):
+        return entry
+    # plain strings: what a caller gets is text, not redaction's marker type
+    return attrs.evolve(entry, content=str(clean), key=None if key is None else str(key),
+                        tags=tuple(map(str, tags)), value=None if value is None else str(value))
 
 
 class Curator:
@@ -139,7 +154,7 @@ class Curator:
         top = max((h.score for h in hits), default=1.0)
         scale = 1.0 / top if top > 1.0 else 1.0
         candidates = [
-            Candidate(entries[h.id], min(1.0, max(0.0, h.score * scale)))
+            Candidate(_key_shown(entries[h.id]), min(1.0, max(0.0, h.score * scale)))
             for h in hits
             if h.id in entries and curatable(entries[h.id])
         ]
@@ -147,7 +162,7 @@ class Curator:
             # The active session's recent entries come first, whatever the query.
             recent = [e for e in self.working_memory() if curatable(e)]
             first = {e.id for e in recent}
-            candidates = [Candidate(e, 1.0) for e in recent] + [
+            candidates = [Candidate(_key_shown(e), 1.0) for e in recent] + [
                 c for c in candidates if c.entry.id not in first
             ]
             entries.update({e.id: e for e in recent})
@@ -226,7 +241,7 @@ class Curator:
             section = [e for e in self._section(name, flt, now) if e.id not in seen]
             section = [e for e in section if curatable(e)]
             consulted += len(section)
-            ranked = rank([Candidate(e) for e in section], now, weights)
+            ranked = rank([Candidate(_key_shown(e)) for e in section], now, weights)
             packed = pack(ranked, budget=max(0, room - join_cost), tokenizer=tokenizer,
                           header=heading, now=now, clean=shown_text)
             omitted += packed.omitted
@@ -279,7 +294,7 @@ class Curator:
         lines = [heading]
         used = tokenizer.count(heading)
         for entry in entries:
-            line = f"- {entry.key} ({entry.type.value.lower()})"
+            line = f"- {shown_key(entry)} ({entry.type.value.lower()})"
             cost = tokenizer.count("\n" + line)
             if used + cost > room:
                 lines.append(f"- … {len(entries) - len(lines) + 1} more keys")
@@ -304,6 +319,8 @@ class Curator:
             CuratedEntry(_redacted(entries[i.entry_id]), scores[i.entry_id], i.disclosure.value)
             for i in packed.included
         )
+        # every piece of the block is shown already (the memories' texts and keys masked,
+        # the rest Tulving's own labels): ``render.curated_dict`` does not scan it again
         return CuratedContext(packed.content, packed.token_count, budget, shown,
                               packed.omitted, consulted, mode, query, report)
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import attrs
 import numpy as np
 
+from tulving.application.plumbing import deadline
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import EntryFilter
@@ -44,6 +46,22 @@ def representation_id(window: int) -> str:
     return f"rule-{RULE};context-{window}"
 
 
+#: Texts embedded per call: between calls a call's deadline is checked (a write of
+#: thousands of memories stops within one batch of its time limit).
+EMBED_BATCH = 256
+
+
+def _embed(embedder: Any, texts: list[str]) -> np.ndarray:
+    if len(texts) <= EMBED_BATCH:
+        return np.asarray(embedder.embed(texts), dtype=np.float32)
+    parts = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        deadline.check("embedding")
+        parts.append(np.asarray(embedder.embed(texts[start:start + EMBED_BATCH]),
+                                dtype=np.float32))
+    return np.concatenate(parts)
+
+
 def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndarray:
     """One vector row per entry, in order (the embedder must be configured).
 
@@ -55,7 +73,7 @@ def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndar
     """
     embedder = ctx.embedder
     assert embedder is not None
-    plain = np.asarray(embedder.embed([e.content for e in entries]), dtype=np.float32)
+    plain = _embed(embedder, [e.content for e in entries])
     window = ctx.context_window
     if window <= 0 or not entries:
         return plain
@@ -63,7 +81,7 @@ def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndar
               for entry, items in zip(entries, _preceding(ctx, entries, window), strict=True)]
     position = {e.id: i for i, e in enumerate(entries)}
     outside = sorted({item for items in before for item in items if item[0] not in position})
-    extra = (np.asarray(embedder.embed([content for _, content in outside]), dtype=np.float32)
+    extra = (_embed(embedder, [content for _, content in outside])
              if outside else np.zeros((0, plain.shape[1]), dtype=np.float32))
     row_of = {entry_id: extra[i] for i, (entry_id, _) in enumerate(outside)}
     out = plain.copy()

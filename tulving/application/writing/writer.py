@@ -2,8 +2,9 @@
 
 In order, for a batch:
 1. each item becomes a validated entry (:func:`tulving.domain.entry_factory.build_entry`),
-   goes through the plugins' ``tulving_before_write`` chain (write policy, PII) and is
-   sealed (content hash, signature);
+   goes through the plugins' ``tulving_before_write`` chain (write policy, PII), gets the
+   spans every door will mask (:func:`tulving.domain.redaction.find_masks`, kept with it so
+   showing it later only applies them) and is sealed (content hash, signature);
 2. the batch is embedded once, each entry read with what was written just before it
    (:mod:`tulving.application.plumbing.representation`);
 3. under the Memory's lock and in one writing transaction (the tenant's write lock taken
@@ -33,7 +34,9 @@ from typing import Any
 import attrs
 
 from tulving.application.governance.audit import AuditTrail
+from tulving.application.governance.erasure import every_version, scrub
 from tulving.application.governance.integrity import Governance
+from tulving.application.plumbing import deadline
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.representation import embed_entries
 from tulving.application.plumbing.vector_sync import catch_up, follows_log, save_index
@@ -43,6 +46,7 @@ from tulving.application.writing.write_hooks import apply_before_write
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import build_entry
 from tulving.domain.errors import TulvingError, ValidationError
+from tulving.domain.redaction import find_masks
 from tulving.domain.types import ArchiveReason
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.hooks import WriteContext
@@ -79,13 +83,19 @@ class Writer:
             )
             for fields in batch
         ]
-        entries = [self.governance.seal(e) for e in self._keep_unnamed(entries, named)]
+        # what every door will mask, found once here and kept with the entry (see masks)
+        entries = [self.governance.seal(attrs.evolve(e, masks=find_masks(e)))
+                   for e in self._keep_unnamed(entries, named)]
         vectors: list[Any] = [None] * len(entries)
         if ctx.embedder is not None and entries:
             matrix = embed_entries(ctx, entries)
             vectors = [matrix[i] for i in range(len(entries))]
+        deadline.check("the write")
         with self.serial:
             with writing(ctx):  # the audit record exists iff the write happened
+                # a call past its deadline (a server's --timeout) waited here for the lock
+                # and its caller has been answered: it must not commit now
+                deadline.check("the write")
                 self._check_keys(entries)
                 plan = plan_writes(ctx, entries, vectors, dedup, now,
                                    self.governance.may_change)
@@ -210,18 +220,26 @@ class Writer:
             index.remove(gone)
 
     def forget(self, entry: MemoryEntry, key_or_id: str, *, hard: bool) -> MemoryEntry:
-        """Archive ``entry`` (reason ``forgotten``) or, with ``hard``, delete it for good;
-        audited in the same transaction."""
+        """Archive ``entry`` (reason ``forgotten``) or, with ``hard``, erase it: every
+        version of its key and what was derived from them (``erasure.every_version``),
+        deleted and scrubbed from the files; audited in the same transaction, without
+        content (the key or id hashed, how many versions went)."""
         ctx = self.ctx
+        doomed = every_version(ctx, entry) if hard else [entry.id]
         with self.serial, writing(ctx):
             if hard:
-                ctx.storage.delete([entry.id])
+                ctx.storage.delete(doomed)
             else:
                 ctx.storage.archive(
                     [Archival(entry.id, ArchiveReason.FORGOTTEN, ctx.clock.now())])
+            details: dict[str, Any] = {"hard": hard}
+            if hard:
+                details["erased"] = len(doomed)
             self.audit.record("forget", {"key_or_id": key_or_id, "hard": hard},
-                              entry_id=entry.id, details={"hard": hard})
-        if ctx.vectors is not None:
+                              entry_id=entry.id, details=details)
+        if hard:
+            scrub(ctx, doomed)
+        elif ctx.vectors is not None:
             ctx.vectors.remove([entry.id])
         return entry
 

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from tulving.domain.errors import ConfigError, SecurityError, ValidationError
-from tulving.interfaces.cli.commands_mcp import _with_registry
+from tulving.interfaces.cli.commands_mcp import _token_list, _token_revoke, _with_registry
 from tulving.interfaces.cli.config import (
     add_common,
     add_json,
@@ -22,6 +22,12 @@ from tulving.interfaces.cli.config import (
     settings_from,
 )
 from tulving.interfaces.cli.output import OK, Output
+from tulving.interfaces.request_limits import (
+    MAX_DELTA,
+    MAX_IMPORT_ENTRIES,
+    MAX_REMEMBER_CHARS,
+    Limits,
+)
 
 
 def register(sub: Any) -> None:
@@ -35,7 +41,14 @@ def register(sub: Any) -> None:
     p.add_argument("--allow-remote", action="store_true",
                    help="permit binding a non-loopback address (tokens are then required)")
     p.add_argument("--concurrency", type=int, default=8, help="library calls at once")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds per call: past it the call answers 503 and is cancelled")
+    p.add_argument("--max-remember-chars", type=int, default=MAX_REMEMBER_CHARS,
+                   help=f"characters of one remember call (default {MAX_REMEMBER_CHARS})")
+    p.add_argument("--max-import-entries", type=int, default=MAX_IMPORT_ENTRIES,
+                   help=f"entries of one imported bundle (default {MAX_IMPORT_ENTRIES})")
+    p.add_argument("--max-delta-bytes", type=int, default=MAX_DELTA,
+                   help=f"bytes of one sync push (default {MAX_DELTA})")
     p.add_argument("--read-only", action="store_true", dest="read_only_store",
                    help="serve reads only, beside the process that writes the store (an "
                         "MCP server, another serve): the inspector and searches work while "
@@ -44,7 +57,8 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_serve)
     tokens = p.add_subparsers(dest="serve_command", metavar="{token}")
     t = tokens.add_parser("token", help="create, list or revoke tokens (shared with MCP)")
-    tsub = t.add_subparsers(dest="token_command", metavar="{create}", required=True)
+    tsub = t.add_subparsers(dest="token_command", metavar="{create,list,revoke}",
+                            required=True)
     c = tsub.add_parser("create", help="create a token bound to a tenant (shown once)")
     c.add_argument("name")
     c.add_argument("--bind-user", help="the user_id this token acts for")
@@ -54,6 +68,17 @@ def register(sub: Any) -> None:
     add_json(c)
     add_common(c)
     c.set_defaults(func=_token_create)
+    # the same token table as `tulving mcp token`: list and revoke from either door
+    ls = tsub.add_parser("list", help="list tokens (names and ids, never secrets)")
+    add_json(ls)
+    add_common(ls)
+    ls.set_defaults(func=_token_list)
+    r = tsub.add_parser("revoke", help="revoke a token by id or name (at once: the server "
+                        "reads the table on every request)")
+    r.add_argument("id_or_name")
+    add_json(r)
+    add_common(r)
+    r.set_defaults(func=_token_revoke)
 
 
 def check_bind(host: str, allow_remote: bool) -> None:
@@ -82,6 +107,12 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
         raise ValidationError(f"--port must be 0..65535, got {args.port}")
     if args.concurrency < 1 or args.timeout <= 0:
         raise ValidationError("--concurrency must be >= 1 and --timeout > 0")
+    if min(args.max_remember_chars, args.max_import_entries, args.max_delta_bytes) < 1:
+        raise ValidationError("--max-remember-chars, --max-import-entries and "
+                              "--max-delta-bytes must be >= 1")
+    limits = Limits(timeout=args.timeout, max_remember_chars=args.max_remember_chars,
+                    max_import_entries=args.max_import_entries,
+                    max_delta_bytes=args.max_delta_bytes)
     began = time.perf_counter()
     memory = open_memory(settings_from(args),
                          read_only=bool(getattr(args, "read_only_store", False)))
@@ -91,8 +122,7 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
     if args.allow_remote and not registry.records():
         memory.close()
         raise ConfigError(f"--allow-remote needs at least one token: {token_hint}")
-    app = create_app(memory, registry=registry, concurrency=args.concurrency,
-                     timeout=args.timeout)
+    app = create_app(memory, registry=registry, concurrency=args.concurrency, limits=limits)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
                             lifespan="on")
     server = _server_class()(config)

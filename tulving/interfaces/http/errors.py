@@ -25,6 +25,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (E.ScopeError, 403),
     (E.SecurityError, 403),
     (E.LockError, 503),
+    (E.DeadlineExceeded, 503),  # past serve --timeout: cancelled, nothing written
     (E.ReadOnlyError, 409),  # a write to `tulving serve --read-only`: not a server fault
     (E.StorageError, 503),
     (E.IntegrityError, 409),
@@ -89,6 +90,13 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def starlette_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and "parsing the body" in str(exc.detail):
+            # FastAPI's answer to a body its JSON parser gave up on (a recursion limit
+            # reached by deep nesting, among others): the input's fault, a 422 like any
+            # other malformed body
+            return JSONResponse(body("ValidationError", "the request body is not JSON this "
+                                     "server reads (malformed, or nested too deeply)"),
+                                status_code=422)
         return JSONResponse(body("HTTPError", str(exc.detail)), status_code=exc.status_code)
 
     @app.exception_handler(Exception)
