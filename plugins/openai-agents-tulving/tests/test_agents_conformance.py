@@ -277,7 +277,7 @@ def test_unreadable_entries_are_skipped_and_dropped_by_pop(memory: Memory) -> No
                       metadata={"openai_agents": {"session_id": "only-corrupt"}})
     assert asyncio.run(only.pop_item()) is None
     assert asyncio.run(only.get_items()) == []
-    assert only.memory.list_entries().entries == ()
+    assert only.memory.list_entries(tags=[only.tag]).entries == ()
 
 
 def test_session_settings_as_the_sdk_takes_them(memory: Memory) -> None:
