@@ -152,9 +152,10 @@ class TulvingClient:
                      include_archived: bool = False) -> EntryPage:
         """``GET /v1/entries``: every visible memory, oldest first, ``limit`` at a time;
         pass ``next_cursor`` back for the next page (None: no more)."""
-        filters = {"types": types, "tags": tags, "scope": scope, "since": since,
-                   "until": until, "include_archived": include_archived}
-        return self._do(self._shape.list_entries(limit, cursor, filters))  # type: ignore[no-any-return]
+        page: EntryPage = self._do(self._shape.list_entries(limit, cursor, dict(
+            types=types, tags=tags, scope=scope, since=since, until=until,
+            include_archived=include_archived)))
+        return page
 
     def start_session(self, goal: str | None = None) -> dict[str, Any]:
         """``POST /v1/sessions/start``: a working session (``id``, ``goal``, ``started_at``)."""
@@ -370,9 +371,10 @@ class AsyncTulvingClient:
                      include_archived: bool = False) -> EntryPage:
         """``GET /v1/entries``: every visible memory, oldest first, ``limit`` at a time;
         pass ``next_cursor`` back for the next page (None: no more)."""
-        filters = {"types": types, "tags": tags, "scope": scope, "since": since,
-                   "until": until, "include_archived": include_archived}
-        return await self._do(self._shape.list_entries(limit, cursor, filters))  # type: ignore[no-any-return]
+        page: EntryPage = await self._do(self._shape.list_entries(limit, cursor, dict(
+            types=types, tags=tags, scope=scope, since=since, until=until,
+            include_archived=include_archived)))
+        return page
 
     async def start_session(self, goal: str | None = None) -> dict[str, Any]:
         """``POST /v1/sessions/start``: a working session (``id``, ``goal``, ``started_at``)."""
