@@ -72,12 +72,13 @@ class Case:
     answer: str
     text: str
     label: str
+    batch: str = ""
 
 
 def written_cases(path: Path = WRITTEN) -> list[Case]:
     data = json.loads(path.read_text(encoding="utf-8"))
     return [Case("written", q["half"], q["kind"], q["question"], q["answer"],
-                 f"[2024-03-02] assistant: {m['text']}", f"{m['id']}/{i}")
+                 f"[2024-03-02] assistant: {m['text']}", f"{m['id']}/{i}", m["batch"])
             for m in data["memories"] for i, q in enumerate(m["questions"])]
 
 
@@ -167,7 +168,10 @@ def evaluate(cases: Sequence[Case], chooser: Chooser) -> dict[str, Any]:
         took.append(time.perf_counter() - started)
         ok = kept(case, shown)
         for group in (f"{case.source} all", f"{case.source} {case.half}",
-                      f"{case.source} {case.kind}"):
+                      f"{case.source} {case.kind}",
+                      f"{case.source} {case.batch} batch" if case.batch else ""):
+            if not group:
+                continue
             groups.setdefault(group, []).append(ok)
         if not ok:
             failures.append(case.label)

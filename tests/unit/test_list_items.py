@@ -80,3 +80,14 @@ def test_two_colon_lines_are_prose_not_a_list() -> None:
 def test_prose_without_lists() -> None:
     assert text_lists("Just a paragraph. Another sentence.\n\nA second paragraph.") == []
     assert text_lists("") == []
+
+
+def test_heading_items_hold_the_lists_and_paragraphs_under_them() -> None:
+    text = ("Your trip:\n\n### Day 1: the old town\n- the castle\n- the market\n\n"
+            "### Day 2: the coast\n- a boat trip\n\nSome advice.\n\n## Budget\nCheap.")
+    lists = text_lists(text)
+    assert lists[0].kind == "label:day"
+    (item, _), = items_at(lists, 2, "day")
+    assert text[item.start:item.end] == "### Day 2: the coast\n- a boat trip\n\nSome advice."
+    (first, _), = items_at(lists, 1, "day")
+    assert "the market" in text[first.start:first.end]

@@ -11,7 +11,9 @@ Rules (plain string work, one pass over the lines):
   after it ("Monday: ..."); markdown emphasis and heading marks around the marker are
   ignored;
 - it runs until the next item of its list or of an outer one, or until a blank line
-  followed by an unindented line that is not an item (the paragraph after the list);
+  followed by an unindented line that is not an item (the paragraph after the list); an
+  item that is a markdown heading ("### Day 3: ...") runs until the next heading, so the
+  bullets and paragraphs under it are its body;
 - a list is a run of items with the same marker kind and indentation; a numbered list
   also ends where its numbers start again (a second list under another heading);
 - a run of "Label: text" lines counts as a list only from three lines on (two such lines
@@ -68,6 +70,7 @@ class _Line:
     indent: int
     kind: str | None  # "number", "label:<word>", "bullet:<mark>", "colon", or None
     number: int | None
+    heading: bool = False  # a markdown heading ("### Day 3: ...")
 
 
 def _lines(text: str) -> list[_Line]:
@@ -88,7 +91,8 @@ def _lines(text: str) -> list[_Line]:
             kind = f"bullet:{found.group(2)}"
         elif _COLON.match(raw) is not None:
             kind = "colon"
-        out.append(_Line(start + indent, end, indent, kind, number))
+        out.append(_Line(start + indent, end, indent, kind, number,
+                         stripped.startswith("#")))
     return out
 
 
@@ -119,10 +123,14 @@ def text_lists(text: str) -> list[TextList]:
         open_items, current = [], None
 
     blank_before = False
+    headings = False  # the open list's items are markdown headings
     for index, line in enumerate(lines):
         blank = line.end <= line.start
         if blank:
             blank_before = True
+            continue
+        if headings and current is not None and not line.heading:
+            open_items[-1] = (open_items[-1][0], index)  # a heading item's body
             continue
         if current is not None and line.kind is not None and line.indent <= current[1]:
             same = (line.kind, line.indent) == current and not (
@@ -145,6 +153,7 @@ def text_lists(text: str) -> list[TextList]:
         if current is None and line.kind is not None:
             current = (line.kind, line.indent)
             open_items, first_line = [(line, index)], index
+            headings = line.heading
         blank_before = False
     close()
     return lists

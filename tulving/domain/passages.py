@@ -44,8 +44,10 @@ from tulving.domain.errors import ValidationError
 from tulving.domain.list_items import ListItem, TextList, items_at, text_lists
 from tulving.domain.question_parts import QuestionParts, question_parts
 
-#: A sentence: up to and including its end mark(s) or a line break.
-_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+[\"')\]]*|\n+|$)")
+#: A sentence: up to and including its end mark(s) or a line break. An end mark ends a
+#: sentence only before a space, a closing quote or bracket, or the end: "0.2 percent",
+#: "e.g., ambient" and "Levels.fyi" stay whole.
+_SENTENCE = re.compile(r"(?:[^.!?\n]+|[.!?]+(?![\s\"')\]]|$))*(?:[.!?]+[\"')\]]*|\n+|$)")
 ELLIPSIS = "…"
 Span = tuple[int, int]
 
@@ -200,7 +202,9 @@ class _Scorer:
                         score += weight[word]
                 last += 1
             if last > first:
-                out.append((score, (start, min(spans[last - 1][1], top))))
+                # rounded: a sum kept by adding and taking away drifts in the last bits,
+                # and equal scores must tie (the earlier passage wins a tie)
+                out.append((round(score, 9), (start, min(spans[last - 1][1], top))))
                 score = self._leave(found[first], counts, score)
             else:  # one sentence longer than max_chars: cut
                 own = sum(weight[w] for w in found[first])

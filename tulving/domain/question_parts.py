@@ -42,8 +42,10 @@ _NUMBER_WORDS = {
 #: The position of a list's last item.
 LAST = LAST_ITEM
 _ORD = (r"(?P<ord>" + "|".join(_ORDINAL_WORDS) + r"|\d{1,3}(?:st|nd|rd|th)|last|final)")
-#: "the fifth one", "your 27th", "that last tip"; not "my first year" nor "the March 15th".
-_ORDINAL = re.compile(r"\b(?:the|that|your|this)\s+(?:very\s+)?" + _ORD + r"\b", re.IGNORECASE)
+#: "the fifth one", "your 27th", "that last tip"; not "my first year", "the March 15th"
+#: nor "the first-night bag".
+_ORDINAL = re.compile(r"\b(?:the|that|your|this)\s+(?:very\s+)?" + _ORD + r"\b(?!-)",
+                      re.IGNORECASE)
 #: "number 8", "#3", "no. 4".
 _NUMBERED = re.compile(r"(?:\bnumber\s+|#|\bno\.\s*)(?P<num>\d{1,3}|"
                        + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
