@@ -24,7 +24,8 @@ answer, by half and by kind. ``--window-vectors`` adds rows where the local mode
 window vectors (256-token windows, as ingest reads a long text) give a second opinion:
 the passage is chosen inside the window closest to the question ("window only") or
 passages in it weigh more ("window x2"); the library does not store window vectors, so
-these rows say whether storing them would pay. The time per excerpt is printed per row.
+these rows say whether storing them would pay. The time per excerpt is printed per row,
+beside the module as it was before issue 47 (``_passages_before.py``) in the same run.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _passages_before
+
+from tulving.domain.lexical import query_terms
 from tulving.domain.passages import DEFAULT_CHOICE, PLAIN, PassageChoice, excerpt
 from tulving.domain.question_parts import question_parts
 
@@ -52,7 +56,7 @@ EXCERPT_CHARS = 400
 MIN_TOKENS = 128
 
 ROWS: dict[str, PassageChoice] = {
-    "plain (before issue 47)": PLAIN,
+    "plain (every word alike)": PLAIN,
     "default": DEFAULT_CHOICE,
     "- opening discount": attrs.evolve(DEFAULT_CHOICE, opening_weight=1.0),
     "- preamble discount": attrs.evolve(DEFAULT_CHOICE, preamble_weight=1.0),
@@ -118,6 +122,13 @@ Chooser = Callable[[Case], str]
 def plain_chooser(choice: PassageChoice) -> Chooser:
     return lambda case: excerpt(case.text, question_parts(case.question), EXCERPT_CHARS,
                                 choice=choice)
+
+
+def before_chooser() -> Chooser:
+    """The module as it was on main before issue 47, with the terms the curator gave it
+    (timed in the same run; its choices should match the plain row's)."""
+    return lambda case: _passages_before.excerpt(case.text, query_terms(case.question),
+                                                 EXCERPT_CHARS)
 
 
 def window_choosers() -> dict[str, Chooser]:
@@ -191,7 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = written_cases()
     if args.longmemeval:
         cases += longmemeval_cases(args.longmemeval)
-    choosers: dict[str, Chooser] = {name: plain_chooser(c) for name, c in ROWS.items()}
+    choosers: dict[str, Chooser] = {"main before issue 47 (its module)": before_chooser()}
+    choosers.update({name: plain_chooser(c) for name, c in ROWS.items()})
     if args.window_vectors:
         choosers.update(window_choosers())
     report = {name: evaluate(cases, chooser) for name, chooser in choosers.items()}
