@@ -1,6 +1,7 @@
 """Passage choice before issue 47, kept importable for benchmarks/excerpts.py only: the
 module ``tulving/domain/passages.py`` as it stood on main (faf4ddf), copied verbatim but
-for this docstring, so the benchmark times both in one run and checks the plain row."""
+for this docstring and ``stem`` (imported: unchanged), so the benchmark times both in one
+run and checks the plain row."""
 # ruff: noqa
 # fmt: off
 
@@ -16,23 +17,13 @@ _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+[\"')\]]*|\n+|$)")
 ELLIPSIS = "…"
 
 
-def stem(word: str) -> str:
-    """A crude English stem (plural, past and gerund endings off), enough to match a
-    query's "recommendations" with a passage's "recommend" when choosing where to look."""
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+from tulving.domain.passages import stem  # unchanged by issue 47
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each non-blank sentence of ``text``, in order."""
-    spans = []
-    for match in _SENTENCE.finditer(text):
-        start, end = match.span()
-        if end > start and text[start:end].strip():
-            spans.append((start, end))
-    return spans
+    """(start, end) of each non-blank sentence of ``text``, in order (the old end rule)."""
+    return [m.span() for m in _SENTENCE.finditer(text) if m.end() > m.start()
+            and text[m.start():m.end()].strip()]
 
 
 def _matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
