@@ -43,7 +43,7 @@ VARIANTS: dict[str, Callable[[], Variant]] = {
         passages=attrs.evolve(DEFAULT_CHOICE, opening_weight=1.0)),
     "excerpts - preamble discount": _curation(
         passages=attrs.evolve(DEFAULT_CHOICE, preamble_weight=1.0)),
-    "excerpts - focus words": _curation(passages=attrs.evolve(DEFAULT_CHOICE, focus_weight=1.0)),
+    "excerpts + focus words": _curation(passages=attrs.evolve(DEFAULT_CHOICE, focus_weight=2.0)),
     "excerpts - list items": _curation(passages=attrs.evolve(DEFAULT_CHOICE, lists=False)),
     "excerpts - two passages": _curation(passages=attrs.evolve(DEFAULT_CHOICE, spread=2.0)),
     "mmr 0.9": _search(mmr=0.9),

@@ -60,7 +60,7 @@ ROWS: dict[str, PassageChoice] = {
     "default": DEFAULT_CHOICE,
     "- opening discount": attrs.evolve(DEFAULT_CHOICE, opening_weight=1.0),
     "- preamble discount": attrs.evolve(DEFAULT_CHOICE, preamble_weight=1.0),
-    "- focus words": attrs.evolve(DEFAULT_CHOICE, focus_weight=1.0),
+    "+ focus words (x2)": attrs.evolve(DEFAULT_CHOICE, focus_weight=2.0),
     "- list items": attrs.evolve(DEFAULT_CHOICE, lists=False),
     "- two passages when unsure": attrs.evolve(DEFAULT_CHOICE, spread=2.0),
     "plain + list items": attrs.evolve(PLAIN, lists=True),

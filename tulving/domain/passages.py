@@ -16,8 +16,9 @@ question (:class:`PassageChoice`, with :mod:`tulving.domain.question_parts`):
 - words the memory's **opening** holds weigh less: a long answer opens by restating
   its topic, and so does a question about it ("going back to our conversation about X");
   those shared words would otherwise pull every excerpt to the opening;
-- words only the question's **preamble** holds (the restated topic) weigh less, and the
-  **focus** words right after its wh-word ("which *headphones*") weigh more;
+- words only the question's **preamble** holds (the restated topic) weigh less (the
+  **focus** words right after its wh-word, "which *headphones*", may weigh more; measured
+  and not kept, see ``PassageChoice.focus_weight``);
 - an **ordinal** ("the fifth one", "number 8", "day 5", "the last tip") picks that item
   of the memory's lists (:mod:`tulving.domain.list_items`; among several lists, the one
   whose item and lead-in line hold the most of the query's words);
@@ -62,8 +63,11 @@ class PassageChoice:
     """Weight of a query word the memory's opening (its first ``opening_chars``) holds."""
     preamble_weight: float = 0.5
     """Weight of a query word that only the question's preamble holds."""
-    focus_weight: float = 2.0
-    """Weight of a focus word of the question (after its wh-word)."""
+    focus_weight: float = 1.0
+    """Weight of a focus word of the question (after its wh-word). Off (1.0): at 2.0 it
+    changed no excerpt of the written set or of LongMemEval_S dev (``benchmarks/
+    excerpts.py``, row "+ focus words"), so it is not kept; the focus stays a feature of
+    :class:`~tulving.domain.question_parts.QuestionParts` for rankers that may use it."""
     lists: bool = True
     """Whether an ordinal in the question picks the item of a list."""
     spread: float = 0.8
