@@ -154,3 +154,30 @@ def test_passage_choice_weights_must_be_positive() -> None:
 def test_an_excerpt_of_an_empty_or_unmatched_text_is_its_opening() -> None:
     assert excerpt("", question_parts("anything"), 50) == ""
     assert excerpt("Short text.", "which tyres?", 50) == "Short text."
+
+
+# -- any text, any question: passages stay inside the text and within their length --
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = ["1. ", "2) ", "- ", "* ", "### Day 3: ", "Monday: ", "\n", "\n\n", ". ", "? ",
+           "e.g., ", "0.2 ", "the fifth one", "alpha", "beta", "数据", "🦜", "   "]
+_TEXTS = st.one_of(st.text(max_size=600),
+                   st.lists(st.sampled_from(_PIECES), max_size=120).map("".join))
+_QUESTIONS = st.one_of(st.text(max_size=120),
+                       st.lists(st.sampled_from(_PIECES + ["what was", "which", "day 5",
+                                                          "number 2", "the last"]),
+                                max_size=20).map(" ".join))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS, _QUESTIONS, st.integers(1, 500))
+def test_passages_are_inside_the_text_and_no_longer_than_asked(
+        text: str, question: str, max_chars: int) -> None:
+    spans = passage_spans(text, question_parts(question), max_chars)
+    assert 1 <= len(spans) <= 2
+    assert all(0 <= start <= end <= len(text) for start, end in spans)
+    assert sum(end - start for start, end in spans) <= max_chars
+    assert spans == sorted(spans)
+    shown = excerpt(text, question, max_chars)
+    assert len(shown) <= max_chars + len(" ".join(text.split()[:8])) + 8
