@@ -165,8 +165,8 @@ _PIECES = ["1. ", "2) ", "- ", "* ", "### Day 3: ", "Monday: ", "\n", "\n\n", ".
 _TEXTS = st.one_of(st.text(max_size=600),
                    st.lists(st.sampled_from(_PIECES), max_size=120).map("".join))
 _QUESTIONS = st.one_of(st.text(max_size=120),
-                       st.lists(st.sampled_from(_PIECES + ["what was", "which", "day 5",
-                                                          "number 2", "the last"]),
+                       st.lists(st.sampled_from([*_PIECES, "what was", "which", "day 5",
+                                                 "number 2", "the last"]),
                                 max_size=20).map(" ".join))
 
 
