@@ -30,10 +30,10 @@ from tulving.domain.curation_report import explain as explain_packing
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.injection import is_curatable
-from tulving.domain.lexical import query_terms
 from tulving.domain.packing import Packed, pack, render_full_line
 from tulving.domain.passages import excerpt
 from tulving.domain.query import EntryFilter, ScoredId
+from tulving.domain.question_parts import question_parts
 from tulving.domain.ranking import Candidate, RankingWeights, rank, spread_events
 from tulving.domain.redaction import (
     shown_content,
@@ -170,10 +170,11 @@ class Curator:
         opts = self.options
         if opts.session_decay < 1.0:
             ranked = spread_events(ranked, opts.session_decay)
-        terms = query_terms(query)
+        asked = question_parts(query)
         packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
                       header="## Memory", now=now, clean=shown_text,
-                      excerpt=(lambda text: excerpt(text, terms, opts.excerpt_chars))
+                      excerpt=(lambda text: excerpt(text, asked, opts.excerpt_chars,
+                                                    choice=opts.passages))
                       if opts.excerpts else None,
                       excerpt_share=opts.excerpt_share,
                       duplicate_threshold=opts.duplicate_threshold)
