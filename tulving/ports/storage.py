@@ -541,6 +541,38 @@ class VectorChangeLog(Protocol):
         ...
 
 
+@runtime_checkable
+class ReadTransactions(Protocol):
+    """Optional (looked up with ``isinstance``): the reads of one request in one
+    transaction of the store, instead of one per statement (a server over PostgreSQL
+    pays for each transaction in round trips and in the database's CPU).
+
+    Inside ``reading()``, storage calls made on this thread read in one transaction on
+    one connection, begun at the first read; a ``transaction()`` begun inside it ends
+    the read transaction first and runs as usual (a write never joins a read), and
+    reads after it begin another. Each statement reads what was committed when it began,
+    as outside the scope, so nothing is decided from an older state than without it.
+    Nested scopes (and scopes inside a transaction) join the outer one.
+    """
+
+    def reading(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
+class TokenSessions(Protocol):
+    """Optional: the token lookup every request of the HTTP doors makes anyway, answering
+    also with the open sessions of the agent the request acts as, so the session lookup
+    each call needs costs no read of its own."""
+
+    def token_with_sessions(self, token_id: str, agent_id: str
+                            ) -> tuple[TokenRecord | None, list[SessionRecord]]:
+        """The live token ``token_id`` (None when missing or revoked, then no sessions) and
+        the open sessions of its bound agent, else of ``agent_id``, in its tenant (as
+        ``Identity(agent, token.user_id, token.workspace_id).tenant`` names it), oldest
+        first: what ``get_token`` and ``open_sessions`` answer, read together."""
+        ...
+
+
 def iter_batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     """``items`` in lists of at most ``size`` (the last one shorter), for batched writes."""
     batch: list[Any] = []

@@ -107,8 +107,8 @@ class Writer:
                 # Still under the lock: the next writer's near-duplicate check must find
                 # these vectors in an index this process keeps (storage already has them).
                 self._update_index(written, plan, lost)
-        if getattr(ctx.vectors, "in_store", False):  # indexed by the commit already
-            self._update_index(written, plan, lost)
+        # An index inside the store (pgvector) was changed by the commit itself: the
+        # vectors written are indexed, the superseded ones un-flagged; nothing to add.
         return outcomes
 
     def _update_index(self, written: Sequence[WriteOutcome], plan: WritePlan,

@@ -31,13 +31,13 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
 
     async def act(request: Request, named: Named, fn: Callable[[Any], dict[str, Any]], *,
                   write: bool = False) -> dict[str, Any]:
-        token = tenancy.verify(request.headers.get("authorization"))
-        caller = await tenancy.run(tenancy.caller, token, named)
-        if write:
-            caller.check_writable()
+        authorization = request.headers.get("authorization")
+        if not authorization or not authorization.lower().startswith("bearer "):
+            tenancy.verify(authorization)  # 401 at once, no thread, no store
         try:
             with anyio.fail_after(timeout):
-                result = await tenancy.run(fn, caller.memory)
+                # the token, the caller's view and the call: one read scope of the store
+                result = await tenancy.run(tenancy.serve, authorization, named, fn, write)
         except TimeoutError as exc:
             raise HTTPError(503, "Timeout", f"the call took over {timeout} s") from exc
         return {"schema_version": version, **result}

@@ -400,6 +400,27 @@ class RecordMixin(PgConnections):
         return _token(row) if row else None
 
     @translate_errors
+    def token_with_sessions(self, token_id: str, agent_id: str
+                            ) -> tuple[TokenRecord | None, list[SessionRecord]]:
+        """``TokenSessions``: the token and its agent's open sessions in one statement
+        (the tenant spelt as ``Identity.tenant`` spells it: user, unit separator,
+        workspace)."""
+        picked = ", ".join(f"s.{c} AS s_{c}" for c in _SESSION_COLUMNS)
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT t.*, {picked} FROM tokens t LEFT JOIN sessions s "
+                "ON s.agent_id = COALESCE(t.agent_id, %s) AND s.ended_at IS NULL "
+                "AND s.tenant = COALESCE(t.user_id, '') || chr(31) || "
+                "COALESCE(t.workspace_id, '') "
+                "WHERE t.id = %s AND t.revoked_at IS NULL ORDER BY s.started_at, s.id",
+                (agent_id, token_id)).fetchall()
+        if not rows:
+            return None, []
+        sessions = [SessionRecord(**{c: row[f"s_{c}"] for c in _SESSION_COLUMNS})
+                    for row in rows if row["s_id"] is not None]
+        return _token(rows[0]), sessions
+
+    @translate_errors
     def live_tokens(self) -> list[TokenRecord]:
         with self._read() as conn:
             rows = conn.execute("SELECT * FROM tokens WHERE revoked_at IS NULL "
