@@ -276,6 +276,18 @@ class PgConnections:
         with self.pool.connection() as conn:
             yield conn
 
+    @contextmanager
+    def _own_connection(self) -> Iterator[Conn]:
+        """An idle connection for work that runs its own transaction: the request's kept
+        one (its read transaction ended first), else one from the pool."""
+        reader = self._reader()
+        if reader is not None:
+            _end_read(reader)
+            yield reader
+            return
+        with self.pool.connection() as conn:
+            yield conn
+
     def _atomic(self, work: Callable[[Conn], T]) -> T:
         """Run ``work`` in a transaction: the caller's if there is one, else a fresh one,
         retried on deadlock or serialisation failure."""

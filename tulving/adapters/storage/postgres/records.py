@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tulving.adapters.storage.postgres.connection import Conn, PgConnections, translate_errors
-from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.errors import StorageError
 from tulving.domain.records import (
     AuditDraft,
@@ -111,6 +110,51 @@ def _token(row: Mapping[str, Any]) -> TokenRecord:
     return TokenRecord(**{c: row[c] for c in _TOKEN_COLUMNS})
 
 
+#: Extend the tenants' audit chains (see ``audit_params``).
+APPEND_AUDIT = (
+    "SELECT r_seq, r_prev, r_hash FROM tulving_append_audit(%s::text[], %s::timestamptz[], "
+    "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])")
+#: The tenant's write lock, then its count of writing transactions bumped and set for the
+#: transaction (the triggers of migration 5 mark the rows it writes with it in
+#: ``entry_writes``); answers the moment the lock was taken, by the server's clock.
+LOCK_TENANT = (
+    "WITH locked AS (SELECT pg_advisory_xact_lock(" + TENANT_LOCK.format("%s")
+    + ")), counted AS (INSERT INTO tenant_writes (tenant, seq) "
+    "SELECT %s, 1 FROM locked ON CONFLICT (tenant) DO UPDATE "
+    "SET seq = tenant_writes.seq + 1 RETURNING seq) "
+    "SELECT set_config('tulving.write_seq', seq::text, true), clock_timestamp() AS at "
+    "FROM counted")
+
+AuditRow = tuple[datetime, dict[str, Any]]
+
+
+def audit_params(drafts: Sequence[AuditDraft]) -> tuple[tuple[Any, ...], list[AuditRow]]:
+    """``APPEND_AUDIT``'s parameters, and each record's time and details as hashed.
+    ``record_hash`` hashes the JSON list [prev, seq, tenant, at, ...]: the function writes
+    the first two and appends the rest of the list, made here."""
+    rows: list[AuditRow] = []
+    rests: list[str] = []
+    for d in drafts:
+        at = d.at.astimezone(UTC)
+        details = json.loads(json.dumps(dict(d.details), sort_keys=True, default=str))
+        rests.append(json.dumps([d.tenant, at.isoformat(), d.actor, d.action, d.entry_id,
+                                 d.input_hash, details], sort_keys=True,
+                                separators=(",", ":"), default=str)[1:])
+        rows.append((at, details))
+    params = ([d.tenant for d in drafts], [at for at, _ in rows], [d.actor for d in drafts],
+              [d.action for d in drafts], [d.entry_id for d in drafts],
+              [d.input_hash for d in drafts],
+              [json.dumps(details, sort_keys=True) for _, details in rows], rests)
+    return params, rows
+
+
+def audit_records_of(drafts: Sequence[AuditDraft], rows: Sequence[AuditRow],
+                     found: Sequence[Mapping[str, Any]]) -> list[AuditRecord]:
+    return [AuditRecord(int(f["r_seq"]), d.tenant, at, d.actor, d.action, d.entry_id,
+                        d.input_hash, details, f["r_prev"], f["r_hash"])
+            for d, (at, details), f in zip(drafts, rows, found, strict=True)]
+
+
 class RecordMixin(PgConnections):
     # -- meta ------------------------------------------------------------------------
 
@@ -163,70 +207,14 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def append_audit(self, drafts: Sequence[AuditDraft]) -> list[AuditRecord]:
+        """One statement (``tulving_append_audit``, migration 5): the tenants' locks in
+        sorted order, each chain's head, the records hashed and inserted in order."""
         if not drafts:
             return []
+        params, rows = audit_params(drafts)
 
         def work(conn: Conn) -> list[AuditRecord]:
-            tenants = sorted({d.tenant for d in drafts})
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(h) FROM (SELECT "
-                + TENANT_LOCK.format("t")
-                + " AS h FROM unnest(%s::text[]) AS u(t)) s ORDER BY h",
-                (tenants,),
-            ).fetchall()
-            heads: dict[str, str] = {}
-            for tenant in tenants:
-                row = conn.execute(
-                    "SELECT hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
-                    (tenant,),
-                ).fetchone()
-                heads[tenant] = row["hash"] if row else GENESIS
-            out: list[AuditRecord] = []
-            for d in drafts:
-                seq_row = conn.execute(
-                    "SELECT nextval(pg_get_serial_sequence('audit_log', 'seq')) AS seq"
-                ).fetchone()
-                assert seq_row is not None
-                seq = int(seq_row["seq"])
-                at = d.at.astimezone(UTC)
-                details = json.loads(json.dumps(dict(d.details), sort_keys=True, default=str))
-                prev = heads[d.tenant]
-                digest = record_hash(
-                    prev, seq, d.tenant, at, d.actor, d.action, d.entry_id, d.input_hash, details
-                )
-                conn.execute(
-                    "INSERT INTO audit_log (seq, tenant, at, actor, action, entry_id, "
-                    "input_hash, details, prev_hash, hash) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        seq,
-                        d.tenant,
-                        at,
-                        d.actor,
-                        d.action,
-                        d.entry_id,
-                        d.input_hash,
-                        json.dumps(details, sort_keys=True),
-                        prev,
-                        digest,
-                    ),
-                )
-                heads[d.tenant] = digest
-                out.append(
-                    AuditRecord(
-                        seq,
-                        d.tenant,
-                        at,
-                        d.actor,
-                        d.action,
-                        d.entry_id,
-                        d.input_hash,
-                        details,
-                        prev,
-                        digest,
-                    )
-                )
-            return out
+            return audit_records_of(drafts, rows, conn.execute(APPEND_AUDIT, params).fetchall())
 
         return self._atomic(work)
 
@@ -305,9 +293,20 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def lock_tenant_writes(self, tenant: str) -> None:
+        """The tenant's advisory lock, then (same statement) its count of writing
+        transactions bumped and set for this transaction, so the rows it writes carry it
+        (``entry_writes``, see ``write_mark``). The count's row is only ever locked by the
+        holder of the advisory lock, so it is never waited for."""
         conn = self._in_transaction("lock_tenant_writes")
-        conn.execute("SELECT pg_advisory_xact_lock(" + TENANT_LOCK.format("%s") + ")",
-                     (tenant,)).fetchall()
+        conn.execute(LOCK_TENANT, (tenant, tenant)).fetchall()
+
+    @translate_errors
+    def write_mark(self, tenant: str) -> int:
+        """``WriteMarks``: how many writing transactions of ``tenant`` have committed."""
+        with self._read() as conn:
+            row = conn.execute("SELECT seq FROM tenant_writes WHERE tenant = %s",
+                               (tenant,)).fetchone()
+        return int(row["seq"]) if row else 0
 
     @translate_errors
     def open_session(self, session: SessionRecord) -> SessionRecord:
