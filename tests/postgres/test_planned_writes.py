@@ -169,3 +169,18 @@ def test_an_unrelated_write_meanwhile_does_not_outdate_the_plan(
     assert refused == []  # committed as planned, in one message
     assert len(rows(pg_url, pg_schema, "SELECT id FROM entries WHERE archived_at IS NULL")) == 2
     assert mine.verify_audit()["ok"]
+
+
+def test_writes_inside_a_writing_transaction_decide_under_its_lock(memories: Any) -> None:
+    """``remember`` writes its entries inside the transaction that takes its job, and
+    ``correct`` inside its own: no planning ahead there (the lock is held already)."""
+    memory = memories()
+    entries = memory.remember("User: the deploy window for team alpha is 12 minutes.",
+                              idempotency_key="k1")
+    assert entries
+    again = memory.remember("User: the deploy window for team alpha is 12 minutes.",
+                            idempotency_key="k1")
+    assert {e.id for e in again} == {e.id for e in entries}
+    fixed = memory.correct(entries[0].id, "the deploy window for team alpha is 15 minutes")
+    assert fixed.content.endswith("15 minutes")
+    assert memory.verify_audit()["ok"]

@@ -616,6 +616,11 @@ class WriteMarks(Protocol):
         """How many writing transactions of ``tenant`` have committed (0: none)."""
         ...
 
+    def plans_ahead(self) -> bool:
+        """Whether a write made now on this thread may be planned before the lock: False
+        inside a transaction (the write joins it and decides under the lock it holds)."""
+        ...
+
     def commit_planned(self, check: PlanCheck, supersede: Sequence[Supersession],
                        flags: Mapping[str, Sequence[str]],
                        inserts: Sequence[tuple[MemoryEntry, Vectors | None]],
@@ -627,7 +632,8 @@ class WriteMarks(Protocol):
         records. None, with nothing written, when the check fails: a candidate the plan
         read changed or is gone since ``check.mark``, or an entry of ``check.partitions``
         written since has one of ``check.hashes``, states one of ``check.facts``, or lies
-        within cosine ``check.near`` of one of ``check.vectors``."""
+        within cosine ``check.near`` of one of ``check.vectors``. Also None, with
+        nothing written, inside a transaction (``plans_ahead`` is False there)."""
         ...
 
     def written_since(self, mark: int, partitions: Sequence[str], ids: Sequence[str] = ()

@@ -90,7 +90,8 @@ class Writer:
             vectors = [matrix[i] for i in range(len(entries))]
         planned = None
         earlier: list[AuditDraft] = []  # read records a failed planned commit took
-        if isinstance(ctx.storage, WriteMarks):  # plan now, check under the lock
+        if isinstance(ctx.storage, WriteMarks) and ctx.storage.plans_ahead():
+            # plan now, check under the lock (write_plans)
             planned = PlannedReads(ctx, ctx.storage)
             planned.prefetch(entries, vectors, dedup)
             done, earlier = self._commit_planned(ctx.storage, planned, batch, entries,

@@ -71,6 +71,10 @@ def _vector_text(vector: Vectors) -> str:
 
 
 class PlannedMixin(EntryMixin, RecordMixin):
+    def plans_ahead(self) -> bool:
+        """``WriteMarks``: not inside a transaction (see ``commit_planned``)."""
+        return self._outer() is None
+
     @translate_errors
     def commit_planned(self, check: PlanCheck, supersede: Sequence[Supersession],
                        flags: Mapping[str, Sequence[str]],
@@ -79,8 +83,8 @@ class PlannedMixin(EntryMixin, RecordMixin):
         """``WriteMarks.commit_planned`` in one message (see the module doc)."""
         if any(e.key is not None for e, _ in inserts):
             raise StorageError("commit_planned writes no keyed entry (write_many does)")
-        if self._outer() is not None:
-            raise StorageError("commit_planned runs its own transaction, not inside one")
+        if not self.plans_ahead():
+            return None  # inside a transaction: decided under the lock it holds
         vectors = [(e.id, as_vector(v)) for e, v in inserts if v is not None]
         if vectors:
             self._prepare_vectors(vectors)
