@@ -26,7 +26,8 @@ _held: list[tuple[float, float]] = []  # (epoch when taken, seconds held)
 _acquired = threading.local()
 
 
-def install(out: str) -> None:
+def patch(held: list[tuple[float, float]]) -> None:
+    """Time every write's hold of its tenant lock into ``held`` (epoch taken, seconds)."""
     from tulving.adapters.storage.postgres.store import PostgresStorage
     from tulving.application.writing import writer as writer_module
 
@@ -50,21 +51,27 @@ def install(out: str) -> None:
             _acquired.depth -= 1
             at = getattr(_acquired, "at", None)
             if outer and at is not None:
-                _held.append((_acquired.epoch, time.perf_counter() - at))
+                held.append((_acquired.epoch, time.perf_counter() - at))
                 _acquired.at = None
 
-    plain_commit = PostgresStorage.commit_planned
+    plain_commit = getattr(PostgresStorage, "commit_planned", None)  # None: before issue 44
 
     def commit_planned(self: Any, *args: Any, **kwargs: Any) -> Any:
         began = time.time()
+        assert plain_commit is not None
         done = plain_commit(self, *args, **kwargs)
         if done is not None:  # held as the server measured it: no round trip inside
-            _held.append((began, done.held))
+            held.append((began, done.held))
         return done
 
     PostgresStorage.lock_tenant_writes = lock_tenant_writes  # type: ignore[method-assign]
-    PostgresStorage.commit_planned = commit_planned  # type: ignore[method-assign]
+    if plain_commit is not None:
+        PostgresStorage.commit_planned = commit_planned  # type: ignore[method-assign]
     writer_module.writing = writing  # type: ignore[assignment]
+
+
+def install(out: str) -> None:
+    patch(_held)
 
     def dump() -> None:
         with open(out, "w", encoding="utf-8") as handle:

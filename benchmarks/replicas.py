@@ -230,24 +230,12 @@ async def load(urls: list[str], token: str, clients: int, total: int, queries: l
 def in_process(memory: Memory, total: int, queries: list[str], texts: list[str]
                ) -> dict[str, float]:
     """The same mix on one Memory, one caller: the cost of the calls without HTTP, and how
-    long a write holds its tenant's write lock (the writing transaction, timed around
-    ``plumbing.write_order.writing``): what bounds one tenant's writes, however many
-    replicas there are."""
-    import contextlib
+    long a write holds its tenant's write lock (timed as in the replicas, ``_lock_hold``):
+    what bounds one tenant's writes, however many replicas there are."""
+    from _lock_hold import patch
 
-    from tulving.application.writing import writer as writer_module
-
-    held: list[float] = []
-    plain = writer_module.writing
-
-    @contextlib.contextmanager
-    def timed(ctx: Any) -> Any:
-        began = time.perf_counter()
-        with plain(ctx):
-            yield
-        held.append(time.perf_counter() - began)
-
-    writer_module.writing = timed  # type: ignore[assignment]
+    held: list[tuple[float, float]] = []
+    patch(held)
     reads: list[float] = []
     writes: list[float] = []
     began_all = time.perf_counter()
@@ -260,9 +248,9 @@ def in_process(memory: Memory, total: int, queries: list[str], texts: list[str]
             memory.search(queries[i % len(queries)], 10)
             reads.append(time.perf_counter() - began)
     rate = total / (time.perf_counter() - began_all)
-    writer_module.writing = plain  # type: ignore[assignment]
+    holds = [h for _, h in held]
     return {"rate": rate, "read_p50": pct(reads, .5), "write_p50": pct(writes, .5),
-            "lock_p50": pct(held, .5), "lock_p95": pct(held, .95)}
+            "lock_p50": pct(holds, .5), "lock_p95": pct(holds, .95)}
 
 
 def raw_sql(url: str, schema: str, total: int) -> dict[str, float]:

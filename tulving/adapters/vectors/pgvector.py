@@ -137,7 +137,7 @@ class PgVectorIndex:
         gone = sorted({i for i in ids if isinstance(i, str)})
         if not gone:
             return
-        with self._storage._read() as conn:
+        with self._storage._autocommit() as conn:
             conn.execute(
                 "UPDATE embeddings SET indexed = FALSE WHERE indexed AND entry_id = ANY(%s)",
                 (gone,),

@@ -10,7 +10,9 @@ caller's transaction the caller owns the retry decision).
 thread for a whole request: its reads share one read transaction, begun at the first
 read and committed when a write transaction begins on that connection or the scope ends,
 so a request costs one transaction (and one pool checkout) however many statements it
-reads with, not one per statement. Each statement still reads what was committed when it
+reads with, not one per statement. A write never joins it: one-statement writes go
+through ``_autocommit`` (committed at once, as outside the scope), others through
+``_atomic`` or ``transaction()``. Each statement still reads what was committed when it
 started (READ COMMITTED, as in autocommit), so a decision made inside a write transaction
 still sees the last writer's commit.
 """
@@ -272,6 +274,23 @@ class PgConnections:
                 if reader.info.transaction_status == TransactionStatus.INERROR:
                     reader.rollback()
                 raise
+            return
+        with self.pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _autocommit(self) -> Iterator[Conn]:
+        """A connection for a write of one statement committed at once (or the caller's
+        transaction): never held in a request's read transaction, where its row locks
+        would wait for the end of the request while this thread waits for other locks."""
+        outer = self._outer()
+        if outer is not None:
+            yield outer
+            return
+        reader = self._reader()
+        if reader is not None:
+            _end_read(reader)  # idle: the statement runs (and commits) on its own
+            yield reader
             return
         with self.pool.connection() as conn:
             yield conn

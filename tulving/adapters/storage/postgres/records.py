@@ -166,7 +166,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def set_meta(self, name: str, value: str) -> None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute(
                 "INSERT INTO meta (name, value) VALUES (%s, %s) "
                 "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
@@ -180,7 +180,7 @@ class RecordMixin(PgConnections):
         cols = ", ".join(_SESSION_COLUMNS)
         values = ", ".join(["%s"] * len(_SESSION_COLUMNS))
         updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in _SESSION_COLUMNS if c != "id")
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute(
                 f"INSERT INTO sessions ({cols}) VALUES ({values}) "
                 f"ON CONFLICT (id) DO UPDATE SET {updates}",
@@ -277,7 +277,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def finish_job(self, job_id: str, *, error: str | None = None) -> None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute(
                 "UPDATE jobs SET status = %s, error = %s, attempts = attempts + 1 WHERE id = %s",
                 ("failed" if error else "done", error, job_id),
@@ -337,7 +337,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def end_session(self, session_id: str, at: datetime, reason: str) -> SessionRecord | None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             row = conn.execute(
                 "UPDATE sessions SET ended_at = %s, end_reason = %s "
                 "WHERE id = %s AND ended_at IS NULL RETURNING *",
@@ -346,13 +346,13 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def set_session_summary(self, session_id: str, summary_id: str | None) -> None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute("UPDATE sessions SET summary_id = %s WHERE id = %s",
                          (summary_id, session_id))
 
     @translate_errors
     def note_session_activity(self, session_id: str, at: datetime) -> None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute(
                 "UPDATE sessions SET last_activity_at = %s WHERE id IN (SELECT id FROM "
                 "sessions WHERE id = %s AND ended_at IS NULL AND last_activity_at < %s "
@@ -360,7 +360,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def claim_job(self, job_id: str, owner: str, until: datetime, now: datetime) -> bool:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             row = conn.execute(
                 "UPDATE jobs SET claimed_by = %s, claimed_until = %s WHERE id = %s "
                 "AND status = 'pending' AND (claimed_by IS NULL OR claimed_by = %s "
@@ -384,7 +384,7 @@ class RecordMixin(PgConnections):
     @translate_errors
     def add_token(self, token: TokenRecord) -> bool:
         cols = _TOKEN_COLUMNS[:-1]
-        with self._read() as conn:
+        with self._autocommit() as conn:
             row = conn.execute(
                 f"INSERT INTO tokens ({', '.join(cols)}) VALUES "
                 f"({', '.join(['%s'] * len(cols))}) ON CONFLICT DO NOTHING RETURNING id",
@@ -428,7 +428,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def revoke_token(self, id_or_name: str, at: datetime) -> TokenRecord | None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             row = conn.execute(
                 "UPDATE tokens SET revoked_at = %s WHERE revoked_at IS NULL AND id = ("
                 "SELECT id FROM tokens WHERE revoked_at IS NULL AND (id = %s OR name = %s) "
