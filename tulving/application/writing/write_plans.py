@@ -31,7 +31,7 @@ tenant are checked: another tenant's entries never change this tenant's decision
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tulving.application.plumbing.context import MemoryContext
@@ -148,26 +148,32 @@ class CheckedReads:
                             for _, v in with_vectors])) if with_vectors else None)
 
     def twins(self, entry: MemoryEntry) -> list[MemoryEntry]:
-        known = self.planned.twin_ids.get(entry.id)
-        if known is None:
-            self.missed = True
+        found = self._active(entry, self.planned.twin_ids, lambda e: (
+            e.content_hash == entry.content_hash))
+        if found is None:
             return self.planned.store.twins(entry)
-        found = {i: self.now[i] for i in known if i in self.now}
-        found.update((e.id, e) for e in self.written
-                     if e.partition == entry.partition and e.content_hash == entry.content_hash)
-        return [found[i] for i in sorted(found) if found[i].is_active][:TWINS_READ]
+        return [found[i] for i in sorted(found)][:TWINS_READ]
 
     def holders(self, entry: MemoryEntry) -> list[MemoryEntry]:
-        known = self.planned.holder_ids.get(entry.id)
+        found = self._active(entry, self.planned.holder_ids, lambda e: (
+            e.entity == entry.entity and e.attribute == entry.attribute))
+        if found is None:
+            return self.planned.store.holders(entry)
+        return [found[i] for i in sorted(found, reverse=True)][:HOLDERS_READ]
+
+    def _active(self, entry: MemoryEntry, prefetched: dict[str, list[str]],
+                matches: Callable[[MemoryEntry], bool]) -> dict[str, MemoryEntry] | None:
+        """The active ones among ``entry``'s prefetched candidates (as they are now) and
+        the entries of its partition written since that ``matches`` accepts; None (a miss,
+        noted) when the prefetch read nothing of that kind for ``entry``."""
+        known = prefetched.get(entry.id)
         if known is None:
             self.missed = True
-            return self.planned.store.holders(entry)
+            return None
         found = {i: self.now[i] for i in known if i in self.now}
         found.update((e.id, e) for e in self.written
-                     if e.partition == entry.partition and e.entity == entry.entity
-                     and e.attribute == entry.attribute)
-        return [found[i] for i in sorted(found, reverse=True)
-                if found[i].is_active][:HOLDERS_READ]
+                     if e.partition == entry.partition and matches(e))
+        return {i: e for i, e in found.items() if e.is_active}
 
     def neighbours(self, entry: MemoryEntry, vector: Any) -> list[tuple[MemoryEntry, float]]:
         known = self.planned.hits.get(entry.id)

@@ -287,12 +287,7 @@ class PgConnections:
         if outer is not None:
             yield outer
             return
-        reader = self._reader()
-        if reader is not None:
-            _end_read(reader)  # idle: the statement runs (and commits) on its own
-            yield reader
-            return
-        with self.pool.connection() as conn:
+        with self._own_connection() as conn:  # idle: the statement commits on its own
             yield conn
 
     @contextmanager
