@@ -6,7 +6,8 @@ this process with timers added around the write path. A write planned before the
 the lock to its last statement before ``COMMIT``. A write under the lock in several round
 trips is timed here: from its ``lock_tenant_writes`` returning (the lock is held from
 then) to the end of its transaction (committed or rolled back: the lock is released). On
-exit (SIGTERM included) the hold times go to ``OUT`` as JSON: [epoch when taken, seconds]. The library is
+exit (SIGTERM included) the hold times go to ``OUT`` as JSON: [epoch when taken, seconds,
+1.0 when committed planned]. The library is
 not changed: the timers wrap the storage class's method and the writer's ``writing``.
 """
 
@@ -22,12 +23,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-_held: list[tuple[float, float]] = []  # (epoch when taken, seconds held)
+#: (epoch when taken, seconds held, 1.0 when committed planned in one message else 0.0)
+_held: list[tuple[float, float, float]] = []
 _acquired = threading.local()
 
 
-def patch(held: list[tuple[float, float]]) -> None:
-    """Time every write's hold of its tenant lock into ``held`` (epoch taken, seconds)."""
+def patch(held: list[tuple[float, float, float]]) -> None:
+    """Time every write's hold of its tenant lock into ``held`` (epoch taken, seconds,
+    1.0 for a planned commit, 0.0 for a write under the lock in several round trips)."""
     from tulving.adapters.storage.postgres.store import PostgresStorage
     from tulving.application.writing import writer as writer_module
 
@@ -51,7 +54,7 @@ def patch(held: list[tuple[float, float]]) -> None:
             _acquired.depth -= 1
             at = getattr(_acquired, "at", None)
             if outer and at is not None:
-                held.append((_acquired.epoch, time.perf_counter() - at))
+                held.append((_acquired.epoch, time.perf_counter() - at, 0.0))
                 _acquired.at = None
 
     plain_commit = getattr(PostgresStorage, "commit_planned", None)  # None: before issue 44
@@ -61,7 +64,7 @@ def patch(held: list[tuple[float, float]]) -> None:
         assert plain_commit is not None
         done = plain_commit(self, *args, **kwargs)
         if done is not None:  # held as the server measured it: no round trip inside
-            held.append((began, done.held))
+            held.append((began, done.held, 1.0))
         return done
 
     PostgresStorage.lock_tenant_writes = lock_tenant_writes  # type: ignore[method-assign]
@@ -90,10 +93,11 @@ def install(out: str) -> None:
     signal.signal(signal.SIGTERM, on_term)
 
 
-def read(path: str) -> list[tuple[float, float]]:
+def read(path: str) -> list[tuple[float, float, float]]:
     try:
         with open(path, encoding="utf-8") as handle:
-            return [(float(at), float(held)) for at, held in json.load(handle)]
+            return [(float(at), float(held), float(planned))
+                    for at, held, planned in json.load(handle)]
     except (OSError, ValueError):
         return []
 

@@ -17,10 +17,10 @@ counters at most once a second while busy and ten seconds after it goes idle), r
 database's transactions, run, wait again, read again. The server's idle background work
 (its job worker's poll) is measured over a quiet window of the same length and
 subtracted, and so is this script's own reading. The writes a read causes (access
-statistics, the read audit) are flushed by the server on their own schedule: a run ends
-with ``/v1/flush``-free waiting, so what a run caused and the server flushed within the
-window counts; ``--gap`` spaces requests as a quiet client would (then each batch of those
-writes holds fewer requests).
+statistics, the read audit) are flushed by the server on their own schedule (batches of
+up to 2 s): what a run caused and the server flushed within the window counts; ``--gap``
+spaces requests as a quiet client would (then each batch of those writes holds fewer
+requests).
 """
 
 from __future__ import annotations
