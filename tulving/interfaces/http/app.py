@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tulving.interfaces.auth.bearer_tokens import TokenRegistry, registry_for
 from tulving.interfaces.http import errors
 from tulving.interfaces.http.api_docs import include_api_docs
+from tulving.interfaces.http.auth_gate import refuse_unknown_token
 from tulving.interfaces.http.errors import body as error_body
 from tulving.interfaces.http.inspector import include_inspector
 from tulving.interfaces.http.limits import (
@@ -119,7 +120,7 @@ def create_app(
     tenancy = Tenancy(memory, registry or registry_for(memory), limiter=concurrency)
     tenancy_box["t"] = tenancy
     app.state.tenancy = tenancy
-    errors.install(app)
+    errors.install(app, before_body_error=refuse_unknown_token)
     include_routes(app, tenancy, limits=limits, version=SCHEMA_VERSION)
     include_inspector(app)
     include_api_docs(app)

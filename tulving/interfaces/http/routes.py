@@ -36,12 +36,10 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
 
     async def act(request: Request, named: Named, fn: Callable[[Any], dict[str, Any]], *,
                   write: bool = False) -> dict[str, Any]:
-        token = request.state.tulving_token
-        caller = await tenancy.run(tenancy.caller, token, named)
-        if write:
-            caller.check_writable()
-        result = await bounded(fn, caller.memory, timeout=limits.timeout,
-                               limiter=tenancy.limiter)
+        # the token, the caller's view and the call: one worker thread, one read scope
+        # of the store (Tenancy.serve), under the call's time limit
+        result = await bounded(tenancy.serve, request.state.tulving_authorization, named,
+                               fn, write, timeout=limits.timeout, limiter=tenancy.limiter)
         return {"schema_version": version, **result}
 
     def named(body: S.Body) -> Named:

@@ -88,7 +88,8 @@ class BackgroundMerge:
 
 def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
                         version: int) -> None:
-    router = APIRouter(prefix="/v1/sync", dependencies=[Depends(authenticated(tenancy))])
+    router = APIRouter(prefix="/v1/sync",
+                       dependencies=[Depends(authenticated(tenancy, lookup=True))])
     merges = BackgroundMerge(tenancy.root)
     app.state.sync_merge = merges
 

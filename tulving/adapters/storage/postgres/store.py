@@ -12,8 +12,7 @@ from typing import Any
 from psycopg import errors
 
 from tulving.adapters.storage.postgres.connection import translate_errors
-from tulving.adapters.storage.postgres.entries import EntryMixin
-from tulving.adapters.storage.postgres.records import RecordMixin
+from tulving.adapters.storage.postgres.planned import PlannedMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
 from tulving.adapters.storage.postgres.sync_log import SyncLogMixin
 from tulving.domain.errors import ConfigError
@@ -35,7 +34,7 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(EntryMixin, RecordMixin, SyncLogMixin):
+class PostgresStorage(PlannedMixin, SyncLogMixin):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True
