@@ -202,9 +202,9 @@ class TulvingClient:
         return _hits(data["results"])
 
     def curate(self, query: str | None = None, *, token_budget: int = 2000,
-               mode: str = "query", **filters: Any) -> Curated:
-        """``POST /v1/curate``: a prompt block within ``token_budget`` (``mode="orient"``
-        needs no query; ``explain=True`` adds every candidate)."""
+               mode: str | None = None, **filters: Any) -> Curated:
+        """``POST /v1/curate``: a prompt block within ``token_budget`` (no query, or
+        ``mode="orient"``: the cold-start briefing; ``explain=True`` adds every candidate)."""
         data = self._call("POST", "/v1/curate", retry=True,
                           json=self._shape.body(query=query, token_budget=token_budget,
                                                 mode=mode, **_iso(filters)))
@@ -403,9 +403,9 @@ class AsyncTulvingClient:
         return _hits(data["results"])
 
     async def curate(self, query: str | None = None, *, token_budget: int = 2000,
-                     mode: str = "query", **filters: Any) -> Curated:
-        """``POST /v1/curate``: a prompt block within ``token_budget`` (``mode="orient"``
-        needs no query; ``explain=True`` adds every candidate)."""
+                     mode: str | None = None, **filters: Any) -> Curated:
+        """``POST /v1/curate``: a prompt block within ``token_budget`` (no query, or
+        ``mode="orient"``: the cold-start briefing; ``explain=True`` adds every candidate)."""
         data = await self._call("POST", "/v1/curate", retry=True,
                                 json=self._shape.body(query=query, token_budget=token_budget,
                                                       mode=mode, **_iso(filters)))
