@@ -91,6 +91,8 @@ _NOT_ATTRIBUTES = frozenset("""god goodness bad pleasure word question point ans
 concern problem issue idea suggestion understanding assumption thought opinion hope worry
 request task fault mistake turn apologies apology intention bet impression take feedback
 response reply main first second next last only one ones""".split())
+#: "my X is going well", "my father is a strict": a state or a cut-off phrase, not a value.
+_NOT_A_VALUE = re.compile(r"^(?:\w+ing\b|(?:a|an|the)\s+\w+$|(?:a|an|the)$)", re.IGNORECASE)
 #: Importance of a self-statement (a little below a structured fact's 0.6).
 STATEMENT_IMPORTANCE = 0.55
 
@@ -257,6 +259,7 @@ def _sentence_candidates(sentence: str, subject: str) -> list[Candidate]:
         if (asks or not value or attribute.split()[-1] in _NOT_ATTRIBUTES
                 or len(attribute.split()) > 4 or len(value.split()) > 8
                 or _DEICTIC.search(value) or _EVALUATIVE.search(value)
+                or _NOT_A_VALUE.match(value)
                 or re.search(r"\b(i|me|you|we)\b", attribute, re.IGNORECASE)):
             continue
         found.append(Candidate(

@@ -93,6 +93,14 @@ REACTION = re.compile(
     r"first|second|third|last|version|sound of|way)\b",
     re.IGNORECASE,
 )
+_CONDITION = re.compile(r"\b(?:as long|as soon|as much|as far|as well|as if|even if|if|"
+                        r"unless|whether)\s+(?:as\s+)?$", re.IGNORECASE)
+#: A short clause that hinges on "it" or "them" ("I've been putting it off") says nothing
+#: once the conversation around it is gone.
+_PRONOUN_OBJECT = re.compile(r"\b(?:it|them)\b", re.IGNORECASE)
+_PRONOUN_MIN_WORDS = 10
+#: "I'm a bit ...", "I'm kind of ...": a mood, not what the speaker is.
+_HEDGED = frozenset({"bit", "little", "lot", "tad", "kind", "sort"})
 _POINTS_AT_TALK = frozenset({"it", "that", "this", "what", "why", "how", "the", "to", "back"})
 _POINTS_BACK = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
 _IRREGULAR_PAST = frozenset("""went got bought made took ran read saw met found sold built
@@ -139,7 +147,10 @@ def self_statements(sentence: str, subject: str) -> list[SelfStatement]:
 
 
 def _clause_starts(text: str) -> list[int]:
-    return sorted({m.end() for m in _CLAUSE_START.finditer(text)})
+    """Where clauses with "I" as subject start; not after "as long as", "as if", "even
+    if" (a condition, not a statement)."""
+    return sorted({m.end() for m in _CLAUSE_START.finditer(text)
+                   if not _CONDITION.search(text[: m.end()])})
 
 
 def _clause(text: str) -> str | None:
@@ -155,7 +166,10 @@ def _clause(text: str) -> str | None:
         if boundary < len(" ".join(words[:8])):
             return None  # no clause boundary early enough: a run-on, not a statement
         clause = head[:boundary]
-    if len(clause.split()) < MIN_WORDS or _POINTS_BACK.search(clause):
+    words = clause.split()
+    if len(words) < MIN_WORDS or _POINTS_BACK.search(clause):
+        return None
+    if len(words) < _PRONOUN_MIN_WORDS and _PRONOUN_OBJECT.search(clause):
         return None
     return clause
 
@@ -195,6 +209,8 @@ def _kind(clause: str) -> str | None:
         if rest[0] in _PREFERENCE_BEING or (rest[0] in ("a", "an") and len(rest) > 1
                                              and rest[1] in ("fan", "big", "huge")):
             return "preference"
+        if rest[0] in ("a", "an") and len(rest) > 1 and rest[1] in _HEDGED:
+            return None
         if rest[0] in _BEING or rest[0].endswith("ing"):
             return "fact"
         return None

@@ -41,8 +41,10 @@ EPISODE_IMPORTANCE = 0.4
 _TURN_TYPES = (MemoryType.DECISION, MemoryType.PROCEDURE, MemoryType.PLAN)
 #: Candidates read off one sentence: in a long turn they become entries of their own.
 _SENTENCE_TYPES = (MemoryType.DECISION, MemoryType.PLAN)
-#: A turn up to this long (or of at most two sentences) is what it decides or plans.
-SHORT_TURN_CHARS = 280
+#: A turn up to this long (or of at most two sentences and ``SHORT_TWO_SENTENCES_CHARS``)
+#: is what it decides or plans.
+SHORT_TURN_CHARS = 300
+SHORT_TWO_SENTENCES_CHARS = 500
 
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "title": "extracted_memories",
@@ -150,7 +152,8 @@ def extract_fields(
 
 
 def is_short_turn(text: str) -> bool:
-    return len(text) <= SHORT_TURN_CHARS or len(split_sentences(text)) <= 2
+    return len(text) <= SHORT_TURN_CHARS or (
+        len(text) <= SHORT_TWO_SENTENCES_CHARS and len(split_sentences(text)) <= 2)
 
 
 def link_sources(
