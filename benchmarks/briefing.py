@@ -81,14 +81,17 @@ def _norm(text: str) -> str:
 
 
 def _content(turn_text: str) -> str:
-    """A LongMemEval turn's text without its ``[date] role:`` label."""
-    return _norm(re.sub(r"^\[[^\]]*\]\s*\w+:\s*", "", turn_text))
+    """A LongMemEval turn's text without its ``[date] role:`` label (line breaks kept:
+    they are part of what was said, lists and pasted logs included)."""
+    return re.sub(r"^\[[^\]]*\]\s*\w+:\s*", "", turn_text)
 
 
 def _overlaps(episode: str, turn: str) -> bool:
     """Whether a stored episode holds (part of) a turn: a piece of a long turn, a whole
-    turn, or (rules that merged turns) a stretch holding the turn's start."""
+    turn, or (rules that merged turns) a stretch holding the turn's start. Compared with
+    white space collapsed (the rules rejoin a turn's lines)."""
     body = _norm(re.sub(r"^\w[\w ]{0,39}:\s*", "", episode))
+    turn, episode = _norm(turn), _norm(episode)
     return bool(body) and (body in turn or turn[:80] in episode or body[:80] in turn)
 
 
@@ -98,6 +101,11 @@ def embedder_for(name: str) -> Any:
     from _embed_cache import CachingEmbedder  # onnxruntime first (see its docstring)
 
     return CachingEmbedder(SCRATCH / "embeddings.sqlite")
+
+
+ROLE_NAMES = {"lower": {"user": "user", "assistant": "assistant"},
+              "title": {"user": "User", "assistant": "Assistant"}}
+ROLES = ROLE_NAMES["lower"]
 
 
 def ingest(question: Question, folder: Path, embedder: Any) -> tuple[Memory, dict[str, set[str]],
@@ -111,7 +119,7 @@ def ingest(question: Question, folder: Path, embedder: Any) -> tuple[Memory, dic
     seconds = 0.0
     for session in question.sessions:
         clock.set(session[0].date)
-        transcript = "\n".join(f"{t.role}: {_content(t.text)}" for t in session)
+        transcript = "\n".join(f"{ROLES[t.role]}: {_content(t.text)}" for t in session)
         started = time.perf_counter()
         written = memory.remember(transcript, valid_from=session[0].date)
         seconds += time.perf_counter() - started
@@ -149,15 +157,17 @@ def shown_turns(result: Any, turns_of: dict[str, set[str]]) -> set[str]:
     return shown
 
 
-def entry_stats(memory: Memory) -> tuple[Counter[str], int]:
-    """Stored entries by type, and turns of a speaker other than user and assistant."""
+def entry_stats(memory: Memory) -> tuple[Counter[str], int, int]:
+    """Stored entries by type; stored turns of a speaker other than user and assistant
+    (false speakers); stored turns with no speaker at all (the rules found none)."""
     from tulving.domain.query import EntryFilter
 
     entries = memory.ctx.storage.query(EntryFilter(partitions=memory.ctx.visible_partitions()))
     types = Counter(e.type.value for e in entries)
-    speakers = Counter(str(e.metadata.get("speaker")) for e in entries if "turn" in e.metadata)
-    false = sum(n for name, n in speakers.items() if name.casefold() not in SPEAKERS)
-    return types, false
+    speakers = Counter(e.metadata.get("speaker") for e in entries if "turn" in e.metadata)
+    false = sum(n for name, n in speakers.items()
+                if name is not None and str(name).casefold() not in SPEAKERS)
+    return types, false, speakers.get(None, 0)
 
 
 def run(questions: Sequence[Question], embedder_name: str,
@@ -179,9 +189,10 @@ def run(questions: Sequence[Question], embedder_name: str,
                 if show and budget == 1000:
                     print(f"--- {q.question_id}: {q.question}\n{result.content}\n",
                           file=sys.stderr)
-            types, false = entry_stats(memory)
+            types, false, unattributed = entry_stats(memory)
             row["types"] = dict(types)
             row["false_speakers"] = false
+            row["no_speaker"] = unattributed
             memory.close()
         rows.append(row)
         print(f"[{number}/{len(questions)}] {q.question_id} {SHORT_TYPE[q.question_type]} "
@@ -223,7 +234,9 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
         f"{statistics.median(100 * r['types'].get(k, 0) / sum(r['types'].values()) for r in rows):.1f}%"
         for k in kinds))
     false = [r["false_speakers"] for r in rows]
-    out.append(f"false speakers per history: median {statistics.median(false)}, max {max(false)}; "
+    none = [r.get("no_speaker", 0) for r in rows]
+    out.append(f"turns of a false speaker per history: median {statistics.median(false)}, "
+               f"max {max(false)}; turns with no speaker: median {statistics.median(none)}; "
                f"entries per history: median {statistics.median(sum(r['types'].values()) for r in rows)}; "
                f"remember() per history: median {statistics.median(r['ingest_s'] for r in rows):.1f} s")
     return "\n".join(out)
@@ -270,11 +283,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timing", type=int, default=0,
                         help="time the ingest of the first N histories instead")
     parser.add_argument("--show", action="store_true", help="print each 1,000-token briefing")
+    parser.add_argument("--roles", default="lower", choices=sorted(ROLE_NAMES),
+                        help="speaker labels of the transcripts: user/assistant (as the "
+                             "data has them) or User/Assistant")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     questions = [q for q in load(args.path, args.limit_per_type, tuple(args.halves))
                  if q.question_type in TYPES and (args.ids is None or q.question_id in args.ids)]
     warnings.simplefilter("ignore")
+    global ROLES
+    ROLES = ROLE_NAMES[args.roles]
     if args.timing:
         print(timing(questions, args.timing))
         return 0
@@ -283,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(results, indent=2))
         return 0
     print(f"LongMemEval_S dev, {len(questions)} questions, orient briefing (no query), "
-          f"embedder {args.embedder}; evidence shown / questions")
+          f"embedder {args.embedder}, roles {args.roles}; evidence shown / questions")
     print(report(results["rows"]))
     return 0
 

@@ -93,8 +93,10 @@ request task fault mistake turn apologies apology intention bet impression take 
 response reply main first second next last only one ones""".split())
 #: "my X is going well", "my father is a strict": a state or a cut-off phrase, not a value.
 _NOT_A_VALUE = re.compile(r"^(?:\w+ing\b|(?:a|an|the)\s+\w+$|(?:a|an|the)$)", re.IGNORECASE)
-#: Importance of a self-statement (a little below a structured fact's 0.6).
-STATEMENT_IMPORTANCE = 0.55
+#: Importance of a self-statement that names nothing specific (a structured fact has 0.6);
+#: each number or proper name it holds adds ``SPECIFIC_BONUS``, twice at most.
+STATEMENT_IMPORTANCE = 0.5
+SPECIFIC_BONUS = 0.05
 
 _VERB_THIRD_PERSON = {
     "prefer": "prefers", "like": "likes", "love": "loves", "enjoy": "enjoys",
@@ -297,8 +299,8 @@ def _statements(sentence: str, subject: str, structured: list[Candidate]) -> lis
         if any(h in words or words in h for h in held):
             continue
         kind = MemoryType.PREFERENCE if statement.preference else MemoryType.FACT
-        out.append(Candidate(kind, statement.content, entity=subject,
-                             importance=STATEMENT_IMPORTANCE))
+        importance = STATEMENT_IMPORTANCE + SPECIFIC_BONUS * min(2, statement.specific)
+        out.append(Candidate(kind, statement.content, entity=subject, importance=importance))
     return out
 
 

@@ -27,16 +27,23 @@ def allocate(budget: int, demands: Mapping[str, int],
     if budget < 0:
         raise ValidationError(f"budget must be >= 0, got {budget}")
     out = {name: 0 for name in demands}
-    left = float(budget)
+    left = budget
     open_ = [n for n, d in demands.items() if d > 0 and weights.get(n, 0.0) > 0]
     while open_ and left > 0:
         total = sum(weights[n] for n in open_)
         shares = {n: left * weights[n] / total for n in open_}
-        satisfied = [n for n in open_ if demands[n] - out[n] <= shares[n]]
+        satisfied = [n for n in open_ if demands[n] - out[n] <= shares[n] + 1e-9]
         if not satisfied:
             for n in open_:
                 out[n] += int(shares[n])
-            left = 0
+            left = budget - sum(out.values())
+            # the tokens rounding left over, one each, heaviest section first
+            for n in sorted(open_, key=lambda name: -weights[name]):
+                if left <= 0:
+                    break
+                if out[n] < demands[n]:
+                    out[n] += 1
+                    left -= 1
             break
         for n in satisfied:
             left -= demands[n] - out[n]

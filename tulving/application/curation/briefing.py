@@ -66,12 +66,12 @@ class Section:
 
 #: The briefing's sections in the order they are shown.
 SECTIONS: tuple[Section, ...] = (
-    Section("profile", "## About the user", 0.35),
+    Section("profile", "## About the user", 0.40),
     Section("pinned", "## Pinned", 0.15),
     Section("decisions", "## Decisions in force", 0.15),
-    Section("plans", "## Active plans", 0.10),
-    Section("procedures", "## Procedures that worked", 0.10),
-    Section("summaries", "## Recent sessions", 0.10),
+    Section("plans", "## Active plans", 0.08),
+    Section("procedures", "## Procedures that worked", 0.08),
+    Section("summaries", "## Recent sessions", 0.09),
     Section("recent", "## Recent turns", 0.0),
     Section("keys", "## Keys", 0.05),
 )
