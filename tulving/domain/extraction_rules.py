@@ -69,7 +69,15 @@ _PLAN = re.compile(
     re.IGNORECASE,
 )
 _NOT_PLAN = re.compile(r"\b(was|were) going to\b", re.IGNORECASE)
-_FIRST_PERSON = re.compile(r"\b(?:I|we|I'm|we're|I'll|we'll|I've|we've|my|our)\b")
+#: Whose plan it is: "I'm planning to", "we're going to", "I'll ... next week" (not "you're
+#: planning to", nor "the store opens tomorrow").
+_MY_PLAN = re.compile(
+    r"\b(?:I|we)(?:'m| am|'re| are|'ll| will)?(?: (?:also|really|definitely|finally|still|"
+    r"actually|just|now|probably))? (?:plan(?:ning)? to|going to|gonna|intend(?:ing)? to)\b"
+    r"|\b(?:I|we)(?:'ll| will| am| are|'m|'re)\b.*\b(?:next (?:week|month|year|weekend)|"
+    r"tomorrow|this weekend)\b",
+    re.IGNORECASE,
+)
 #: An assistant stating what the user decided: "You decided to ...", "So you chose ...".
 _YOU_DECIDED = re.compile(
     r"^(?:(?:so|ok(?:ay)?|great|noted|got it|perfect|understood)[,:!.]?\s+)*you(?:'ve| have)?"
@@ -282,7 +290,7 @@ def _sentence_candidates(sentence: str, subject: str) -> list[Candidate]:
         found.append(Candidate(MemoryType.DECISION, _with_subject(subject, sentence),
                                importance=0.7))
     elif (_PLAN.search(sentence) and not _NOT_PLAN.search(sentence) and not asks
-          and _FIRST_PERSON.search(sentence)):
+          and _MY_PLAN.search(sentence)):
         found.append(Candidate(MemoryType.PLAN, _with_subject(subject, sentence),
                                importance=0.5))
     return found

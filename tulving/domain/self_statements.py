@@ -95,10 +95,15 @@ REACTION = re.compile(
 )
 _CONDITION = re.compile(r"\b(?:as long|as soon|as much|as far|as well|as if|even if|if|"
                         r"unless|whether)\s+(?:as\s+)?$", re.IGNORECASE)
-#: A short clause that hinges on "it" or "them" ("I've been putting it off") says nothing
-#: once the conversation around it is gone.
-_PRONOUN_OBJECT = re.compile(r"\b(?:it|them)\b", re.IGNORECASE)
-_PRONOUN_MIN_WORDS = 10
+#: A short clause that hinges on "it", "them", "those" ("I've been putting it off", "I've
+#: seen some of those") and names nothing specific says nothing once the conversation
+#: around it is gone.
+_PRONOUN_OBJECT = re.compile(r"\b(?:it|them|those|these)\b", re.IGNORECASE)
+_PRONOUN_MIN_WORDS = 12
+_TIME_PHRASE = re.compile(r"\b(?:these|those) days\b", re.IGNORECASE)
+#: "I'm interested in learning more about X": a request in the form of a statement.
+_ASKS_TO_LEARN = re.compile(r"\binterested in (?:learning|knowing|hearing|reading|finding "
+                            r"out|getting) (?:more|some|a bit)\b", re.IGNORECASE)
 #: "I'm a bit ...", "I'm kind of ...": a mood, not what the speaker is.
 _HEDGED = frozenset({"bit", "little", "lot", "tad", "kind", "sort"})
 _POINTS_AT_TALK = frozenset({"it", "that", "this", "what", "why", "how", "the", "to", "back"})
@@ -112,6 +117,11 @@ _THIRD_PERSON = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "i
                  "don't": "doesn't"}
 _CUT = re.compile(r",? but\b|;|\s[-\u2013\u2014]\s(?=I\b)|, (?:so|which means|because)\b",
                   re.IGNORECASE)
+#: Where a clause that already says something (``_ONE_THING_WORDS`` words) is cut so that a
+#: statement holds one thing: what follows a comma and "and", "which", "where",
+#: "especially" or "including" is another statement, or a detail the budget can spare.
+_SECOND_THING = re.compile(r", (?:and|which|where|especially|including|while)\b", re.IGNORECASE)
+_ONE_THING_WORDS = 6
 
 
 @attrs.frozen
@@ -142,9 +152,9 @@ def specificity(clause: str) -> int:
         bare = word.strip(".,:'")
         if not bare:
             continue
-        if any(ch.isdigit() for ch in bare) or bare.lower() in _NUMBER_WORDS:
-            count += 1
-        elif i > 0 and bare[0].isupper() and bare not in ("I", "I'm", "I've", "I'd", "I'll"):
+        number = any(ch.isdigit() for ch in bare) or bare.lower() in _NUMBER_WORDS
+        name = i > 0 and bare[0].isupper() and bare not in ("I", "I'm", "I've", "I'd", "I'll")
+        if number or name:
             count += 1
     return count
 
@@ -186,6 +196,12 @@ def _clause(text: str) -> str | None:
     cut = _CUT.search(clause, 4)
     if cut is not None:
         clause = clause[: cut.start()].rstrip(" ,")
+    for second in _SECOND_THING.finditer(clause):
+        head = clause[: second.start()]
+        quoted = (head.count('"') + head.count("\u201c") + head.count("\u201d")) % 2 == 1
+        if len(head.split()) >= _ONE_THING_WORDS and not quoted:
+            clause = clause[: second.start()]
+            break
     words = clause.split()
     if len(words) > MAX_WORDS:
         head = " ".join(words[:MAX_WORDS])
@@ -196,7 +212,11 @@ def _clause(text: str) -> str | None:
     words = clause.split()
     if len(words) < MIN_WORDS or _POINTS_BACK.search(clause):
         return None
-    if len(words) < _PRONOUN_MIN_WORDS and _PRONOUN_OBJECT.search(clause):
+    if (len(words) < _PRONOUN_MIN_WORDS
+            and _PRONOUN_OBJECT.search(_TIME_PHRASE.sub("", clause))
+            and not specificity(clause)):
+        return None
+    if _ASKS_TO_LEARN.search(clause):
         return None
     return clause
 
@@ -242,13 +262,12 @@ def _kind(clause: str) -> str | None:
             return "fact"
         return None
     if contraction == "'ve" or head in ("have", "has", "had"):
-        rest = " ".join(words if contraction == "'ve" else words[1:])
-        if not rest or _HAVE_NOT_ABOUT_ME.match(rest):
+        after = words if contraction == "'ve" else words[1:]
+        joined = " ".join(after)
+        if not after or _HAVE_NOT_ABOUT_ME.match(joined):
             return None
-        first = rest.split()[0]
-        if first == "been":
-            second = [*rest.split(), ""][1]
-            return None if second in _ING_NOT_ABOUT_ME else "fact"
+        if after[0] == "been":
+            return None if [*after, ""][1] in _ING_NOT_ABOUT_ME else "fact"
         return "fact"
     if head in ("was",):
         return "fact" if len(words) > 1 and words[1] in _WAS_ABOUT_ME else None

@@ -209,12 +209,12 @@ class Briefing:
             used += count(line)
             if used > budget:
                 return budget
-        return min(budget, full_cost(lines, section.heading, self.tokenizer))
+        return min(budget, int(full_cost(lines, section.heading, self.tokenizer)))
 
     def _keys_demand(self, keyed: Sequence[MemoryEntry], budget: int) -> int:
         if not keyed:
             return 0
-        count = self.tokenizer.count
+        count: Callable[[str], int] = self.tokenizer.count
         total = count("## Keys")
         for entry in keyed:
             total += count("\n" + _key_line(entry))
