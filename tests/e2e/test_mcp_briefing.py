@@ -10,20 +10,18 @@ import pytest
 from mcp import Client
 
 from tests.e2e.test_mcp_stdio import text
-from tests.integration.test_briefing import PORTUGUESE, SMALL_TALK, VEGETARIAN
+from tulving.testing.scenarios import PORTUGUESE, PREFERENCES, VEGETARIAN, small_talk_transcript
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_memory_curate_without_a_query_briefs(server_params: Callable[..., Any]) -> None:
     async with Client(server_params()) as client:
-        for content, key in ((VEGETARIAN, "user/diet"), (PORTUGUESE, "user/language")):
+        for content, key in PREFERENCES:
             stored = await client.call_tool("memory_store", {
                 "content": content, "type": "preference", "importance": 0.9, "key": key})
             assert not stored.is_error, text(stored)
-        transcript = "\n".join(f"{'user' if i % 2 == 0 else 'assistant'}: {line}"
-                               for i, line in enumerate(SMALL_TALK))
-        told = await client.call_tool("memory_remember", {"text": transcript})
+        told = await client.call_tool("memory_remember", {"text": small_talk_transcript()})
         assert not told.is_error, text(told)
 
         briefing = await client.call_tool("memory_curate", {"token_budget": 300})

@@ -14,14 +14,9 @@ import httpx
 
 from tests.e2e.conftest import FAST, ROOT, clean_env
 from tests.http.conftest import Server
-from tests.integration.test_briefing import (
-    PORTUGUESE,
-    SMALL_TALK,
-    VEGETARIAN,
-    preference_scenario,
-)
 from tulving import Memory
 from tulving.client import TulvingClient
+from tulving.testing.scenarios import PORTUGUESE, VEGETARIAN, preference_scenario
 
 
 def _cli(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -50,10 +45,7 @@ def test_library_and_the_cli_on_the_same_file(tmp_path: Path) -> None:
 
 def test_the_server_briefs_without_a_query_and_keeps_tenants_apart(server: Server) -> None:
     with TulvingClient(server.url, server.tokens["alice"], agent_id="brief") as alice:
-        alice.store(VEGETARIAN, type="PREFERENCE", importance=0.9, key="user/diet")
-        alice.store(PORTUGUESE, type="PREFERENCE", importance=0.9, key="user/language")
-        alice.remember("\n".join(f"{'user' if i % 2 == 0 else 'assistant'}: {line}"
-                                 for i, line in enumerate(SMALL_TALK)))
+        preference_scenario(alice)
         block = alice.curate(token_budget=300)  # no query, no mode: the briefing
         assert block.token_count <= 300
         assert {e["section"] for e in block.entries} >= {"profile", "recent"}

@@ -12,25 +12,7 @@ from tulving.application.curation.briefing import SECTIONS
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import MemoryType
-
-SMALL_TALK = [
-    "Hi! How are you today?", "I'm doing well, thanks for asking. How about you?",
-    "Pretty good. The weather is lovely today.", "It really is, perfect for a walk.",
-    "Did you see the game last night?", "No, I missed it. Was it exciting?",
-    "Very! It went to overtime.", "Wow, that sounds thrilling.",
-    "Anyway, what are you up to this weekend?", "Nothing much, maybe some reading.",
-    "Sounds relaxing. Enjoy!", "Thanks, you too!",
-]
-VEGETARIAN = "The user is vegetarian"
-PORTUGUESE = "The user wants answers in Portuguese"
-
-
-def preference_scenario(memory: Any) -> None:
-    """The issue's scenario: two important preferences, then twelve turns of small talk."""
-    memory.store(VEGETARIAN, type="PREFERENCE", importance=0.9, key="user/diet")
-    memory.store(PORTUGUESE, type="PREFERENCE", importance=0.9, key="user/language")
-    memory.remember("\n".join(f"{'user' if i % 2 == 0 else 'assistant'}: {line}"
-                              for i, line in enumerate(SMALL_TALK)))
+from tulving.testing.scenarios import PORTUGUESE, VEGETARIAN, preference_scenario
 
 
 def test_both_preferences_are_in_a_300_token_briefing(make_memory: Any) -> None:

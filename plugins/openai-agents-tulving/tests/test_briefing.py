@@ -9,24 +9,11 @@ from agents_scripted_model import ScriptedModel
 from openai_agents_tulving import curated_instructions
 
 from tulving import Memory
-
-VEGETARIAN = "The user is vegetarian"
-PORTUGUESE = "The user wants answers in Portuguese"
-SMALL_TALK = [
-    "Hi! How are you today?", "I'm doing well, thanks for asking. How about you?",
-    "Pretty good. The weather is lovely today.", "It really is, perfect for a walk.",
-    "Did you see the game last night?", "No, I missed it. Was it exciting?",
-    "Very! It went to overtime.", "Wow, that sounds thrilling.",
-    "Anyway, what are you up to this weekend?", "Nothing much, maybe some reading.",
-    "Sounds relaxing. Enjoy!", "Thanks, you too!",
-]
+from tulving.testing.scenarios import PORTUGUESE, VEGETARIAN, preference_scenario
 
 
 def test_both_preferences_reach_the_instructions_at_300_tokens(memory: Memory) -> None:
-    memory.store(VEGETARIAN, type="PREFERENCE", importance=0.9, key="user/diet")
-    memory.store(PORTUGUESE, type="PREFERENCE", importance=0.9, key="user/language")
-    memory.remember("\n".join(f"{'user' if i % 2 == 0 else 'assistant'}: {line}"
-                              for i, line in enumerate(SMALL_TALK)))
+    preference_scenario(memory)
     model = ScriptedModel(["Olá! Que tal uma moqueca de legumes?"])
     agent = Agent(name="Assistant", model=model,
                   instructions=curated_instructions(memory, "You cook.", token_budget=300))
