@@ -131,9 +131,18 @@ def test_self_statements_are_restated_about_the_speaker():
     said = ("By the way, I usually get home from work around 6:30 pm, and then I cook. "
             "I think so. I'd like a list. I'm looking for shoes. I like that idea a lot. "
             "I don't eat pork. I'm a bit tired. As long as I sleep, I'm fine.")
-    contents = [c.content for c in extract_candidates(Turn("Ann", said))]
+    contents = [c.content for c in extract_candidates(Turn("user", said), "Ann")]
     assert contents == ["Ann usually gets home from work around 6:30 pm.",
                         "Ann doesn't eat pork."]
+
+
+def test_named_people_keep_to_the_structured_patterns():
+    """Between named people the turns are short: a restatement would only copy the turn."""
+    said = "I've been restoring an old Volvo 240 in my garage. My favorite color is teal."
+    found = extract_candidates(Turn("Tomas", said))
+    assert [(c.type, c.content) for c in found] == [
+        (MemoryType.FACT, "Tomas's favorite color is teal.")]
+    assert len(extract_candidates(Turn("user", said), "Tomas")) == 2
 
 
 def test_words_of_the_conversation_are_not_attributes():

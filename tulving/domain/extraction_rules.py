@@ -201,8 +201,14 @@ def extract_candidates(turn: Turn, default_subject: str = "user") -> list[Candid
     if _is_procedure(turn.text):
         out.append(Candidate(MemoryType.PROCEDURE, _with_subject(subject, turn.text),
                              importance=0.6))
+    # What the memory's own user says about themselves (a chat's user role, plain text) is
+    # restated: it sits inside long messages. Named people talking to each other (a
+    # transcript of "Caroline:" and "Melanie:") keep to the structured patterns: their
+    # turns are short, a restatement would be a second copy of the turn competing with
+    # it for the budget (LoCoMo dev: curate coverage -0.6 points with it, level without).
+    restate = turn.speaker is None or is_user_role(turn.speaker)
     for sentence in split_sentences(turn.text):
-        out.extend(_sentence_candidates(sentence, subject))
+        out.extend(_sentence_candidates(sentence, subject, restate))
     return out
 
 
@@ -246,7 +252,7 @@ def _with_subject(subject: str, text: str) -> str:
     return f"{subject}: {text}" if subject else text
 
 
-def _sentence_candidates(sentence: str, subject: str) -> list[Candidate]:
+def _sentence_candidates(sentence: str, subject: str, restate: bool = True) -> list[Candidate]:
     found: list[Candidate] = []
     asks = "?" in sentence
     for match in _OPINION.finditer(sentence):
@@ -284,7 +290,7 @@ def _sentence_candidates(sentence: str, subject: str) -> list[Candidate]:
                     MemoryType.FACT, f"{subject} {_FACT_PHRASE[attribute]} {value}.",
                     entity=subject, attribute=attribute, value=value, importance=0.6,
                 ))
-    if not asks:
+    if restate and not asks:
         found += _statements(sentence, subject, found)
     if _DECISION.search(sentence) and not asks:
         found.append(Candidate(MemoryType.DECISION, _with_subject(subject, sentence),
