@@ -149,7 +149,7 @@ async def test_tools_good_and_bad_arguments(server_params: Callable[..., Any]) -
             ("memory_forget", {"id_or_key": "no/such/key"}, "NotFoundError"),
             ("memory_correct", {"id_or_key": "no/such/key", "content": "new"}, "NotFoundError"),
             ("memory_curate", {"token_budget": "lots"}, "token_budget"),
-            ("memory_curate", {"token_budget": 500}, "query"),
+            ("memory_curate", {"mode": "query", "token_budget": 500}, "query"),
             ("memory_curate", {"query": "x", "since": "last tuesday"}, "since"),
             ("memory_stats", {"verbose": True}, "unknown argument"),
             ("memory_teleport", {}, "unknown tool"),

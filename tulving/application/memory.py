@@ -503,7 +503,7 @@ class Memory:
         query: str | None = None,
         *,
         token_budget: int,
-        mode: str = "query",
+        mode: str | None = None,
         types: Sequence[MemoryType | str] | None = None,
         tags: Sequence[str] | None = None,
         since: datetime | None = None,
@@ -513,7 +513,10 @@ class Memory:
     ) -> CuratedContext:
         """The memories that matter for ``query`` as a prompt block of at most
         ``token_budget`` tokens (counted by the configured tokenizer, headers included).
-        ``mode="orient"`` needs no query: a cold-start briefing. Secrets are redacted.
+        Without a query (or with ``mode="orient"``) it is the cold-start briefing: what is
+        known about the user, pinned memories, decisions in force, active plans,
+        procedures that worked, the last sessions' summaries, recent turns with what is
+        left, keys (``CuratedEntry.section`` names each). Secrets are redacted.
         ``explain=True`` also reports every ranked candidate (``.candidates``): its score
         broken down, shown in full, truncated, as an index line or left out, and its cost."""
         flt = build_filter(self._fresh(), types, tags, since, until)

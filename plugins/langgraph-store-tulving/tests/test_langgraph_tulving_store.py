@@ -4,7 +4,6 @@ identities, and bad input refused with nothing written."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from datetime import timedelta
 from typing import Any
@@ -104,15 +103,6 @@ def test_curate_fits_the_budget_and_keeps_to_the_prefix(store: Any) -> None:
     assert "birthday" not in briefing.content              # only what is under the prefix
 
 
-#: The briefing shows a fact's text (not its key) from the orient briefing of the
-#: ``briefing`` branch on (tulving.application.curation.briefing); before it, orient lists
-#: facts by key only.
-BRIEFING_SHOWS_FACTS = importlib.util.find_spec("tulving.application.curation.briefing") \
-    is not None
-
-
-@pytest.mark.xfail(not BRIEFING_SHOWS_FACTS, strict=True,
-                   reason="the orient briefing lists facts by key until the briefing change")
 def test_curate_without_a_query_shows_the_items(store: Any) -> None:
     import uuid
 

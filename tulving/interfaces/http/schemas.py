@@ -123,7 +123,8 @@ class Search(Body):
 class Curate(Body):
     query: str | None = Field(default=None, max_length=4000)
     token_budget: int = Field(default=2000, ge=50, le=200_000)
-    mode: Literal["query", "orient"] = "query"
+    #: Omitted: ``query`` with a query, ``orient`` (the cold-start briefing) without one.
+    mode: Literal["query", "orient"] | None = None
     types: list[MemoryTypeName] | None = None
     tags: list[str] | None = Field(default=None, max_length=64)
     since: Time | None = None
