@@ -24,6 +24,7 @@ import attrs
 
 from tulving.application.curation.options import CurationOptions
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.telemetry import in_span
 from tulving.application.retrieval.search import Searcher, check_query
 from tulving.domain.curated import CandidateReport, CuratedContext, CuratedEntry
 from tulving.domain.curation_report import explain as explain_packing
@@ -156,7 +157,7 @@ class Curator:
         if opts.session_decay < 1.0:
             ranked = spread_events(ranked, opts.session_decay)
         terms = query_terms(query)
-        packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
+        packed = in_span("curate.pack", pack)(ranked, budget=budget, tokenizer=self.tokenizer,
                       header="## Memory", now=now, clean=shown_text,
                       excerpt=(lambda text: excerpt(text, terms, opts.excerpt_chars))
                       if opts.excerpts else None,

@@ -15,12 +15,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.telemetry import write_lock
 
 
 @contextmanager
 def writing(ctx: MemoryContext) -> Iterator[None]:
     """A transaction of ``ctx``'s store holding its tenant's write lock (nested calls join
-    the outer transaction; the lock is re-entrant)."""
-    with ctx.storage.transaction():
+    the outer transaction; the lock is re-entrant). ``write_lock`` times the wait for
+    the lock and its hold for the server's metrics."""
+    with write_lock() as lock, ctx.storage.transaction():
         ctx.storage.lock_tenant_writes(ctx.identity.tenant)
+        lock.acquired()
         yield

@@ -22,6 +22,8 @@ from tulving.interfaces.http import errors
 from tulving.interfaces.http.api_docs import include_api_docs
 from tulving.interfaces.http.errors import body as error_body
 from tulving.interfaces.http.inspector import include_inspector
+from tulving.interfaces.http.observability import ObservabilityOptions
+from tulving.interfaces.http.observability import install as install_observability
 from tulving.interfaces.http.routes import include_routes
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 from tulving.interfaces.http.tenancy import Tenancy
@@ -90,13 +92,16 @@ def create_app(
     max_body: int = MAX_BODY,
     max_bundle: int = MAX_BUNDLE,
     sync_dir: str | None = None,
+    observability: ObservabilityOptions | None = None,
 ) -> FastAPI:
     """The server for ``memory`` (an unopened or open ``Memory``; the app owns it and
     closes it on shutdown). Tokens come from ``registry`` (default: the store's own, as
     ``tulving serve token create`` writes them). ``/v1/sync`` is served when the store
     keeps a sync log (``tulving.ports.storage.SyncLog``: SQLite, PostgreSQL, in memory);
     a sync log left as files by an older server (``sync_dir``, default ``<store>.sync``
-    beside a file store) is moved into the store first (see ``legacy_delta_log``)."""
+    beside a file store) is moved into the store first (see ``legacy_delta_log``).
+    ``observability``: request ids, spans, ``/metrics`` and access log lines (see
+    ``observability``; default: all on, ``/metrics`` for this machine only)."""
     tenancy_box: dict[str, Tenancy] = {}
 
     @asynccontextmanager
@@ -130,4 +135,5 @@ def create_app(
             migrate(memory, sync_dir, tenancy.registry)
         include_sync_routes(app, tenancy, timeout=timeout, version=SCHEMA_VERSION)
     app.add_middleware(BodyLimit, limit=max_body, bundle_limit=max_bundle)
+    install_observability(app, tenancy, observability or ObservabilityOptions())  # outermost
     return app
