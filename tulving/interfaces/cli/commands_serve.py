@@ -56,6 +56,9 @@ def register(sub: Any) -> None:
                         f"{METRICS_TOKEN_ENV} holds the token scrapers send)")
     o.add_argument("--metrics-tenant-label", action="store_true",
                    help="per-tenant metric series, labelled by the tenant's hash")
+    o.add_argument("--metrics-refresh", type=float, default=60.0, metavar="SECONDS",
+                   help="read the store's figures (entries per tenant, sync deltas, jobs) "
+                        "at most this often (default 60)")
     o.add_argument("--access-log", choices=("json", "off"), default="json",
                    help="one JSON line per request on stderr (default json)")
     add_common(p)
@@ -104,6 +107,8 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
     from tulving.interfaces import trace_export
     from tulving.interfaces.http.observability import ObservabilityOptions
 
+    if not args.metrics_refresh >= 0:
+        raise ValidationError("--metrics-refresh must be a number of seconds >= 0")
     if args.metrics_tenant_label and args.no_metrics:
         raise ValidationError("--metrics-tenant-label needs the metrics (drop --no-metrics)")
     stop_tracing = trace_export.start(args.otlp_endpoint)  # before the memory opens
@@ -111,7 +116,8 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
         _log_access_lines()
     options = ObservabilityOptions(
         metrics=not args.no_metrics, metrics_token=os.environ.get(METRICS_TOKEN_ENV) or None,
-        tenant_labels=args.metrics_tenant_label, access_log=args.access_log == "json")
+        tenant_labels=args.metrics_tenant_label, census_interval=args.metrics_refresh,
+        access_log=args.access_log == "json")
     try:
         return _run(args, began, options)
     finally:

@@ -22,7 +22,10 @@ from tulving.interfaces.http import errors
 from tulving.interfaces.http.api_docs import include_api_docs
 from tulving.interfaces.http.errors import body as error_body
 from tulving.interfaces.http.inspector import include_inspector
-from tulving.interfaces.http.observability import ObservabilityOptions
+from tulving.interfaces.http.observability import (
+    ObservabilityOptions,
+    fastapi_telemetry_off,
+)
 from tulving.interfaces.http.observability import install as install_observability
 from tulving.interfaces.http.routes import include_routes
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
@@ -114,7 +117,7 @@ def create_app(
 
     app = FastAPI(title="Tulving memory server", version=str(SCHEMA_VERSION),
                   openapi_url="/v1/openapi.json", docs_url=None, redoc_url=None,
-                  lifespan=lifespan)
+                  lifespan=lifespan, **fastapi_telemetry_off())
     memory.startup()
     tenancy = Tenancy(memory, registry or registry_for(memory), limiter=concurrency)
     tenancy_box["t"] = tenancy

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
+from fastapi import Request, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tulving.application.plumbing import telemetry
@@ -182,6 +183,21 @@ async def _server_span(method: str, headers: dict[str, str], scope: Scope,
                     span.set_status(Status(StatusCode.ERROR))
 
 
+def fastapi_telemetry_off() -> dict[str, Any]:
+    """``FastAPI(**fastapi_telemetry_off())``: FastAPI's own OpenTelemetry (0.16x) off.
+    Its server span records ``url.path`` and ``url.query`` (a memory's key, the user id
+    a request names) and its logs the messages of exceptions; ``Observability`` makes the
+    one server span instead, by route template. Empty for a FastAPI without it."""
+    import inspect
+
+    from fastapi import FastAPI
+
+    if "telemetry" not in inspect.signature(FastAPI.__init__).parameters:
+        return {}
+    return {"telemetry": {"tracing": False, "metrics": False, "logs": False,
+                          "operation_spans": False, "auto_configure": False}}
+
+
 def install(app: Any, tenancy: Any, options: ObservabilityOptions) -> Any:
     """The middleware on ``app`` (outermost: added last), ``/metrics`` when asked and
     ``prometheus_client`` is there; returns the metrics (or None)."""
@@ -221,7 +237,6 @@ def _include_metrics_route(app: Any, metrics: Any, token: str | None) -> None:
     import ipaddress
 
     import anyio.to_thread
-    from fastapi import Request, Response
     from prometheus_client import CONTENT_TYPE_LATEST
 
     from tulving.interfaces.http.errors import HTTPError
