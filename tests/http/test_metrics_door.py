@@ -14,17 +14,17 @@ import pytest
 
 pytest.importorskip("prometheus_client")
 
-from fastapi.testclient import TestClient  # noqa: E402
-from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 
-from tulving import Memory  # noqa: E402
-from tulving.application.plumbing.telemetry import tenant_hash  # noqa: E402
-from tulving.domain.identity import tenant_key  # noqa: E402
-from tulving.domain.records import JobRecord  # noqa: E402
-from tulving.interfaces.auth.bearer_tokens import registry_for  # noqa: E402
-from tulving.interfaces.http import create_app  # noqa: E402
-from tulving.interfaces.http.observability import ACCESS_LOGGER, ObservabilityOptions  # noqa: E402
-from tulving.ports.storage import DELTA_QUARANTINED  # noqa: E402
+from tulving import Memory
+from tulving.application.plumbing.telemetry import tenant_hash
+from tulving.domain.identity import tenant_key
+from tulving.domain.records import JobRecord
+from tulving.interfaces.auth.bearer_tokens import registry_for
+from tulving.interfaces.http import create_app
+from tulving.interfaces.http.observability import ACCESS_LOGGER, ObservabilityOptions
+from tulving.ports.storage import DELTA_QUARANTINED
 
 LOCAL = ("127.0.0.1", 50000)
 

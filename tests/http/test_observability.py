@@ -8,11 +8,9 @@ or a key in any of the three."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,16 +22,16 @@ pytest.importorskip("opentelemetry.sdk")
 pytest.importorskip("opentelemetry.proto")
 pytest.importorskip("prometheus_client")
 
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.trace.propagation.tracecontext import (  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace.propagation.tracecontext import (
     TraceContextTextMapPropagator,
 )
-from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.conftest import FAST, ROOT, clean_env  # noqa: E402
-from tests.http.conftest import cli, free_port, wait_healthy  # noqa: E402
-from tulving.application.plumbing.telemetry import tenant_hash  # noqa: E402
-from tulving.domain.identity import tenant_key  # noqa: E402
+from tests.e2e.conftest import FAST, ROOT, clean_env
+from tests.http.conftest import cli, free_port, wait_healthy
+from tulving.application.plumbing.telemetry import tenant_hash
+from tulving.domain.identity import tenant_key
 
 SECRET_WORD = "quokkasaurus"  # in a stored memory
 SECRET_QUERY = "platypodium"  # in a query

@@ -9,19 +9,19 @@ import pytest
 pytest.importorskip("prometheus_client")
 pytest.importorskip("opentelemetry.sdk")
 
-from fastapi.testclient import TestClient  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+from fastapi.testclient import TestClient
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
-from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families
 
-from tulving import Memory  # noqa: E402
-from tulving.application.plumbing import telemetry  # noqa: E402
-from tulving.interfaces.auth.bearer_tokens import registry_for  # noqa: E402
-from tulving.interfaces.http import create_app  # noqa: E402
-from tulving.interfaces.http.observability import ObservabilityOptions  # noqa: E402
+from tulving import Memory
+from tulving.application.plumbing import telemetry
+from tulving.interfaces.auth.bearer_tokens import registry_for
+from tulving.interfaces.http import create_app
+from tulving.interfaces.http.observability import ObservabilityOptions
 
 pytestmark = pytest.mark.postgres
 
