@@ -17,7 +17,7 @@ pytest.importorskip("prometheus_client")
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from tulving import Memory
+from tulving import ConfigError, Memory
 from tulving.application.plumbing.telemetry import tenant_hash
 from tulving.domain.identity import tenant_key
 from tulving.domain.records import JobRecord
@@ -84,6 +84,11 @@ def test_no_metrics_route_when_switched_off(make_app: Callable[..., Any]) -> Non
     assert client.get("/v1/health").headers["x-request-id"]
 
 
+def test_an_unknown_access_log_mode_is_a_config_error() -> None:
+    with pytest.raises(ConfigError):
+        ObservabilityOptions(access_log="verbose")
+
+
 def test_store_figures_deltas_jobs_and_tenant_labels(make_app: Callable[..., Any]) -> None:
     client, token, memory = make_app(tenant_labels=True)
     h = {"Authorization": f"Bearer {token}"}
@@ -124,13 +129,15 @@ def test_the_store_figures_are_read_at_most_once_per_interval(
 def test_a_failure_is_logged_by_type_counted_as_5xx_and_quotes_nothing(
         make_app: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    client, token, _memory = make_app()
+    client, token, _memory = make_app()  # access lines of failures only, by default
 
     def broken(self: Memory) -> dict[str, Any]:
         raise RuntimeError("the memory 'quokkasaurus' broke")
 
     monkeypatch.setattr(Memory, "stats", broken)
     with caplog.at_level(logging.INFO, logger=ACCESS_LOGGER):
+        assert client.get("/v1/keys", headers={"Authorization": f"Bearer {token}"}
+                          ).status_code == 200
         r = client.get("/v1/stats", headers={"Authorization": f"Bearer {token}",
                                              "X-Request-ID": "bad id with spaces"})
     assert r.status_code == 500

@@ -93,7 +93,7 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tulving.interfaces.cli.main", "serve", "--path", str(path),
              *FAST, "--port", str(port), "--otlp-endpoint", f"http://127.0.0.1:{otlp_port}",
-             "--metrics-refresh", "0"],
+             "--metrics-refresh", "0", "--access-log", "all"],
             env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100", OTEL_SERVICE_NAME="memory-test"),
             cwd=str(ROOT), stdout=sink, stderr=sink)
     url = f"http://127.0.0.1:{port}"

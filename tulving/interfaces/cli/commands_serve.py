@@ -5,7 +5,7 @@ token: the server never answers an unauthenticated request but ``/v1/health``.
 
 Observability (docs/operations/observability.md): ``/metrics`` for Prometheus (this
 machine only, unless ``TULVING_METRICS_TOKEN`` names the bearer token a scraper sends),
-one JSON access line per request on stderr, and traces to an OpenTelemetry collector
+JSON access lines on stderr (``--access-log all``; failures only by default), and traces to an OpenTelemetry collector
 with ``--otlp-endpoint`` or ``OTEL_EXPORTER_OTLP_ENDPOINT``.
 """
 
@@ -59,8 +59,9 @@ def register(sub: Any) -> None:
     o.add_argument("--metrics-refresh", type=float, default=60.0, metavar="SECONDS",
                    help="read the store's figures (entries per tenant, sync deltas, jobs) "
                         "at most this often (default 60)")
-    o.add_argument("--access-log", choices=("json", "off"), default="json",
-                   help="one JSON line per request on stderr (default json)")
+    o.add_argument("--access-log", choices=("all", "errors", "off"), default="errors",
+                   help="JSON lines on stderr: one per request (all), per failed request "
+                        "(errors, the default) or none (off)")
     add_common(p)
     p.set_defaults(func=_serve)
     tokens = p.add_subparsers(dest="serve_command", metavar="{token}")
@@ -112,12 +113,12 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
     if args.metrics_tenant_label and args.no_metrics:
         raise ValidationError("--metrics-tenant-label needs the metrics (drop --no-metrics)")
     stop_tracing = trace_export.start(args.otlp_endpoint)  # before the memory opens
-    if args.access_log == "json":
+    if args.access_log != "off":
         _log_access_lines()
     options = ObservabilityOptions(
         metrics=not args.no_metrics, metrics_token=os.environ.get(METRICS_TOKEN_ENV) or None,
         tenant_labels=args.metrics_tenant_label, census_interval=args.metrics_refresh,
-        access_log=args.access_log == "json")
+        access_log=args.access_log)
     try:
         return _run(args, began, options)
     finally:

@@ -33,6 +33,7 @@ from fastapi import Request, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tulving.application.plumbing import telemetry
+from tulving.domain.errors import ConfigError
 
 ACCESS_LOGGER = "tulving.access"
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -54,14 +55,20 @@ class ObservabilityOptions:
     """Per-tenant series, labelled by the tenant's hash (bounded only by your tenants)."""
     census_interval: float = 60.0
     """Seconds between two reads of the store's figures (entries, deltas, jobs)."""
-    access_log: bool = True
-    """One JSON line per request on the ``tulving.access`` logger."""
+    access_log: str = "errors"
+    """JSON lines on the ``tulving.access`` logger: ``"all"`` (one per request),
+    ``"errors"`` (answers of status 500 and above; the default: a server whose stderr
+    nobody reads never fills the pipe) or ``"off"``."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.access_log not in ("all", "errors", "off"):
+            raise ConfigError(f"access_log is all, errors or off, not {self.access_log!r}")
 
 
 class Observability:
     """The middleware (see the module's docstring)."""
 
-    def __init__(self, app: ASGIApp, *, metrics: Any = None, access_log: bool = True) -> None:
+    def __init__(self, app: ASGIApp, *, metrics: Any = None, access_log: str = "errors") -> None:
         self.app, self.metrics, self.log = app, metrics, access_log
         self.logger = logging.getLogger(ACCESS_LOGGER)
 
@@ -105,10 +112,15 @@ class Observability:
             if self.metrics is not None:
                 self.metrics.in_flight.dec()
                 self.metrics.request(method, route, status[0], seconds)
-            if self.log and not (route in QUIET_ROUTES and status[0] < 400):
+            if self._logged(route, status[0]):
                 self._log(request_id, method, route, status[0], seconds, notes,
                           error or notes.get("error"), ids.get("trace_id") or
                           _parent_trace(headers), ids.get("span_id"))
+
+    def _logged(self, route: str, status: int) -> bool:
+        if self.log == "all":
+            return not (route in QUIET_ROUTES and status < 400)
+        return self.log == "errors" and status >= 500
 
     def _log(self, request_id: str, method: str, route: str, status: int, seconds: float,
              notes: dict[str, Any], error: str | None, trace_id: str | None,
