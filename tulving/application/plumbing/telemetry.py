@@ -85,6 +85,7 @@ class _State:
         self.capture: bool | None = None
         self.enabled: bool | None = None
         self.tracer: Any = _UNSET
+        self.api: Any = _UNSET
         self.listeners: tuple[Listener, ...] = ()
         self.lock = threading.Lock()
 
@@ -114,7 +115,7 @@ def configure(*, tracer_provider: Any = _UNSET, capture_content: bool | None = _
             _state.capture = capture_content
         if enabled is not _UNSET:
             _state.enabled = enabled
-        _state.tracer = _UNSET
+        _state.tracer = _state.api = _UNSET
 
 
 def add_listener(listener: Listener) -> None:
@@ -137,7 +138,15 @@ def capture_content() -> bool:
 
 
 def _api() -> Any:
-    """The ``opentelemetry.trace`` module, or None (not installed, or tracing off)."""
+    """The ``opentelemetry.trace`` module, or None (not installed, or tracing off);
+    looked up once (``TULVING_TRACING`` is read then), again after ``configure``."""
+    found = _state.api
+    if found is _UNSET:
+        found = _state.api = _find_api()
+    return found
+
+
+def _find_api() -> Any:
     enabled = _state.enabled
     if enabled is None:
         enabled = os.environ.get(TRACING_ENV, "").strip().lower() not in ("off", "0", "false")

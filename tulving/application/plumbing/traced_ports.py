@@ -17,8 +17,13 @@ from typing import Any
 from tulving.application.plumbing.telemetry import recording_span, tracer
 
 #: Storage methods left unwrapped: ``transaction`` hands out a context manager (the
-#: writing transaction is timed by ``telemetry.write_lock``), the rest is lifecycle.
-_STORAGE_SKIP = frozenset({"transaction", "open", "close"})
+#: writing transaction is timed by ``telemetry.write_lock``), then lifecycle and the
+#: bookkeeping calls that cost less than a span of their own (a span of the SDK costs
+#: some 15-20 us; see benchmarks/telemetry_overhead.py).
+_STORAGE_SKIP = frozenset({
+    "transaction", "open", "close", "get_meta", "set_meta", "vector_log_position",
+    "vector_changes", "trim_vector_log", "open_sessions", "get_session",
+    "note_session_activity"})
 _VECTOR_CALLS = frozenset({"query", "add", "remove", "persist", "rebuild"})
 _EMBED_CALLS = frozenset({"embed", "embed_query"})
 
