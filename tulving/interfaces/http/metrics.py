@@ -122,10 +122,18 @@ class _StoreCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         with self._lock:
             if time.monotonic() - self._at >= self.interval:
-                self._cached = list(self._read())
+                try:
+                    self._cached = list(self._read())
+                except Exception:  # the store is closing or gone: say so, serve the rest
+                    self._cached = [GaugeMetricFamily(
+                        "tulving_store_read_failures",
+                        "Store figures the last scrape could not read", value=1)]
                 self._at = time.monotonic()
             yield from self._cached
-        yield from self._pool()  # live: a pool's use changes by the second
+        try:
+            yield from list(self._pool())  # live: a pool's use changes by the second
+        except Exception:
+            return
 
     def _read(self) -> Iterator[Metric]:
         storage = self.tenancy.root.ctx.storage
