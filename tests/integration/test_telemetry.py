@@ -247,3 +247,24 @@ def test_listeners_hear_outermost_operations_and_write_locks(
     # one write transaction per store call (startup writes too), each timed once
     assert len(recorder.locks) >= 2
     assert all(wait >= 0 and hold > 0 for wait, hold in recorder.locks)
+
+
+def test_a_broken_description_never_fails_the_operation(
+        spans: InMemorySpanExporter) -> None:
+    from tulving.application.plumbing.telemetry import traced_operation
+    from tulving.domain.identity import Identity
+
+    class Facade:
+        identity = Identity("agent-x")
+
+        def lookup(self) -> int:
+            return 7
+
+    def broken(*_args: Any) -> dict[str, Any]:
+        raise KeyError("a bug in telemetry")
+
+    Facade.lookup = traced_operation(Facade.lookup, "search_memory", broken)  # type: ignore[method-assign]
+    assert Facade().lookup() == 7
+    (span,) = named(spans, "search_memory lookup")
+    assert span.attributes["tulving.telemetry.error"] == "describe"
+    assert span.status.status_code is not StatusCode.ERROR

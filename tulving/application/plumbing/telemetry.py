@@ -278,10 +278,8 @@ def traced_operation(method: F, operation: str, describe: Describe | None = None
                         _record_error(span, exc)
                     raise
                 if recording and describe is not None:
-                    bound = signature.bind_partial(self, *args, **kwargs).arguments
-                    span.set_attributes({k: v for k, v in
-                                         describe(self, bound, result, capture_content()).items()
-                                         if v is not None})
+                    _describe(span, describe, self, signature.bind_partial(
+                        self, *args, **kwargs).arguments, result)
                 return result
         except BaseException as exc:
             error = type(exc).__name__
@@ -294,6 +292,17 @@ def traced_operation(method: F, operation: str, describe: Describe | None = None
                     *_budget(result)))
 
     return wrapper  # type: ignore[return-value]
+
+
+def _describe(span: Any, describe: Describe, memory: Any, args: Mapping[str, Any],
+              result: Any) -> None:
+    """The span's attributes from the result; a telemetry bug never fails the operation."""
+    try:
+        attributes = describe(memory, args, result, capture_content())
+    except Exception:
+        span.set_attribute("tulving.telemetry.error", "describe")
+        return
+    span.set_attributes({k: v for k, v in attributes.items() if v is not None})
 
 
 def _base_attributes(operation: str, name: str, tenant: str) -> dict[str, Any]:
