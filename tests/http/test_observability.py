@@ -191,6 +191,23 @@ def test_one_request_followed_by_trace_metrics_and_logs(watched: Watched) -> Non
     assert all(line["tenant"] == tenant for line in lines if line["status"] == 200)
     assert lines[0]["operation"] == "store" and lines[3]["operation"] == "curate"
 
+    # the Python client carries the caller's trace by itself (no header written by hand)
+    from tulving.client import AsyncTulvingClient, TulvingClient
+
+    with tracer.start_as_current_span("client turn") as by_client:
+        with TulvingClient(watched.url, watched.token) as memory:
+            memory.recall("where is the cache", limit=3)
+
+    async def async_turn() -> str:
+        with tracer.start_as_current_span("async client turn") as span:
+            async with AsyncTulvingClient(watched.url, watched.token) as memory:
+                await memory.stats()
+            return format(span.get_span_context().span_id, "016x")
+
+    import anyio
+
+    async_span = anyio.run(async_turn)
+
     # --- traces, as the collector decoded them ---------------------------------------
     stop(watched)
     spans = watched.spans()
@@ -220,6 +237,12 @@ def test_one_request_followed_by_trace_metrics_and_logs(watched: Watched) -> Non
     assert {"lexical", "vector", "embedding", "packing"} <= below
     failed = next(s for s in servers if s["name"] == "POST /v1/search")
     assert failed["attributes"]["http.response.status_code"] == 422
+    client_ctx = by_client.get_span_context()
+    (recall,) = [s for s in spans if s["name"] == "POST /v1/recall"]
+    assert recall["trace_id"] == format(client_ctx.trace_id, "032x")
+    assert recall["parent_span_id"] == format(client_ctx.span_id, "016x")
+    (stats,) = [s for s in spans if s["name"] == "GET /v1/stats"]
+    assert stats["parent_span_id"] == async_span
 
     # --- nothing of a query, a memory or a key anywhere --------------------------------
     for text in (watched.spans_file.read_text(), watched.log.read_text(),
