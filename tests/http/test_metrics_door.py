@@ -152,3 +152,17 @@ def test_a_failure_is_logged_by_type_counted_as_5xx_and_quotes_nothing(
     v = values(client.get("/metrics").text)
     assert v[("tulving_http_requests_total",
               (("method", "GET"), ("route", "/v1/stats"), ("status", "500")))] == 1
+
+
+def test_a_refused_operation_is_logged_with_its_error_type(
+        make_app: Callable[..., Any], caplog: pytest.LogCaptureFixture) -> None:
+    client, token, _memory = make_app(access_log="all")
+    with caplog.at_level(logging.INFO, logger=ACCESS_LOGGER):
+        r = client.get("/v1/memory/no/such/key", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 404
+    (line,) = [json.loads(rec.getMessage()) for rec in caplog.records
+               if rec.name == ACCESS_LOGGER]
+    assert line["status"] == 404 and line["level"] == "info"
+    assert line["route"] == "/v1/memory/{memory_id:path}"
+    assert line["error"] == r.json()["error"]["type"] and line["operation"] == "get"
+    assert "no/such/key" not in caplog.text

@@ -194,9 +194,9 @@ def test_one_request_followed_by_trace_metrics_and_logs(watched: Watched) -> Non
     # the Python client carries the caller's trace by itself (no header written by hand)
     from tulving.client import AsyncTulvingClient, TulvingClient
 
-    with tracer.start_as_current_span("client turn") as by_client:
-        with TulvingClient(watched.url, watched.token) as memory:
-            memory.recall("where is the cache", limit=3)
+    with tracer.start_as_current_span("client turn") as by_client, \
+            TulvingClient(watched.url, watched.token) as memory:
+        memory.recall("where is the cache", limit=3)
 
     async def async_turn() -> str:
         with tracer.start_as_current_span("async client turn") as span:

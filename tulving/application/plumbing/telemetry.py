@@ -205,20 +205,10 @@ def recording_span() -> Any:
     return span if span.is_recording() else None
 
 
-@contextmanager
-def engine_span(name: str, attributes: Mapping[str, Any] | None = None) -> Iterator[Any]:
-    """A child span around an engine's work (packing, a port call), made only inside a
-    recorded operation: an engine never starts a trace of its own."""
-    if recording_span() is None:
-        yield None
-        return
-    with tracer().start_as_current_span(name, attributes=attributes) as span:
-        yield span
-
-
 def in_span(name: str, fn: F) -> F:
-    """``fn`` called inside ``engine_span(name)`` (one call site made traceable without
-    re-indenting it: ``in_span("curate.pack", pack)(...)``)."""
+    """``fn`` called in a child span ``name``, made only inside a recorded operation (an
+    engine never starts a trace of its own); one call site made traceable without
+    re-indenting it: ``in_span("curate.pack", pack)(...)``."""
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         if recording_span() is None:
@@ -286,6 +276,8 @@ def traced_operation(method: F, operation: str, describe: Describe | None = None
             raise
         finally:
             _in_operation.reset(token)
+            if notes is not None and error is not None:
+                notes.setdefault("error", error)  # the access log's error type
             if outermost and listeners:
                 _tell(listeners, OperationRecord(
                     name, operation, time.perf_counter() - began, error, tenant,
