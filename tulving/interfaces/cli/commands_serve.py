@@ -160,9 +160,14 @@ def _run(args: argparse.Namespace, began: float, options: Any) -> int:
              f"(ready in {time.perf_counter() - began:.2f} s)",
              f"  inspector: {base}/ui/",
              f"  health:    {base}/v1/health"]
-    if options.metrics:
+    if getattr(app.state, "metrics", None) is not None:
         lines.append(f"  metrics:   {base}/metrics"
                      + ("" if options.metrics_token else " (this machine only)"))
+    elif options.metrics:
+        from tulving.distribution import missing_extra
+
+        lines.append("  metrics:   off; " + missing_extra("/metrics", "metrics",
+                                                          "prometheus_client"))
     if not registry.records():
         lines.append(f"  no tokens yet; every call but /v1/health needs one: {token_hint}")
     print("\n".join(lines), file=sys.stderr, flush=True)

@@ -225,6 +225,7 @@ def install(app: Any, tenancy: Any, options: ObservabilityOptions) -> Any:
             _include_metrics_route(app, metrics, options.metrics_token)
             _listen_while_serving(app, metrics)
     app.add_middleware(Observability, metrics=metrics, access_log=options.access_log)
+    app.state.metrics = metrics
     return metrics
 
 
