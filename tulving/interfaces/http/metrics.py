@@ -20,7 +20,14 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -50,6 +57,9 @@ class ServerMetrics:
 
     def __init__(self, tenancy: Any, *, tenant_labels: bool = False,
                  census_interval: float = 60.0) -> None:
+        # no `_created` series beside every counter and histogram: half the series, and
+        # Prometheus reads resets from the counters themselves (process-wide setting)
+        disable_created_metrics()
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter(
