@@ -166,3 +166,16 @@ def test_a_refused_operation_is_logged_with_its_error_type(
     assert line["route"] == "/v1/memory/{memory_id:path}"
     assert line["error"] == r.json()["error"]["type"] and line["operation"] == "get"
     assert "no/such/key" not in caplog.text
+
+
+def test_labels_stay_bounded_whatever_is_asked(make_app: Callable[..., Any]) -> None:
+    client, _token, _memory = make_app()
+    for i in range(5):
+        client.request("BREW", f"/v1/pot-{i}")
+        client.get(f"/v1/memory-{i}/nothing/here")
+    v = values(client.get("/metrics").text)
+    routes = {dict(k[1]).get("route") for k in v if k[0] == "tulving_http_requests_total"}
+    methods = {dict(k[1]).get("method") for k in v if k[0] == "tulving_http_requests_total"}
+    assert routes <= {"unmatched", "/metrics"} and methods <= {"_OTHER", "GET"}
+    assert v[("tulving_http_requests_total",
+              (("method", "_OTHER"), ("route", "unmatched"), ("status", "404")))] == 5

@@ -41,6 +41,8 @@ _TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}")
 #: Routes whose successful answers are not logged line by line (probes and scrapes
 #: every few seconds); they are still counted.
 QUIET_ROUTES = frozenset({"/v1/health", "/metrics"})
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT",
+                      "TRACE"})
 
 
 @attrs.frozen
@@ -81,7 +83,9 @@ class Observability:
         request_id = headers.get("x-request-id", "")
         if not _REQUEST_ID.fullmatch(request_id):
             request_id = uuid.uuid4().hex
-        method = str(scope.get("method", "GET"))
+        method = str(scope.get("method", "GET")).upper()
+        if method not in _METHODS:  # a label of bounded values (OpenTelemetry's rule)
+            method = "_OTHER"
         notes: dict[str, Any] = {}
         status = [500]
 
