@@ -268,3 +268,20 @@ def test_a_broken_description_never_fails_the_operation(
     (span,) = named(spans, "search_memory lookup")
     assert span.attributes["tulving.telemetry.error"] == "describe"
     assert span.status.status_code is not StatusCode.ERROR
+
+
+def test_an_unsampled_trace_makes_no_span_at_all(make_memory: Callable[..., Memory]) -> None:
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(sampler=ALWAYS_OFF)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.configure(tracer_provider=provider)
+    try:
+        m = make_memory()
+        m.store("not sampled", type=MemoryType.FACT)
+        m.curate("sampled?", token_budget=50)
+        assert type(m.ctx.storage).__name__ == "TracedSQLiteStorage"  # wrapped, yet quiet
+    finally:
+        telemetry.configure(tracer_provider=None)
+    assert exporter.get_finished_spans() == ()
