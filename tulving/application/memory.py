@@ -31,6 +31,7 @@ from tulving.application.plumbing.composition import (
 )
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.operation_spans import trace_methods
 from tulving.application.plumbing.text_guard import guard_methods
 from tulving.application.plumbing.vector_sync import (
     catch_up,
@@ -964,3 +965,6 @@ guard_methods(Memory, (
     "search", "curate", "count_tokens", "session", "start_session", "remember", "consolidate",
     "profile", "record_outcome", "procedures", "clear", "review", "correct", "rollback_to",
     "apply_retention", "erase", "audit_log"))
+# Every memory operation in an OpenTelemetry span (when the `otel` extra is installed)
+# and timed for the server's metrics (issue 43; the table: plumbing.operation_spans).
+trace_methods(Memory)

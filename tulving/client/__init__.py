@@ -41,6 +41,21 @@ RETRY_STATUS = frozenset({429, 503})
 DEFAULT_TIMEOUT = 30.0
 
 
+def _with_trace_context(request: httpx.Request) -> None:
+    """The caller's trace on the request (W3C ``traceparent``, through OpenTelemetry's
+    configured propagator) when opentelemetry-api is installed: an agent's trace then
+    continues into the memory server (docs/operations/observability.md)."""
+    try:
+        from opentelemetry import propagate
+    except ImportError:
+        return
+    propagate.inject(request.headers)
+
+
+async def _with_trace_context_async(request: httpx.Request) -> None:
+    _with_trace_context(request)
+
+
 class TulvingClient:
     """Synchronous client: ``with TulvingClient(url, token) as memory: memory.recall(q)``."""
 
@@ -49,7 +64,8 @@ class TulvingClient:
                  transport: httpx.BaseTransport | None = None) -> None:
         self._shape = Shape(base_url, token, agent_id, retries, backoff)
         self._http = httpx.Client(base_url=self._shape.base_url, headers=self._shape.headers,
-                                  timeout=timeout, transport=transport)
+                                  timeout=timeout, transport=transport,
+                                  event_hooks={"request": [_with_trace_context]})
 
     def __enter__(self) -> TulvingClient:
         return self
@@ -268,7 +284,8 @@ class AsyncTulvingClient:
         self._shape = Shape(base_url, token, agent_id, retries, backoff)
         self._http = httpx.AsyncClient(base_url=self._shape.base_url,
                                        headers=self._shape.headers, timeout=timeout,
-                                       transport=transport)
+                                       transport=transport,
+                                       event_hooks={"request": [_with_trace_context_async]})
 
     async def __aenter__(self) -> AsyncTulvingClient:
         return self

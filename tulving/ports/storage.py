@@ -645,6 +645,19 @@ class WriteMarks(Protocol):
         ...
 
 
+@runtime_checkable
+class EntryCensus(Protocol):
+    """Optional (looked up with ``isinstance``): how many active entries each tenant
+    holds, in one grouped count. The memory server's metrics read it when Prometheus
+    scrapes (``tulving_tenant_entries``), at most once a minute by default. Checked by
+    ``contract_tests.storage`` for adapters that offer it."""
+
+    def active_entries_by_tenant(self) -> Mapping[str, int]:
+        """Tenant (``Identity.tenant``: user and workspace ids) -> its active entries;
+        tenants without any are left out."""
+        ...
+
+
 def iter_batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     """``items`` in lists of at most ``size`` (the last one shorter), for batched writes."""
     batch: list[Any] = []

@@ -23,6 +23,7 @@ from tulving.application.curation.briefing import SECTIONS, Briefing
 from tulving.application.curation.options import CurationOptions
 from tulving.application.curation.shown import curatable, key_shown, redacted, shown_text
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.telemetry import in_span
 from tulving.application.retrieval.search import Searcher, check_query
 from tulving.domain.curated import CandidateReport, CuratedContext, CuratedEntry
 from tulving.domain.curation_report import explain as explain_packing
@@ -136,7 +137,7 @@ class Curator:
         if opts.session_decay < 1.0:
             ranked = spread_events(ranked, opts.session_decay)
         asked = question_parts(query)
-        packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
+        packed = in_span("curate.pack", pack)(ranked, budget=budget, tokenizer=self.tokenizer,
                       header="## Memory", now=now, clean=shown_text,
                       excerpt=(lambda text: excerpt(text, asked, opts.excerpt_chars,
                                                     choice=opts.passages))

@@ -13,11 +13,14 @@ written since: ``commit_at_once``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.telemetry import note_write_lock, write_lock
+from tulving.ports.storage import PlannedCommit
 
 T = TypeVar("T")
 
@@ -25,9 +28,11 @@ T = TypeVar("T")
 @contextmanager
 def writing(ctx: MemoryContext) -> Iterator[None]:
     """A transaction of ``ctx``'s store holding its tenant's write lock (nested calls join
-    the outer transaction; the lock is re-entrant)."""
-    with ctx.storage.transaction():
+    the outer transaction; the lock is re-entrant). ``write_lock`` times the wait for
+    the lock and its hold for the server's metrics."""
+    with write_lock() as lock, ctx.storage.transaction():
         ctx.storage.lock_tenant_writes(ctx.identity.tenant)
+        lock.acquired()
         yield
 
 
@@ -36,5 +41,11 @@ def commit_at_once(ctx: MemoryContext, commit: Callable[[], T]) -> T:
     before the lock is committed by a transaction that takes the tenant's write lock,
     checks the plan and writes, in one round trip, holding nothing else before it (not
     the Memory's lock either: no index of this process has to follow it). ``ctx`` is
-    the writer's, for whoever times writes here."""
-    return commit()
+    the writer's. The lock's hold is the one the store measured (``PlannedCommit.held``);
+    its wait, the rest of the call, round trip included."""
+    began = time.perf_counter()
+    result = commit()
+    if isinstance(result, PlannedCommit):
+        held = max(0.0, float(result.held))
+        note_write_lock(max(0.0, time.perf_counter() - began - held), held)
+    return result

@@ -29,6 +29,11 @@ from tulving.interfaces.http.limits import (
     MAX_BUNDLE,
     Limits,
 )
+from tulving.interfaces.http.observability import (
+    ObservabilityOptions,
+    fastapi_telemetry_off,
+)
+from tulving.interfaces.http.observability import install as install_observability
 from tulving.interfaces.http.routes import include_routes
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 from tulving.interfaces.http.tenancy import Tenancy
@@ -92,6 +97,7 @@ def create_app(
     max_bundle: int = MAX_BUNDLE,
     sync_dir: str | None = None,
     limits: Limits | None = None,
+    observability: ObservabilityOptions | None = None,
 ) -> FastAPI:
     """The server for ``memory`` (an unopened or open ``Memory``; the app owns it and
     closes it on shutdown). Tokens come from ``registry`` (default: the store's own, as
@@ -100,7 +106,9 @@ def create_app(
     a sync log left as files by an older server (``sync_dir``, default ``<store>.sync``
     beside a file store) is moved into the store first (see ``legacy_delta_log``).
     ``limits`` bounds each request (see ``limits``); ``timeout``, ``max_body`` and
-    ``max_bundle`` are its older spelling and apply when it is not given."""
+    ``max_bundle`` are its older spelling and apply when it is not given.
+    ``observability``: request ids, spans, ``/metrics`` and access log lines (see
+    ``observability``; default: all on, ``/metrics`` for this machine only)."""
     if limits is None:
         limits = Limits(timeout=timeout, max_body=max_body, max_bundle=max_bundle)
     tenancy_box: dict[str, Tenancy] = {}
@@ -115,7 +123,7 @@ def create_app(
 
     app = FastAPI(title="Tulving memory server", version=str(SCHEMA_VERSION),
                   openapi_url="/v1/openapi.json", docs_url=None, redoc_url=None,
-                  lifespan=lifespan)
+                  lifespan=lifespan, **fastapi_telemetry_off())
     memory.startup()
     tenancy = Tenancy(memory, registry or registry_for(memory), limiter=concurrency)
     tenancy_box["t"] = tenancy
@@ -136,4 +144,5 @@ def create_app(
             migrate(memory, sync_dir, tenancy.registry)
         include_sync_routes(app, tenancy, timeout=limits.timeout, version=SCHEMA_VERSION)
     app.add_middleware(BodyLimit, limits=limits)
+    install_observability(app, tenancy, observability or ObservabilityOptions())  # outermost
     return app
