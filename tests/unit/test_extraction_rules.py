@@ -111,6 +111,18 @@ def test_named_speakers_recur_or_open_the_transcript():
     assert split_turns("Alice: hi\nBob: hello")[1].speaker == "Bob"
 
 
+def test_numbered_speakers_are_speakers_and_numbered_headings_are_not():
+    """``Ann0``/``Speaker 2`` name speakers (generated and diarised transcripts); ``Day 1:``
+    inside a turn is an itinerary line, not a new speaker."""
+    assert [t.speaker for t in split_turns("Ann0: tea please\nBo0: we ship at 9")] == [
+        "Ann0", "Bo0"]
+    assert [t.speaker for t in split_turns("Speaker 1: hi\nSpeaker 2: yo\nSpeaker 1: ok")] == [
+        "Speaker 1", "Speaker 2", "Speaker 1"]
+    turns = split_turns("Caroline: plan\nDay 1: Paris\nDay 2: Rome\nMelanie: nice")
+    assert [t.speaker for t in turns] == ["Caroline", "Melanie"]
+    assert "Day 2: Rome" in turns[0].text
+
+
 # -- who says what (issue 40) ---------------------------------------------------------------
 def test_an_assistant_is_not_the_user():
     reply = Turn("assistant", "Here is how:\n1. Pick a topic\n2. Outline it\n3. Draft it\n"

@@ -10,7 +10,8 @@ per LongMemEval history, up to 37). The rules:
 * Chat format: when any label is a conversational role (``user``, ``assistant``,
   ``human``, ``AI``... in any case), only role labels are speakers.
 * Named format (``Caroline: ...``, ``Melanie: ...``): a label is a speaker when it reads
-  as a name (one to three capitalised words, no digits), is not a word that introduces
+  as a name (one to three capitalised words, a number allowed at a word's end or as a
+  word: ``Ann2``, ``Speaker 1``), is not a word that introduces
   text (``Note``, ``Example``, ``Step``...), a log level or an exception class, and either
   labels the first line or labels two lines or more (the transcript's own speakers come
   back; a quoted name usually does not). When that leaves a single speaker, the next most
@@ -33,7 +34,8 @@ USER_ROLES = frozenset({"user", "human", "me", "customer", "client"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai", "bot", "chatbot", "agent", "model", "system",
                              "tool", "gpt", "chatgpt", "claude", "gemini", "copilot"})
 ROLES = USER_ROLES | ASSISTANT_ROLES
-_NAME = re.compile(r"^[A-Z][a-z'\-]*(?: (?:[A-Z][a-z'\-]*|van|von|de|da|del|di|le|la|bin))"
+_NAME = re.compile(r"^[A-Z][a-z'\-]*\d{0,4}(?: (?:[A-Z][a-z'\-]*\d{0,4}|van|von|de|da|del|di|le"
+                   r"|la|bin|\d{1,4}))"
                    r"{0,2}$")
 #: Labels that introduce text rather than name a speaker.
 _NOT_SPEAKERS = frozenset("""
@@ -45,6 +47,7 @@ trace fatal critical notice definition meaning translation usage syntax response
 reply prompt query task goal objective conclusion introduction overview background context
 key value name type status category role level score rating verdict bonus extra remember
 fact facts follow-up followup alternatively additionally also however therefore example
+day week month year part phase round chapter stage section version item point line page
 """.split())
 _EXCEPTION_CLASS = re.compile(r"(Error|Exception|Warning|Exit|Interrupt)$")
 _LOG_LEVEL = re.compile(r"^[A-Z]{2,}$")
@@ -73,7 +76,9 @@ def is_user_role(speaker: str | None) -> bool:
 
 
 def _name_like(label: str) -> bool:
-    if label.casefold() in _NOT_SPEAKERS or label.casefold().rstrip(".") in _NOT_SPEAKERS:
+    folded = label.casefold()
+    first_word = re.sub(r"\d+$", "", folded.split(" ")[0])
+    if folded in _NOT_SPEAKERS or folded.rstrip(".") in _NOT_SPEAKERS or first_word in _NOT_SPEAKERS:
         return False
     if _EXCEPTION_CLASS.search(label) or _LOG_LEVEL.match(label):
         return False
