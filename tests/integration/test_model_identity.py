@@ -151,12 +151,21 @@ def test_store_many_embeds_in_batches(tmp_path: Path) -> None:
         m.store_many({"content": f"fact number {i}", "type": "FACT", "valid_from": at}
                      for i in range(150))
     assert counting.calls == [150]
-    # a later batch at the same event time re-embeds the two stored entries before it
-    # (their own vectors are not kept): one call for the batch, one for those two
+    # a later batch at the same event time in the same process mixes its context from
+    # the plain vectors just computed for the two entries before it: one call
     with _open(tmp_path / "m.db", embedder=counting) as m:
         m.store_many({"content": f"later fact {i}", "type": "FACT", "valid_from": at}
                      for i in range(3))
-    assert counting.calls[1:] == [3, 2]
+    assert counting.calls[1:] == [3]
+    # in a process that never embedded them (the kept vectors forgotten), the two stored
+    # entries before the batch are embedded again: one call for the batch, one for those
+    from tulving.application.plumbing import representation
+
+    representation._recent_plain.clear()
+    with _open(tmp_path / "m.db", embedder=counting) as m:
+        m.store_many({"content": f"last fact {i}", "type": "FACT", "valid_from": at}
+                     for i in range(3))
+    assert counting.calls[2:] == [3, 2]
     plain_only = CountingEmbedder()
     with _open(tmp_path / "p.db", embedder=plain_only,
                options={"writing": {"context_window": 0}}) as m:

@@ -13,16 +13,20 @@ written since: ``commit_at_once``).
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
+from tulving.application.plumbing import deadline
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.telemetry import note_write_lock, write_lock
 from tulving.ports.storage import PlannedCommit
 
 T = TypeVar("T")
+#: How deep in nested writing transactions this thread is (0: outside any).
+_depth: contextvars.ContextVar[int] = contextvars.ContextVar("tulving_write_depth", default=0)
 
 
 @contextmanager
@@ -30,10 +34,20 @@ def writing(ctx: MemoryContext) -> Iterator[None]:
     """A transaction of ``ctx``'s store holding its tenant's write lock (nested calls join
     the outer transaction; the lock is re-entrant). ``write_lock`` times the wait for
     the lock and its hold for the server's metrics."""
-    with write_lock() as lock, ctx.storage.transaction():
-        ctx.storage.lock_tenant_writes(ctx.identity.tenant)
-        lock.acquired()
-        yield
+    depth = _depth.get()
+    token = _depth.set(depth + 1)
+    try:
+        with write_lock() as lock, ctx.storage.transaction():
+            ctx.storage.lock_tenant_writes(ctx.identity.tenant)
+            lock.acquired()
+            yield
+            # A call with a deadline (a server's --timeout) may pass it while it writes (a
+            # long batch; a remember's turns and what was read off them): the outermost
+            # transaction is its last safe point (raising here rolls it all back).
+            if depth == 0:
+                deadline.committing("the write")
+    finally:
+        _depth.reset(token)
 
 
 def commit_at_once(ctx: MemoryContext, commit: Callable[[], T]) -> T:
@@ -43,6 +57,7 @@ def commit_at_once(ctx: MemoryContext, commit: Callable[[], T]) -> T:
     the Memory's lock either: no index of this process has to follow it). ``ctx`` is
     the writer's. The lock's hold is the one the store measured (``PlannedCommit.held``);
     its wait, the rest of the call, round trip included."""
+    deadline.committing("the write")
     began = time.perf_counter()
     result = commit()
     if isinstance(result, PlannedCommit):

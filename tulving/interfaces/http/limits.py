@@ -21,6 +21,7 @@ client knows what to split. Measured by ``benchmarks/http_limits.py`` (the large
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -47,18 +48,39 @@ T = TypeVar("T")
 async def bounded(fn: Callable[..., T], *args: Any, timeout: float,
                   limiter: anyio.CapacityLimiter) -> T:
     """``fn(*args)`` on a worker thread (``limiter`` of them at once) under ``timeout``:
-    503 when it passes, and the call itself cancelled at its next safe point."""
+    503 when it passes, and the call itself cancelled at its next safe point; a call that
+    has committed a write by then is waited for and answered (a 503 means nothing was
+    written: :mod:`tulving.application.plumbing.deadline`)."""
+    limit = deadline.Limit(timeout)
+    finished = threading.Event()
+    outcome: list[Any] = []
 
     def work() -> T:
-        with deadline.within(timeout):
-            return fn(*args)
+        try:
+            with deadline.within(limit):
+                value = fn(*args)
+            outcome.append((True, value))
+            return value
+        except BaseException as exc:
+            outcome.append((False, exc))
+            raise
+        finally:
+            finished.set()
 
     try:
         with anyio.fail_after(timeout):
             return await anyio.to_thread.run_sync(work, limiter=limiter,
                                                   abandon_on_cancel=True)
     except TimeoutError as exc:
-        raise HTTPError(503, "Timeout",
-                        f"the call took over {timeout:g} s (serve --timeout); it is cancelled "
-                        "at its next safe point, and a write not committed by then is not "
-                        "made") from exc
+        if limit.give_up():
+            raise HTTPError(503, "Timeout",
+                            f"the call took over {timeout:g} s (serve --timeout); it is "
+                            "cancelled at its next safe point, and nothing is written"
+                            ) from exc
+    # committed before the limit: only its answer is left to make
+    while not finished.is_set():
+        await anyio.sleep(0.005)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
