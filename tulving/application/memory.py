@@ -67,7 +67,7 @@ from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
 from tulving.plugins.hooks import CurateContext
 from tulving.plugins.registry import AdapterContext, get_manager
-from tulving.ports.storage import WriteOutcome
+from tulving.ports.storage import ReadOnlyOpen, WriteOutcome
 
 Progress = Callable[[str, int, int], None]
 
@@ -178,8 +178,8 @@ class Memory:
                                          read_only=self.read_only)
             storage = resolve("storage", self._choices["storage"], defaults["storage"],
                               adapter_ctx, opts.get("storage"))
-            if self.read_only and not getattr(storage, "read_only", False):
-                raise ConfigError(f"the {getattr(storage, 'name', 'given')} storage cannot be "
+            if self.read_only and not (isinstance(storage, ReadOnlyOpen) and storage.read_only):
+                raise ConfigError(f"the {storage.name} storage cannot be "
                                   "opened read-only (SQLite can)")
             clock = resolve("clock", self._choices["clock"], "system", adapter_ctx,
                             opts.get("clock"))

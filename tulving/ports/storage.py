@@ -14,23 +14,27 @@ implements ``Storage``, their union. Invariants (checked by
 - ``write_many`` is atomic: all or none of the batch is visible, also after a crash;
 - hard delete removes the entry, its tags, its FTS row and its vector.
 
-One optional method, looked up with ``getattr`` (an adapter without it is read with
-``get_many``): ``get_briefs(entry_ids) -> list[EntryBrief]``, the id, content, event time
-and source ids of the entries that exist, in the order of ``entry_ids``. Search reads its
-rerank candidates through it; an adapter that can read four columns more cheaply than a
-whole entry should offer it (the contract suite checks it agrees with ``get_many``).
+Optional capabilities are declared, never probed: each is a small ``runtime_checkable``
+protocol below that an adapter implements when it can, and the contract suite checks it
+for every adapter that does (``contract_tests.storage``): ``BriefReader`` (search reads
+its rerank candidates as four columns), ``ReadOnlyOpen`` (opened beside a writer in
+another process), ``EncryptionChange`` (the store re-written under another key),
+``VectorChangeLog``, ``SyncLog``, ``ReadTransactions``, ``TokenSessions`` and
+``WriteMarks``. What every adapter has and a capability it may lack, as a flag, is in
+``StorageCapabilities``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from tulving.domain.entry import MemoryEntry
+from tulving.domain.encryption_key import EncryptionKey
+from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.records import (
     AuditDraft,
@@ -509,6 +513,46 @@ class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQue
     def maintenance(self, action: str) -> Mapping[str, Any]:
         """Engine upkeep: ``"vacuum"`` (reclaim space, also scrubbing deleted bytes),
         ``"checkpoint"``, ``"integrity"``. Unknown actions raise ConfigError."""
+        ...
+
+
+@runtime_checkable
+class BriefReader(Protocol):
+    """Optional: read what search's rerank needs of its candidates (id, content, event
+    time, source ids) more cheaply than whole entries. An adapter without it is read
+    with ``get_many`` (the SQLite store's four columns took 1 ms off a hybrid search)."""
+
+    def get_briefs(self, entry_ids: Sequence[str]) -> list[EntryBrief]:
+        """The briefs of the entries that exist, in the order of ``entry_ids``; what
+        ``get_many`` would answer, cut to those fields."""
+        ...
+
+
+@runtime_checkable
+class ReadOnlyOpen(Protocol):
+    """Optional: an adapter that can open beside a writer in another process and write
+    nothing (``AdapterContext.read_only``; ``Memory(..., read_only=True)``). An adapter
+    without it is refused for a read-only Memory.
+
+    Invariants: an instance opened read-only takes no writer lock, runs no migration (a
+    store that needs one is refused with ``ReadOnlyError``), sees what the writer
+    commits, and raises ``ReadOnlyError`` from every write and from ``transaction()``.
+    """
+
+    read_only: bool
+    """Whether this instance was opened read-only."""
+
+
+@runtime_checkable
+class EncryptionChange(Protocol):
+    """Optional: an adapter whose files can be re-written under another key (``tulving
+    encrypt``, ``rekey``, ``decrypt``)."""
+
+    def change_encryption(self, new: EncryptionKey | None,
+                          before_switch: Callable[[], None] | None = None) -> object:
+        """Re-write the closed store from its own key to ``new`` (None: plain), crash-safe:
+        a crash leaves the old store or the new one; ``before_switch()`` runs just before
+        the new file replaces the old. Refused while the store is open."""
         ...
 
 
