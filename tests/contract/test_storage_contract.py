@@ -25,6 +25,15 @@ class TestSQLiteStorage(StorageContract):
         return make
 
     @pytest.fixture
+    def open_read_only(self, tmp_path: Path) -> Callable[..., Storage]:
+        return lambda name="default": SQLiteStorage(str(tmp_path / f"{name}.db"),
+                                                    read_only=True)
+
+    @pytest.fixture
+    def reopen_with_key(self, tmp_path: Path) -> Callable[..., Storage]:
+        return lambda name, key: SQLiteStorage(str(tmp_path / f"{name}.db"), encryption=key)
+
+    @pytest.fixture
     def back_channel(self, storage: Storage) -> BackChannel:
         assert isinstance(storage, SQLiteStorage)
         return SQLiteBackChannel(storage.path)
