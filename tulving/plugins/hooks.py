@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import attrs
 
 from tulving.domain.write_policy import WritePolicy
+
+
+class AdapterRegistry(Protocol):
+    """What ``tulving_register_adapters`` gets: where a plugin names its adapters. The host
+    owns naming, aliases and duplicates (``tulving.plugins.registry.Registry``)."""
+
+    def add(self, kind: str, name: str, target: str, *, extra: str | None = None,
+            description: str = "", aliases: tuple[str, ...] = (),
+            requires: tuple[str, ...] = ()) -> None:
+        """Register the factory ``target`` (``"module:attr"``, imported only when the
+        adapter is chosen) as the ``kind`` adapter ``name``; ``extra`` names the
+        distribution extra that installs what it needs (``requires``: its top-level
+        modules)."""
+        ...
 
 
 @attrs.frozen

@@ -15,8 +15,7 @@ import pluggy
 
 if TYPE_CHECKING:  # the host's types, named for readers and type checkers only
     from tulving.domain.entry import MemoryEntry
-    from tulving.plugins.hooks import CurateContext, WriteContext
-    from tulving.plugins.registry import Registry
+    from tulving.plugins.hooks import AdapterRegistry, CurateContext, WriteContext
 
 PROJECT = "tulving"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -27,7 +26,7 @@ BUILTIN_POLICIES = "tulving-policies"
 
 
 @hookspec
-def tulving_register_adapters(registry: Registry) -> None:
+def tulving_register_adapters(registry: AdapterRegistry) -> None:
     """Add adapter factories with ``registry.add(kind, name, "module:attr", extra=...)``."""
 
 
