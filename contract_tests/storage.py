@@ -4,6 +4,13 @@ Supply ``make_storage``: a callable ``make_storage(name="default") -> Storage`` 
 an adapter that is NOT yet opened, for a fresh store per test; calling it again with the
 same ``name`` in the same test must return a new adapter over the SAME data (used for
 persistence checks when ``capabilities.persistent``). The suite opens and closes it.
+
+Optional capabilities (``tulving.ports.storage``) are checked for an adapter that
+implements them, and skipped with the reason for one that does not: ``BriefReader``,
+``VectorChangeLog``, ``EntryCensus``; a ``ReadOnlyOpen`` adapter's suite also supplies
+``open_read_only(name)`` (a new instance over the same store, opened read-only) and an
+``EncryptionChange`` adapter's ``reopen_with_key(name, key)``; without them the case
+fails, saying which fixture is missing.
 """
 
 from __future__ import annotations
