@@ -4,6 +4,13 @@ Supply ``make_storage``: a callable ``make_storage(name="default") -> Storage`` 
 an adapter that is NOT yet opened, for a fresh store per test; calling it again with the
 same ``name`` in the same test must return a new adapter over the SAME data (used for
 persistence checks when ``capabilities.persistent``). The suite opens and closes it.
+
+Optional capabilities (``tulving.ports.storage``) are checked for an adapter that
+implements them, and skipped with the reason for one that does not: ``BriefReader``,
+``VectorChangeLog``, ``EntryCensus``; a ``ReadOnlyOpen`` adapter's suite also supplies
+``open_read_only(name)`` (a new instance over the same store, opened read-only) and an
+``EncryptionChange`` adapter's ``reopen_with_key(name, key)``; without them the case
+fails, saying which fixture is missing.
 """
 
 from __future__ import annotations
@@ -22,13 +29,22 @@ from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
 from contract_tests.governance import GovernanceContract
 from contract_tests.shared_state import SharedStateContract
 from tulving.domain.audit_chain import verify_chain
+from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import EntryBrief
-from tulving.domain.errors import TulvingError
+from tulving.domain.errors import ReadOnlyError, TulvingError
 from tulving.domain.identity import Identity
 from tulving.domain.query import STORE_WIDE, EntryFilter
 from tulving.domain.records import AuditDraft, JobRecord, SessionRecord
 from tulving.domain.types import ArchiveReason, MemoryType, Scope
-from tulving.ports.storage import Archival, EntryCensus, Storage, VectorChangeLog
+from tulving.ports.storage import (
+    Archival,
+    BriefReader,
+    EncryptionChange,
+    EntryCensus,
+    ReadOnlyOpen,
+    Storage,
+    VectorChangeLog,
+)
 
 A_PARTS = ALICE.visible_partitions()
 B_PARTS = BOB.visible_partitions()
@@ -76,9 +92,9 @@ class StorageContract(GovernanceContract, SharedStateContract):
         assert storage.get(entry.id) == entry
 
     def test_briefs_agree_with_whole_entries(self, storage: Storage, clock: Clockwork) -> None:
-        get_briefs = getattr(storage, "get_briefs", None)
-        if get_briefs is None:
-            pytest.skip("adapter offers no get_briefs (optional): search reads whole entries")
+        if not isinstance(storage, BriefReader):
+            pytest.skip("adapter is no BriefReader (optional): search reads whole entries")
+        get_briefs = storage.get_briefs
         turn = make_entry(clock, "Caroline: we adopted a dog last Friday")
         fact = make_entry(clock, "Caroline adopted a dog", source_entry_ids=(turn.id,))
         storage.write_many([(turn, None), (fact, None)])
@@ -532,3 +548,91 @@ class StorageContract(GovernanceContract, SharedStateContract):
             assert second.get_meta("embedding_model_id") == "m"
         finally:
             second.close()
+
+    # optional capabilities (tulving.ports.storage) -------------------------------------
+    @pytest.fixture
+    def open_read_only(self) -> Callable[..., Storage] | None:
+        """An adapter that is a ``ReadOnlyOpen`` supplies ``open_read_only(name)``: a new,
+        unopened instance over the store ``make_storage(name)`` made, opened read-only.
+        (None: the adapter offers no read-only open.)"""
+        return None
+
+    def test_read_only_open_sees_commits_and_writes_nothing(
+        self, make_storage: Callable[..., Storage], clock: Clockwork,
+        open_read_only: Callable[..., Storage] | None,
+    ) -> None:
+        writer = make_storage("shared")
+        if not isinstance(writer, ReadOnlyOpen):
+            pytest.skip("adapter is no ReadOnlyOpen (optional): a read-only Memory is refused")
+        assert open_read_only is not None, (
+            "a ReadOnlyOpen adapter's suite must supply the open_read_only fixture")
+        writer.open()
+        try:
+            assert writer.read_only is False
+            first = make_entry(clock, "written before the reader opened")
+            writer.write(first, _vec(1))
+            reader = open_read_only("shared")
+            reader.open()
+            try:
+                assert isinstance(reader, ReadOnlyOpen) and reader.read_only is True
+                assert reader.get(first.id) == first
+                later = make_entry(clock, "written while the reader is open")
+                writer.write(later, _vec(2))
+                assert reader.get(later.id) == later  # it sees what the writer commits
+                np.testing.assert_array_equal(reader.vectors_for([later.id])[later.id],
+                                              _vec(2))
+                for attempt in (lambda: reader.write(make_entry(clock, "no"), None),
+                                lambda: reader.set_meta("k", "v"),
+                                lambda: reader.archive([]),
+                                lambda: reader.transaction().__enter__()):
+                    with pytest.raises(ReadOnlyError):
+                        attempt()
+            finally:
+                reader.close()
+            assert writer.get(later.id) == later
+            assert writer.get_meta("k") is None
+        finally:
+            writer.close()
+
+    @pytest.fixture
+    def reopen_with_key(self) -> Callable[..., Storage] | None:
+        """An adapter that is an ``EncryptionChange`` supplies ``reopen_with_key(name,
+        key)``: a new, unopened instance over the store ``make_storage(name)`` made, opened
+        with ``key`` (an ``EncryptionKey``; None for a plain store)."""
+        return None
+
+    def test_encryption_change_keeps_everything(
+        self, make_storage: Callable[..., Storage], clock: Clockwork,
+        reopen_with_key: Callable[..., Storage] | None,
+    ) -> None:
+        store = make_storage("sealed")
+        if not isinstance(store, EncryptionChange):
+            pytest.skip("adapter is no EncryptionChange (optional): it cannot be encrypted")
+        assert reopen_with_key is not None, (
+            "an EncryptionChange adapter's suite must supply the reopen_with_key fixture")
+        key = EncryptionKey(b"contract-suite-key-0123456789abcdef", source="test")
+        store.open()
+        kept = make_entry(clock, "kept across the change of key", key="k")
+        store.write(kept, _vec(3))
+        with pytest.raises(TulvingError):  # refused while open
+            store.change_encryption(key)
+        store.close()
+        switched: list[bool] = []
+        store.change_encryption(key, lambda: switched.append(True))
+        assert switched == [True]
+        sealed = reopen_with_key("sealed", key)
+        sealed.open()
+        try:
+            assert sealed.get(kept.id) == kept
+            np.testing.assert_array_equal(sealed.vectors_for([kept.id])[kept.id], _vec(3))
+            assert sealed.capabilities.encrypted_at_rest
+        finally:
+            sealed.close()
+        with pytest.raises(TulvingError):  # the old way in no longer opens it
+            plain = reopen_with_key("sealed", None)
+            try:
+                plain.open()
+                plain.get(kept.id)
+            finally:
+                plain.close()
+

@@ -18,6 +18,13 @@ index reopens what was persisted under that name (a non-persistent one starts em
                 return index
             return make
 
+Optional capabilities (``tulving.ports.vectors``) are checked for the adapters that
+declare them: ``CachedIndex`` (a cache file that ``drop_cache`` deletes),
+``ResealableCache``, ``FillsFromStorage`` (a reopened cache takes its vectors from
+storage's reconciliation read) and ``IndexInStore`` (the suite of such an index supplies
+``store_vector(index, id, vector)``, which writes an entry with that vector through the
+storage the index lives in, without ``add``).
+
 Capability flags: ``persistent`` (default False) enables the persist/reopen checks;
 ``min_recall`` (default 0.95) is the recall@10 required against brute force;
 ``score_tolerance`` (default 1e-4) is how far a score may be from the exact cosine (an
@@ -35,7 +42,13 @@ import pytest
 
 from tulving.domain.errors import TulvingError
 from tulving.domain.query import ScoredId
-from tulving.ports.vectors import VectorIndex
+from tulving.ports.vectors import (
+    CachedIndex,
+    FillsFromStorage,
+    IndexInStore,
+    ResealableCache,
+    VectorIndex,
+)
 
 MakeIndex = Callable[..., Any]
 DIM = 16
@@ -403,3 +416,77 @@ class VectorIndexContract:
         assert other.count() == 0
         other.add(["fits"], random_vectors(1, DIM * 2))
         assert other.ids() == {"fits"}
+
+    # -- optional capabilities (tulving.ports.vectors) -------------------------------------
+
+    def test_a_cached_index_drops_every_cache_file(self, make_index: MakeIndex) -> None:
+        index = make_index(DIM, name="dropped")
+        if not isinstance(index, CachedIndex) or index.cache_path is None:
+            pytest.skip("this index keeps no cache file (not a CachedIndex)")
+        assert isinstance(index.sealed, bool)
+        index.add(make_ids(20), random_vectors(20, DIM))
+        index.persist()
+        folder, stem = index.cache_path.parent, index.cache_path.name
+        assert [p for p in folder.iterdir() if p.name.startswith(stem)], "persist wrote no file"
+        index.drop_cache()
+        assert not [p for p in folder.iterdir() if p.name.startswith(stem)]
+        index.close()
+        assert make_index(DIM, name="dropped").count() == 0  # nothing left to load
+
+    def test_resealing_a_cache_with_nothing_sealed_changes_nothing(
+        self, make_index: MakeIndex
+    ) -> None:
+        from tulving.domain.encryption_key import EncryptionKey
+
+        index = make_index(DIM, name="reseal")
+        if not isinstance(index, ResealableCache):
+            pytest.skip("this index cannot reseal a cache (not a ResealableCache)")
+        if isinstance(index, CachedIndex) and index.sealed:
+            pytest.skip("a sealed cache: resealed by the suite of the encrypted store")
+        index.add(make_ids(5), random_vectors(5, DIM))
+        other = EncryptionKey(b"another-key-of-the-contract-suite", source="test")
+        assert index.reseal_cache(other) is False
+        assert index.count() == 5
+
+    def test_a_reopened_cache_takes_its_vectors_from_storage(
+        self, make_index: MakeIndex
+    ) -> None:
+        index = make_index(DIM, name="filled")
+        if not isinstance(index, FillsFromStorage):
+            pytest.skip("this index keeps its own vectors (not FillsFromStorage)")
+        ids, vectors = make_ids(50), random_vectors(50, DIM, seed=5)
+        index.add(ids, vectors)
+        index.persist()
+        index.close()
+        again = make_index(DIM, name="filled")
+        assert isinstance(again, FillsFromStorage)
+        if not again.needs_vectors:
+            assert again.fill_vectors(ids, vectors) == 0  # nothing to take
+            return
+        assert again.fill_vectors(["unknown"], vectors[:1]) == 0
+        assert again.fill_vectors(ids, vectors) == len(ids)
+        assert not again.needs_vectors
+        assert again.fill_vectors(ids, vectors) == 0  # each row taken once
+        best = again.query(vectors[7], 1)[0]
+        assert best.id == ids[7] and abs(best.score - 1.0) <= self.score_tolerance
+
+    @pytest.fixture
+    def store_vector(self) -> Callable[[Any, str, np.ndarray], None] | None:
+        """An ``IndexInStore`` adapter's suite supplies it (see the module docstring)."""
+        return None
+
+    def test_an_index_in_store_holds_what_storage_commits(
+        self, make_index: MakeIndex,
+        store_vector: Callable[[Any, str, np.ndarray], None] | None,
+    ) -> None:
+        index = make_index(DIM, name="in-store")
+        if not (isinstance(index, IndexInStore) and index.in_store):
+            pytest.skip("this index is a cache beside storage (not IndexInStore)")
+        assert store_vector is not None, (
+            "an IndexInStore adapter's suite must supply the store_vector fixture")
+        vectors = random_vectors(3, DIM, seed=8)
+        for i, entry_id in enumerate(make_ids(3, "stored")):
+            store_vector(index, entry_id, vectors[i])
+        assert index.count() == 3
+        assert index.query(vectors[1], 1)[0].id == make_ids(3, "stored")[1]
+

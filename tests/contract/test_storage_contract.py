@@ -25,6 +25,15 @@ class TestSQLiteStorage(StorageContract):
         return make
 
     @pytest.fixture
+    def open_read_only(self, tmp_path: Path) -> Callable[..., Storage]:
+        return lambda name="default": SQLiteStorage(str(tmp_path / f"{name}.db"),
+                                                    read_only=True)
+
+    @pytest.fixture
+    def reopen_with_key(self, tmp_path: Path) -> Callable[..., Storage]:
+        return lambda name, key: SQLiteStorage(str(tmp_path / f"{name}.db"), encryption=key)
+
+    @pytest.fixture
     def back_channel(self, storage: Storage) -> BackChannel:
         assert isinstance(storage, SQLiteStorage)
         return SQLiteBackChannel(storage.path)
@@ -46,6 +55,28 @@ class TestInMemoryStorage(StorageContract):
     @pytest.fixture
     def make_storage(self) -> Callable[..., Storage]:
         return lambda name="default": InMemoryStorage()
+
+    @pytest.fixture
+    def back_channel(self, storage: Storage) -> BackChannel:
+        assert isinstance(storage, InMemoryStorage)
+        return InMemoryBackChannel(storage)
+
+
+def _with_port_defaults() -> type:
+    """The in-memory adapter with its own ``write``, ``get`` and ``count`` replaced by the
+    defaults the port gives an adapter that subclasses it."""
+    return type("InMemoryWithPortDefaults", (InMemoryStorage,), {
+        "write": Storage.write, "get": Storage.get, "count": Storage.count})
+
+
+class TestStoragePortDefaults(StorageContract):
+    """The port's derivable methods pass the whole suite when an adapter leaves them to
+    the port (a third party writes fewer methods, and the defaults cannot drift)."""
+
+    @pytest.fixture
+    def make_storage(self) -> Callable[..., Storage]:
+        cls = _with_port_defaults()
+        return lambda name="default": cls()
 
     @pytest.fixture
     def back_channel(self, storage: Storage) -> BackChannel:

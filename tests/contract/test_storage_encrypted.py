@@ -69,6 +69,19 @@ class TestEncryptedSQLiteStorage(StorageContract):
         return make
 
     @pytest.fixture
+    def open_read_only(self, tmp_path: Path) -> Callable[..., Storage]:
+        from tulving.adapters.storage.sqlite import SQLiteStorage
+
+        return lambda name="default": SQLiteStorage(str(tmp_path / f"{name}.db"),
+                                                    encryption=KEY, read_only=True)
+
+    @pytest.fixture
+    def reopen_with_key(self, tmp_path: Path) -> Callable[..., Storage]:
+        from tulving.adapters.storage.sqlite import SQLiteStorage
+
+        return lambda name, key: SQLiteStorage(str(tmp_path / f"{name}.db"), encryption=key)
+
+    @pytest.fixture
     def back_channel(self, storage: Storage) -> BackChannel:
         path = storage.path  # type: ignore[attr-defined]
         return SQLCipherBackChannel(path, KEY.secret)

@@ -49,3 +49,20 @@ class TestPgVectorIndex(VectorIndexContract):
             store.close()
         for schema in {s.schema for s in stores}:
             drop_schema(pg_url, schema)
+
+    @pytest.fixture
+    def store_vector(self) -> Callable[[Any, str, Any], None]:
+        """Writes an entry with its vector through the PostgreSQL store the index lives in
+        (what ``Memory.store`` does), never through the index."""
+        from contract_tests.builders import Clockwork, make_entry
+
+        clock = Clockwork()
+
+        def write(index: Any, entry_id: str, vector: Any) -> None:
+            import attrs
+
+            entry = attrs.evolve(make_entry(clock, f"stored {entry_id}"), id=entry_id)
+            index._storage.write(entry, vector)
+
+        return write
+

@@ -13,7 +13,7 @@ import pytest
 
 from tests.faults.sweep import kill_after
 from tulving import Memory
-from tulving.adapters.storage.sqlite import store as sqlite_store
+from tulving.adapters.storage.sqlite import connection as sqlite_store
 from tulving.adapters.storage.sqlite.schema import MIGRATIONS
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tulving import Memory, ModelMismatchError, ReadOnlyError
-from tulving.adapters.storage.sqlite import store as sqlite_store
+from tulving.adapters.storage.sqlite import connection as sqlite_store
 from tulving.adapters.storage.sqlite.schema import MIGRATIONS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -147,7 +147,7 @@ def _check_migrated(store: Any) -> None:
 def test_sqlite_migration_moves_the_meta_registry_and_ends_duplicate_sessions(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tulving.adapters.storage.sqlite import SQLiteStorage
-    from tulving.adapters.storage.sqlite import store as module
+    from tulving.adapters.storage.sqlite import connection as module
 
     _check_migrated(_downgrade_then_reopen(
         monkeypatch, module, lambda: SQLiteStorage(str(tmp_path / "old.db")), _seed))

@@ -18,6 +18,7 @@ from typing import IO, Any, Literal, overload
 import attrs
 
 from tulving.application.agent_memory.jobs import RememberJob
+from tulving.application.curation.after_curate import apply_after_curate
 from tulving.application.curation.curator import Curator
 from tulving.application.governance import corrections, erasure, retention
 from tulving.application.governance.audit import AuditTrail
@@ -64,8 +65,9 @@ from tulving.domain.query_expansion import parse_search_settings
 from tulving.domain.representation import parse_writing
 from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
+from tulving.plugins.hooks import CurateContext
 from tulving.plugins.registry import AdapterContext, get_manager
-from tulving.ports.storage import WriteOutcome
+from tulving.ports.storage import ReadOnlyOpen, WriteOutcome
 
 Progress = Callable[[str, int, int], None]
 
@@ -176,8 +178,8 @@ class Memory:
                                          read_only=self.read_only)
             storage = resolve("storage", self._choices["storage"], defaults["storage"],
                               adapter_ctx, opts.get("storage"))
-            if self.read_only and not getattr(storage, "read_only", False):
-                raise ConfigError(f"the {getattr(storage, 'name', 'given')} storage cannot be "
+            if self.read_only and not (isinstance(storage, ReadOnlyOpen) and storage.read_only):
+                raise ConfigError(f"the {storage.name} storage cannot be "
                                   "opened read-only (SQLite can)")
             clock = resolve("clock", self._choices["clock"], "system", adapter_ctx,
                             opts.get("clock"))
@@ -523,6 +525,11 @@ class Memory:
         flt = build_filter(self._fresh(), types, tags, since, until)
         result = self._curator.curate(query, token_budget, mode, flt, weights,
                                       explain=explain)
+        result = apply_after_curate(
+            self.ctx.hooks, result,
+            CurateContext(self.identity.agent_id, self.identity.tenant, result.mode,
+                          result.query, result.token_budget),
+            self._curator.tokenizer.count)
         self._access.record([c.entry.id for c in result.entries])
         self._audit.record_read("curate", {"query": query, "token_budget": token_budget,
                                            "mode": mode}, [c.entry.id for c in result.entries])

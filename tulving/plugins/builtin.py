@@ -8,15 +8,14 @@ built-in write policies are not here: the host registers them itself, first
 
 from __future__ import annotations
 
-from typing import Any
-
+from tulving.plugins.hooks import AdapterRegistry
 from tulving.plugins.hookspecs import hookimpl
 
 _A = "tulving.adapters"
 
 
 @hookimpl
-def tulving_register_adapters(registry: Any) -> None:
+def tulving_register_adapters(registry: AdapterRegistry) -> None:
     add = registry.add
     add("storage", "sqlite", f"{_A}.storage.sqlite:create",
         description="one SQLite file (WAL, FTS5); the embedded default")

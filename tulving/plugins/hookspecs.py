@@ -9,9 +9,13 @@ an implementation accept a subset of them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pluggy
+
+if TYPE_CHECKING:  # the host's types, named for readers and type checkers only
+    from tulving.domain.entry import MemoryEntry
+    from tulving.plugins.hooks import AdapterRegistry, CurateContext, WriteContext
 
 PROJECT = "tulving"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -22,12 +26,12 @@ BUILTIN_POLICIES = "tulving-policies"
 
 
 @hookspec
-def tulving_register_adapters(registry: Any) -> None:
+def tulving_register_adapters(registry: AdapterRegistry) -> None:
     """Add adapter factories with ``registry.add(kind, name, "module:attr", extra=...)``."""
 
 
 @hookspec
-def tulving_before_write(entry: Any, context: Any) -> Any:
+def tulving_before_write(entry: MemoryEntry, context: WriteContext) -> MemoryEntry | None:
     """See every entry before it is written.
 
     Return ``None`` to leave it unchanged, a new entry (``attrs.evolve``) to transform it,
@@ -40,6 +44,10 @@ def tulving_before_write(entry: Any, context: Any) -> Any:
 
 
 @hookspec
-def tulving_after_curate(content: str, context: Any) -> str | None:
-    """Post-process curated text; return replacement text or ``None``. The budget is
-    re-checked after every hook, so a hook cannot overflow it."""
+def tulving_after_curate(content: str, context: CurateContext) -> str | None:
+    """Post-process a curated block (``curate()`` in either mode); return replacement
+    text or ``None`` to leave it. Implementations run in registration order, each on the
+    previous one's result. The budget is re-checked after every hook: a replacement that
+    costs more than ``context.token_budget`` is dropped with a warning, so a hook cannot
+    overflow it. The entries the block lists (``CuratedContext.entries``) are not
+    changed."""

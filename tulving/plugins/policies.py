@@ -9,19 +9,16 @@ without one gets the defaults (private sections stripped, low-trust injections h
 
 from __future__ import annotations
 
-from typing import Any
-
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.write_policy import WritePolicy, enforce
+from tulving.plugins.hooks import WriteContext
 from tulving.plugins.hookspecs import hookimpl
 
 _DEFAULT = WritePolicy()
 
 
 @hookimpl
-def tulving_before_write(entry: MemoryEntry, context: Any) -> MemoryEntry | None:
-    policy = getattr(context, "policy", None)
-    if not isinstance(policy, WritePolicy):
-        policy = _DEFAULT
+def tulving_before_write(entry: MemoryEntry, context: WriteContext) -> MemoryEntry | None:
+    policy = context.policy if isinstance(context.policy, WritePolicy) else _DEFAULT
     result = enforce(entry, policy)
     return None if result is entry else result

@@ -36,3 +36,11 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vectors:
         """Embed one query as shape ``(dimension,)``; models with query prefixes add them."""
         ...
+
+
+@runtime_checkable
+class Preloads(Protocol):
+    """Optional: an embedder that can load its model ahead of the first call (a server
+    does at start, so the first request does not pay for it)."""
+
+    def load(self) -> None: ...

@@ -14,23 +14,34 @@ implements ``Storage``, their union. Invariants (checked by
 - ``write_many`` is atomic: all or none of the batch is visible, also after a crash;
 - hard delete removes the entry, its tags, its FTS row and its vector.
 
-One optional method, looked up with ``getattr`` (an adapter without it is read with
-``get_many``): ``get_briefs(entry_ids) -> list[EntryBrief]``, the id, content, event time
-and source ids of the entries that exist, in the order of ``entry_ids``. Search reads its
-rerank candidates through it; an adapter that can read four columns more cheaply than a
-whole entry should offer it (the contract suite checks it agrees with ``get_many``).
+Optional capabilities are declared, never probed: each is a small ``runtime_checkable``
+protocol below that an adapter implements when it can, and the contract suite checks it
+for every adapter that does (``contract_tests.storage``): ``BriefReader`` (search reads
+its rerank candidates as four columns), ``ReadOnlyOpen`` (opened beside a writer in
+another process), ``EncryptionChange`` (the store re-written under another key),
+``VectorChangeLog``, ``SyncLog``, ``ReadTransactions``, ``TokenSessions`` and
+``WriteMarks``. What every adapter has and a capability it may lack, as a flag, is in
+``StorageCapabilities``.
+
+An adapter may implement the protocols structurally, or subclass ``Storage`` (a plain
+class then, no longer a protocol) to inherit the defaults of the methods derivable from
+others: ``write`` (a batch of one), ``get`` (``get_many`` of one) and ``count`` (the size
+of ``ids_matching``). The logic every adapter shares (the sync log's rules, batching, the
+two sides of a conflict link) is in ``tulving.domain.sync_records`` and
+``tulving.domain.storage_helpers``; the names stay importable from here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from tulving.domain.entry import MemoryEntry
+from tulving.domain.encryption_key import EncryptionKey
+from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.records import (
     AuditDraft,
@@ -39,6 +50,19 @@ from tulving.domain.records import (
     SessionRecord,
     TokenRecord,
 )
+from tulving.domain.storage_helpers import conflict_sides as conflict_sides
+from tulving.domain.storage_helpers import iter_batches as iter_batches
+from tulving.domain.sync_records import DELTA_MERGED as DELTA_MERGED
+from tulving.domain.sync_records import DELTA_PENDING as DELTA_PENDING
+from tulving.domain.sync_records import DELTA_QUARANTINED as DELTA_QUARANTINED
+from tulving.domain.sync_records import DELTA_STATES as DELTA_STATES
+from tulving.domain.sync_records import DELTA_STORED as DELTA_STORED
+from tulving.domain.sync_records import DEVICE_PATTERN as DEVICE_PATTERN
+from tulving.domain.sync_records import SyncDelta as SyncDelta
+from tulving.domain.sync_records import adopted_watermark as adopted_watermark
+from tulving.domain.sync_records import check_sync_device as check_sync_device
+from tulving.domain.sync_records import check_sync_state as check_sync_state
+from tulving.domain.sync_records import checked_adoption as checked_adoption
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
 
@@ -84,8 +108,9 @@ class EntryStore(Protocol):
     deletion, full-text search and access statistics."""
 
     def write(self, entry: MemoryEntry, embedding: Vectors | None = None) -> WriteOutcome:
-        """Insert ``entry`` (superseding its key, see module doc) and its vector."""
-        ...
+        """Insert ``entry`` (superseding its key, see module doc) and its vector.
+        Default (for an adapter that subclasses the port): a batch of one."""
+        return self.write_many([(entry, embedding)])[0]
 
     def write_many(
         self, items: Sequence[tuple[MemoryEntry, Vectors | None]]
@@ -101,9 +126,10 @@ class EntryStore(Protocol):
         """The entry with this id, active or archived, regardless of partition.
 
         Visibility is decided by the caller, which must raise ScopeError rather than
-        pretend an invisible entry does not exist.
+        pretend an invisible entry does not exist. Default: ``get_many`` of one id.
         """
-        ...
+        found = self.get_many([entry_id])
+        return found[0] if found else None
 
     def get_many(self, entry_ids: Sequence[str]) -> list[MemoryEntry]:
         """Entries for the ids that exist, in the order of ``entry_ids``."""
@@ -125,8 +151,10 @@ class EntryStore(Protocol):
         ...
 
     def count(self, flt: EntryFilter) -> int:
-        """How many entries match ``flt`` (the same entries ``query`` would return)."""
-        ...
+        """How many entries match ``flt`` (the same entries ``query`` would return).
+        Default: the size of ``ids_matching``; an engine that can count without listing
+        should."""
+        return len(self.ids_matching(flt))
 
     def ids_matching(self, flt: EntryFilter) -> set[str]:
         """Ids matching ``flt`` (cheap allow-lists for filtered vector search)."""
@@ -258,37 +286,6 @@ class JobQueue(Protocol):
     def finish_job(self, job_id: str, *, error: str | None = None) -> None:
         """Mark a job done, or failed with ``error``; an unknown id is a no-op."""
         ...
-
-
-DELTA_PENDING = "pending"
-"""A plain delta, not merged into the server's store yet."""
-DELTA_MERGED = "merged"
-"""A plain delta, merged into the server's store."""
-DELTA_STORED = "stored"
-"""An end to end encrypted delta: kept for devices, never merged (the server has no key)."""
-DELTA_QUARANTINED = "quarantined"
-"""A delta the server could not merge: kept with a reason, never handed to devices."""
-DELTA_STATES = (DELTA_PENDING, DELTA_MERGED, DELTA_STORED, DELTA_QUARANTINED)
-"""The states of a delta in a tenant's sync log (``SyncLog``)."""
-DEVICE_PATTERN = r"[0-9a-f]{1,64}"
-"""A sync device name: 1 to 64 lowercase hex characters, the whole string (a full match:
-``re.fullmatch``, so a trailing newline is refused, not slipped through by ``$``)."""
-
-
-@attrs.frozen
-class SyncDelta:
-    """One delta of a tenant's sync log; its bytes are read with ``SyncLog.sync_read``."""
-
-    seq: int
-    device: str
-    delta_id: str
-    """The sha256 of the bytes, hex: a push retried by the same device is the same delta."""
-    size: int
-    e2e: bool
-    pushed_at: datetime
-    state: str
-    reason: str | None = None
-    """Why a quarantined delta was not merged (readable by the tenant), else None."""
 
 
 @runtime_checkable
@@ -513,6 +510,46 @@ class Storage(EntryStore, VectorStore, MetaStore, SessionStore, AuditLog, JobQue
 
 
 @runtime_checkable
+class BriefReader(Protocol):
+    """Optional: read what search's rerank needs of its candidates (id, content, event
+    time, source ids) more cheaply than whole entries. An adapter without it is read
+    with ``get_many`` (the SQLite store's four columns took 1 ms off a hybrid search)."""
+
+    def get_briefs(self, entry_ids: Sequence[str]) -> list[EntryBrief]:
+        """The briefs of the entries that exist, in the order of ``entry_ids``; what
+        ``get_many`` would answer, cut to those fields."""
+        ...
+
+
+@runtime_checkable
+class ReadOnlyOpen(Protocol):
+    """Optional: an adapter that can open beside a writer in another process and write
+    nothing (``AdapterContext.read_only``; ``Memory(..., read_only=True)``). An adapter
+    without it is refused for a read-only Memory.
+
+    Invariants: an instance opened read-only takes no writer lock, runs no migration (a
+    store that needs one is refused with ``ReadOnlyError``), sees what the writer
+    commits, and raises ``ReadOnlyError`` from every write and from ``transaction()``.
+    """
+
+    read_only: bool
+    """Whether this instance was opened read-only."""
+
+
+@runtime_checkable
+class EncryptionChange(Protocol):
+    """Optional: an adapter whose files can be re-written under another key (``tulving
+    encrypt``, ``rekey``, ``decrypt``)."""
+
+    def change_encryption(self, new: EncryptionKey | None,
+                          before_switch: Callable[[], None] | None = None) -> object:
+        """Re-write the closed store from its own key to ``new`` (None: plain), crash-safe:
+        a crash leaves the old store or the new one; ``before_switch()`` runs just before
+        the new file replaces the old. Refused while the store is open."""
+        ...
+
+
+@runtime_checkable
 class VectorChangeLog(Protocol):
     """Optional (looked up with ``isinstance``/``getattr``): a log of changes to what the
     vector index must hold, so a persisted index cache, or a reader in another process,
@@ -656,74 +693,3 @@ class EntryCensus(Protocol):
         """Tenant (``Identity.tenant``: user and workspace ids) -> its active entries;
         tenants without any are left out."""
         ...
-
-
-def iter_batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """``items`` in lists of at most ``size`` (the last one shorter), for batched writes."""
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def check_sync_device(device: object) -> str:
-    """``device`` when it is a full match of ``DEVICE_PATTERN``, else ValidationError
-    (every adapter and door checks with this one rule)."""
-    import re
-
-    from tulving.domain.errors import ValidationError
-
-    if not isinstance(device, str) or re.fullmatch(DEVICE_PATTERN, device) is None:
-        raise ValidationError(
-            f"a sync device name must be 1-64 lowercase hex characters, got {device!r:.80}")
-    return device
-
-
-def check_sync_state(state: object) -> str:
-    """``state`` when it is one of ``DELTA_STATES``, else ValidationError."""
-    from tulving.domain.errors import ValidationError
-
-    if state not in DELTA_STATES:
-        raise ValidationError(f"a delta state is one of {', '.join(DELTA_STATES)}, "
-                              f"got {state!r:.40}")
-    return str(state)
-
-
-def checked_adoption(deltas: Sequence[SyncDelta],
-                     data: Sequence[bytes]) -> list[tuple[SyncDelta, bytes]]:
-    """``SyncLog.sync_adopt``'s input checked once for every adapter (one byte string per
-    delta, device names and states by the log's own rules), oldest first."""
-    from tulving.domain.errors import StorageError
-
-    if len(deltas) != len(data):
-        raise StorageError("sync_adopt needs one byte string per delta")
-    for delta in deltas:
-        check_sync_device(delta.device)
-        check_sync_state(delta.state)
-    return sorted(zip(deltas, data, strict=True), key=lambda pair: pair[0].seq)
-
-
-def conflict_sides(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """Each id of ``WriteOrder.link_conflicts``'s pairs with the ids it must link to (both
-    sides of every pair; a pair of one id with itself is no conflict)."""
-    wanted: dict[str, list[str]] = {}
-    for a, b in pairs:
-        if a != b:
-            wanted.setdefault(a, []).append(b)
-            wanted.setdefault(b, []).append(a)
-    return wanted
-
-
-def adopted_watermark(deltas: Sequence[SyncDelta]) -> int:
-    """The watermark of an adopted log (``SyncLog.sync_adopt``): the last delta of the
-    settled run at its start (oldest first)."""
-    mark = 0
-    for delta in sorted(deltas, key=lambda d: d.seq):
-        if delta.state == DELTA_PENDING:
-            break
-        mark = delta.seq
-    return mark

@@ -2,13 +2,23 @@
 
 The index is a cache of the vectors held by storage: it can always be rebuilt from
 storage, so a missing, stale or corrupt index is rebuilt rather than trusted.
+
+Optional capabilities are declared as the small protocols below, never probed, and the
+contract suite checks each for the adapters that implement it
+(``contract_tests.vectors``): ``SyncedVectorIndex`` (a cache that knows how far it
+follows storage's vector change log), ``CachedIndex`` (a cache file beside the store),
+``ResealableCache``, ``FillsFromStorage`` (a loaded cache that takes its vectors from
+storage's reconciliation read) and ``IndexInStore`` (the index lives in storage's own
+engine).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.query import ScoredId
 from tulving.ports.embedder import Vectors
 
@@ -95,3 +105,62 @@ class SyncedVectorIndex(Protocol):
     def saved_position(self) -> tuple[str, int] | None: ...
 
     def unsaved_changes(self) -> int: ...
+
+
+@runtime_checkable
+class CachedIndex(Protocol):
+    """Optional: an index that keeps a cache file beside the store. A Memory given an
+    encryption key refuses one whose cache is not ``sealed``; ``tulving encrypt`` and
+    ``decrypt`` drop it before the store switches (a plain cache must not outlive a plain
+    store)."""
+
+    @property
+    def cache_path(self) -> Path | None:
+        """Where the cache lives (None: this instance keeps none, e.g. in memory)."""
+        ...
+
+    sealed: bool
+    """The cache is encrypted with the store's key."""
+
+    def drop_cache(self) -> None:
+        """Delete every cache file of this index (the next open rebuilds it)."""
+        ...
+
+
+@runtime_checkable
+class ResealableCache(Protocol):
+    """Optional: a sealed cache that can be sealed again under a new key (``tulving
+    rekey``) instead of being rebuilt."""
+
+    def reseal_cache(self, old: EncryptionKey) -> bool:
+        """Seal the cache under this index's key; one ``old`` does not open is dropped.
+        True if resealed."""
+        ...
+
+
+@runtime_checkable
+class FillsFromStorage(Protocol):
+    """Optional: an index whose loaded cache lacks the float vectors it rescores with
+    (hnsw keeps none on disk): start-up reconciliation, which reads every stored vector
+    anyway, hands them over instead of the index reading them again."""
+
+    @property
+    def needs_vectors(self) -> bool:
+        """True while some indexed ids have no vector yet."""
+        ...
+
+    def fill_vectors(self, ids: Sequence[str], vectors: Vectors) -> int:
+        """Take row i of ``vectors`` for ``ids[i]`` where it is missing; ids not indexed
+        or already filled are skipped. Returns how many were taken."""
+        ...
+
+
+@runtime_checkable
+class IndexInStore(Protocol):
+    """Optional: an index that lives in storage's own engine (pgvector): the commit that
+    writes, archives or deletes an entry's vector changes the index with it, so a writer
+    does not ``add`` what it wrote, and near-duplicate checks see committed vectors
+    whichever process wrote them."""
+
+    in_store: bool
+

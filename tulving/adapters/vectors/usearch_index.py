@@ -111,6 +111,9 @@ def _identity(path: Path) -> dict[str, int]:
 
 class UsearchIndex(SyncPosition):
     name = "usearch"
+    #: The cache is never encrypted (a memory-mapped file cannot be): an encrypted store
+    #: refuses this index (``tulving.ports.vectors.CachedIndex``).
+    sealed = False
 
     def __init__(
         self,

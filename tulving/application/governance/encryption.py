@@ -25,6 +25,8 @@ from typing import Any
 
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.errors import ConfigError, EncryptionError, EncryptionKeyError, SecurityError
+from tulving.ports.storage import EncryptionChange, Storage
+from tulving.ports.vectors import CachedIndex, ResealableCache, VectorIndex
 
 DEFAULT_KEY_ENV = "TULVING_ENCRYPTION_KEY"
 _REFUSED = (
@@ -99,19 +101,20 @@ def _from_file(path: str) -> EncryptionKey:
     return EncryptionKey(raw, source=f"file {path}")
 
 
-def require_encrypted(key: EncryptionKey | None, storage: Any, vectors: Any) -> None:
+def require_encrypted(key: EncryptionKey | None, storage: Storage,
+                      vectors: VectorIndex | None) -> None:
     """With a key, refuse adapters that would write anything unencrypted beside it."""
     if key is None:
         return
-    if not getattr(storage.capabilities, "encrypted_at_rest", False):
+    if not storage.capabilities.encrypted_at_rest:
         raise EncryptionError(
-            f"the {getattr(storage, 'name', 'chosen')} storage does not encrypt at rest; "
+            f"the {storage.name} storage does not encrypt at rest; "
             "encryption= applies to the SQLite store (a file path)"
         )
-    if vectors is not None and getattr(vectors, "cache_path", None) is not None \
-            and not getattr(vectors, "sealed", False):
+    if isinstance(vectors, CachedIndex) and vectors.cache_path is not None \
+            and not vectors.sealed:
         raise EncryptionError(
-            f"the {getattr(vectors, 'name', 'chosen')} vector index writes an unencrypted "
+            f"the {vectors.name} vector index writes an unencrypted "
             "cache beside the store; use vectors='hnsw' or 'exact' with encryption"
         )
 
@@ -141,10 +144,9 @@ def change_store_encryption(
     defaults = default_names(location, encrypted=old is not None)
     store = resolve("storage", DEFAULT if storage == "__default__" else storage,
                     defaults["storage"], AdapterContext(location=location, encryption=old))
-    convert = getattr(store, "change_encryption", None)
-    if convert is None:
-        raise ConfigError(
-            f"the {getattr(store, 'name', 'chosen')} storage cannot be encrypted at rest")
+    if not isinstance(store, EncryptionChange):
+        raise ConfigError(f"the {store.name} storage cannot be encrypted at rest")
+    convert = store.change_encryption
     # The caches as the store has them now (under the old key): when encrypting or
     # decrypting, every one goes (a plain store may hold a usearch and an hnsw cache).
     choices = ([vectors] if vectors != "__default__"
@@ -156,7 +158,7 @@ def change_store_encryption(
                                   AdapterContext(location=location, encryption=old)))
         except ConfigError:  # an adapter that is not installed has no cache here
             continue
-    drops = [getattr(c, "drop_cache", None) for c in caches if c is not None]
+    drops = [c.drop_cache for c in caches if isinstance(c, CachedIndex)]
     drop = None
     if new is None or old is None:
         def drop() -> None:
@@ -167,7 +169,6 @@ def change_store_encryption(
     if old is not None and new is not None:
         cache = resolve("vectors", DEFAULT if vectors == "__default__" else vectors,
                         defaults["vectors"], AdapterContext(location=location, encryption=new))
-        reseal = getattr(cache, "reseal_cache", None)
-        if reseal is not None:
-            reseal(old)
+        if isinstance(cache, ResealableCache):
+            cache.reseal_cache(old)
     return result

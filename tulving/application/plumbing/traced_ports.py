@@ -5,7 +5,7 @@ Installed by the composition root only when spans are really recorded
 (``telemetry.engines_traced``); without an SDK the adapters are used as they are.
 A proxy forwards every attribute, reads and writes alike, to its adapter, so
 ``isinstance`` checks against the ports' runtime protocols and optional capabilities
-(``get_briefs``, ``SyncLog``) see the adapter's own. A call makes a child span only
+(``BriefReader``, ``SyncLog``, ``ReadOnlyOpen`` ...) see the adapter's own. A call makes a child span only
 inside a recorded operation: an engine never starts a trace of its own.
 """
 

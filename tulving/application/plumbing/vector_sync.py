@@ -44,8 +44,8 @@ from tulving.application.plumbing.representation import (
 from tulving.application.plumbing.warnings_once import log, warn_once
 from tulving.domain.errors import ModelMismatchError, VectorIndexError
 from tulving.domain.query import STORE_WIDE, EntryFilter
-from tulving.ports.storage import VectorChangeLog
-from tulving.ports.vectors import SyncedVectorIndex
+from tulving.ports.storage import ReadOnlyOpen, VectorChangeLog
+from tulving.ports.vectors import FillsFromStorage, SyncedVectorIndex
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 64
@@ -119,7 +119,8 @@ def check_model(ctx: MemoryContext, progress: Progress | None = None) -> bool:
 
 
 def read_only(ctx: MemoryContext) -> bool:
-    return bool(getattr(ctx.storage, "read_only", False))
+    storage = ctx.storage
+    return isinstance(storage, ReadOnlyOpen) and storage.read_only
 
 
 def note_representation(ctx: MemoryContext) -> str | None:
@@ -350,8 +351,8 @@ def _reconcile_in_full(ctx: MemoryContext, progress: Progress | None) -> bool:
     position = _position(ctx)
     # An index that does not keep its own copy of the vectors on disk (hnsw) takes the
     # ones read here, which this check reads anyway (optional: ``fill_vectors``).
-    fill = getattr(vectors, "fill_vectors", None) if getattr(vectors, "needs_vectors",
-                                                            False) else None
+    fill = (vectors.fill_vectors
+            if isinstance(vectors, FillsFromStorage) and vectors.needs_vectors else None)
     expected: set[str] = set()
     ids: list[str] = []
     rows: list[Any] = []

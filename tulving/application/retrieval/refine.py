@@ -16,6 +16,7 @@ from tulving.domain import rerank
 from tulving.domain.entry import Brief, MemoryEntry
 from tulving.domain.query import EntryFilter, ScoredId, entry_matches
 from tulving.domain.query_analysis import QueryAnalysis
+from tulving.ports.storage import BriefReader
 
 
 def refine(
@@ -49,16 +50,17 @@ def read_candidates(
     briefs: dict[str, Brief] | None,
 ) -> Sequence[Brief]:
     """Read the candidates among ``entry_ids`` not read yet: as briefs into ``briefs``
-    when it is given (through the adapter's optional ``get_briefs``, else from whole
+    when it is given (through the adapter's optional ``BriefReader``, else from whole
     entries), else whole into ``loaded``. Returns what it read."""
     missing = [i for i in entry_ids
                if not (loaded and i in loaded) and not (briefs and i in briefs)]
     if not missing:
         return []
     if briefs is not None:
-        get_briefs = getattr(ctx.storage, "get_briefs", None)
-        found: Sequence[Brief] = (ctx.storage.get_many(missing) if get_briefs is None
-                                  else get_briefs(missing))
+        storage = ctx.storage
+        found: Sequence[Brief] = (storage.get_briefs(missing)
+                                  if isinstance(storage, BriefReader)
+                                  else storage.get_many(missing))
         briefs.update((b.id, b) for b in found)
         return found
     whole = ctx.storage.get_many(missing)

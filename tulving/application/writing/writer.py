@@ -55,6 +55,7 @@ from tulving.domain.types import ArchiveReason
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.hooks import WriteContext
 from tulving.ports.storage import Archival, Supersession, WriteMarks, WriteOutcome
+from tulving.ports.vectors import IndexInStore
 
 
 class Writer:
@@ -121,7 +122,7 @@ class Writer:
                 outcomes = plan.outcomes(written)
                 self.audit.record_many(self._drafts(operation, batch, outcomes, plan),
                                        earlier=earlier)
-            if not getattr(ctx.vectors, "in_store", False):
+            if not in_store(ctx.vectors):
                 # Still under the lock: the next writer's near-duplicate check must find
                 # these vectors in an index this process keeps (storage already has them).
                 self._update_index(written, plan, lost)
@@ -151,7 +152,7 @@ class Writer:
         the queued read records it took for the write under the lock to append."""
         ctx = self.ctx
         if (any(e.key is not None for e in entries)
-                or (ctx.vectors is not None and not getattr(ctx.vectors, "in_store", False))):
+                or (ctx.vectors is not None and not in_store(ctx.vectors))):
             return None, []  # a key's holder, an index in this process: under the locks
         reads = planned.plan_reads()
         plan = plan_writes(ctx, entries, vectors, dedup, now, self.governance.may_change,
@@ -347,3 +348,9 @@ def pop_dedup(fields: dict[str, Any]) -> bool:
     if not isinstance(value, bool):
         raise ValidationError("dedup must be True or False")
     return value
+
+
+def in_store(index: object) -> bool:
+    """Whether the vector index lives in storage's engine (``IndexInStore``: the commit
+    indexes what it writes)."""
+    return isinstance(index, IndexInStore) and bool(index.in_store)

@@ -20,6 +20,7 @@ import anyio
 import anyio.to_thread
 
 from tulving.domain.errors import ConfigError
+from tulving.ports.embedder import Preloads
 
 T = TypeVar("T")
 log = logging.getLogger("tulving.mcp")
@@ -55,9 +56,8 @@ class MemoryService:
         memory.startup()
         # Warm a lazily loaded model now, in the background, not in the first tool call.
         embedder = memory.ctx.embedder
-        load = getattr(embedder, "load", None)
-        if callable(load):
-            load()
+        if isinstance(embedder, Preloads):
+            embedder.load()
         return memory
 
     async def call(self, fn: Callable[[Any], T]) -> T:
