@@ -8,14 +8,25 @@ from __future__ import annotations
 
 import attrs
 
+from tulving.application.retrieval.ranker import DEFAULT_MODEL
+from tulving.domain.errors import ConfigError
 from tulving.domain.query_expansion import EXPANSION_WEIGHT
 from tulving.domain.rerank import RerankRules
+
+RANKERS = ("learned", "fused")
 
 
 @attrs.frozen
 class SearchOptions:
     """Knobs of hybrid retrieval; the defaults are what measured best (coarse values).
 
+    - ``ranker``: ``"learned"`` orders the candidate pool by a small model fitted on the
+      tuning halves of the dev sets (:mod:`tulving.application.retrieval.ranker`; its
+      output, a probability of relevance, is the score); ``"fused"`` is the hand-tuned
+      fusion below (score fusion, boosts, event-time context, neighbours), kept as an
+      option and as the benchmarks' baseline row. ``ranker_model`` names the model file.
+      The learned ranker reads ``pool``, the weights (its fused-score feature),
+      ``neighbour_depth``, ``fold_derived`` and ``mmr``; the boosts are its features.
     - ``pool``: candidates taken from each engine before fusion (more when ``2 * top_k``
       is more), and the depth over which score fusion scales each engine's list. The
       span is fixed so that the order at the top does not depend on how many results
@@ -50,6 +61,8 @@ class SearchOptions:
       the answer one more dense list, each at the engine's weight times this.
     """
 
+    ranker: str = "learned"
+    ranker_model: str = DEFAULT_MODEL
     pool: int = 50
     fusion: str = "score"
     lexical_weight: float = 1.0
@@ -65,17 +78,28 @@ class SearchOptions:
     expansion_weight: float = EXPANSION_WEIGHT
     mmr: float = 1.0
 
+    def __attrs_post_init__(self) -> None:
+        if self.ranker not in RANKERS:
+            raise ConfigError(f"unknown search ranker {self.ranker!r}; use one of "
+                              f"{', '.join(RANKERS)}")
+
     @property
     def refines(self) -> bool:
         return bool(self.entity_boost or self.temporal_boost or self.context_share
                     or self.fold_derived)
 
     @classmethod
+    def fused(cls) -> SearchOptions:
+        """The hand-tuned fusion (the default before the learned ranker)."""
+        return cls(ranker="fused")
+
+    @classmethod
     def ablations(cls) -> dict[str, SearchOptions]:
-        """The default with one idea switched off at a time (for the benchmark)."""
-        default = cls()
+        """The hand-tuned fusion with one idea switched off at a time (for the benchmark)."""
+        default = cls.fused()
         return {
             "plain RRF (baseline)": cls.plain(),
+            "hand-tuned fusion": default,
             "- score fusion (RRF k=60)": attrs.evolve(default, fusion="rrf"),
             "- lexical weighting (1:1)": attrs.evolve(default, semantic_weight=1.0),
             "- entity boost": attrs.evolve(default, entity_boost=0.0),
@@ -87,7 +111,7 @@ class SearchOptions:
     @classmethod
     def plain(cls) -> SearchOptions:
         """Unweighted RRF (k=60) of the two engines, nothing else: the baseline."""
-        return cls(pool=50, fusion="rrf", lexical_weight=1.0, semantic_weight=1.0, rrf_k=60,
+        return cls(ranker="fused", pool=50, fusion="rrf", lexical_weight=1.0, semantic_weight=1.0, rrf_k=60,
                    entity_boost=0.0, temporal_boost=0.0, context_share=0.0,
                    neighbour_share=0.0, fold_derived=False)
 

@@ -20,8 +20,14 @@ import attrs
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.warnings_once import warn_once
+from tulving.application.retrieval import features, ranker
 from tulving.application.retrieval.options import SearchOptions
-from tulving.application.retrieval.refine import add_neighbours, read_candidates, refine
+from tulving.application.retrieval.refine import (
+    add_neighbours,
+    fold_derived_hits,
+    read_candidates,
+    refine,
+)
 from tulving.domain import rerank
 from tulving.domain.entry import Brief, MemoryEntry
 from tulving.domain.entry_factory import check_time
@@ -229,6 +235,9 @@ class Searcher:
         opts = self.options
         pool = max(pool or limit * 2, opts.pool)
         briefs: dict[str, Brief] | None = None if whole else {}
+        if opts.ranker == "learned":
+            fused = self._learned(query, flt, pool, loaded, briefs)
+            return self._diversified(fused, loaded, briefs)[:limit]
         lists = list(self.candidate_lists(query, flt, pool, loaded, briefs))
         weights = [opts.lexical_weight, opts.semantic_weight]
         if self.expander is not None:
@@ -242,13 +251,69 @@ class Searcher:
         if opts.neighbour_share and fused:
             fused = add_neighbours(self.ctx, flt, fused, opts.neighbour_share,
                                    opts.neighbour_depth)
-        if opts.mmr < 1.0 and fused:
-            head = [h.id for h in fused[: opts.rerank_depth]]
-            read = read_candidates(self.ctx, head, loaded, briefs)
-            known = {**(loaded or {}), **(briefs or {}), **{b.id: b for b in read}}
-            texts = {i: known[i].content for i in head if i in known}
-            fused = rerank.diversified(fused, texts, opts.mmr, opts.rerank_depth)
-        return fused[:limit]
+        return self._diversified(fused, loaded, briefs)[:limit]
+
+    def _diversified(
+        self, fused: list[ScoredId], loaded: dict[str, MemoryEntry] | None,
+        briefs: dict[str, Brief] | None,
+    ) -> list[ScoredId]:
+        opts = self.options
+        if opts.mmr >= 1.0 or not fused:
+            return fused
+        head = [h.id for h in fused[: opts.rerank_depth]]
+        read = read_candidates(self.ctx, head, loaded, briefs)
+        known = {**(loaded or {}), **(briefs or {}), **{b.id: b for b in read}}
+        texts = {i: known[i].content for i in head if i in known}
+        return rerank.diversified(fused, texts, opts.mmr, opts.rerank_depth)
+
+    # the learned ranker ----------------------------------------------------------------
+    def ranker_pool(
+        self, query: str, flt: EntryFilter, pool: int,
+        loaded: dict[str, MemoryEntry] | None = None,
+        briefs: dict[str, Brief] | None = None,
+    ) -> features.Pool:
+        """The learned ranker's candidates and their feature rows: both engines'
+        ``pool`` best (and an expansion's lists, when there is an expander), fused by the
+        hand-tuned score fusion (one of the features), and the entries written just
+        before and after the ``neighbour_depth`` best of them. The candidates are read
+        whole into ``loaded``, or as briefs into ``briefs`` when that is given. The
+        training script dumps exactly these rows (``benchmarks/train_ranker.py``)."""
+        opts = self.options
+        lists = list(self.candidate_lists(query, flt, pool, loaded, briefs))
+        lexical, semantic = lists[0], lists[1]
+        weights = [opts.lexical_weight, opts.semantic_weight]
+        if self.expander is not None:
+            self._add_expansion(query, flt, pool, lists, weights)
+        fused = blend(lists, weights, depth=opts.pool)
+        around: dict[str, tuple[str, ...]] = {}
+        if opts.neighbour_depth > 0 and fused:
+            around = dict(self.ctx.storage.adjacent(
+                [h.id for h in fused[: opts.neighbour_depth]], flt))
+        found = {h.id for h in fused}
+        added = list(dict.fromkeys(i for near in around.values() for i in near
+                                   if i not in found))
+        ids = [h.id for h in fused] + added
+        read = read_candidates(self.ctx, ids, loaded, briefs)
+        known: dict[str, Brief] = {**(loaded or {}), **(briefs or {}),
+                                   **{b.id: b for b in read}}
+        cosines = self.similarities(query, ids) if self.ctx.embedder is not None else {}
+        return features.build(query_terms(query), analyse(query), lexical, semantic, fused,
+                              added, cosines, known, around)
+
+    def _learned(
+        self, query: str, flt: EntryFilter, pool: int,
+        loaded: dict[str, MemoryEntry] | None, briefs: dict[str, Brief] | None,
+    ) -> list[ScoredId]:
+        """Candidates by the learned ranker's probability of holding the answer."""
+        found = self.ranker_pool(query, flt, pool, loaded, briefs)
+        probabilities = ranker.load(self.options.ranker_model).probabilities(found.matrix)
+        scores = {i: float(p) for i, p in zip(found.ids, probabilities, strict=True)}
+        if self.options.fold_derived:
+            fold_derived_hits(self.ctx, flt, scores, {**(loaded or {}), **(briefs or {})},
+                              [], loaded if briefs is None else None)
+        out = [ScoredId(i, s) for i, s in scores.items()]
+        out.sort(key=lambda h: (-h.score, h.id))
+        return out
 
     def _add_expansion(
         self, query: str, flt: EntryFilter, pool: int,

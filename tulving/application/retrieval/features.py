@@ -1,0 +1,217 @@
+"""The features of the learned ranker: one row per candidate of a hybrid pool.
+
+Every number here is something search computes anyway (the engines' scores and ranks,
+their agreement, the hand-tuned fused score, who was recorded with whom) or costs a pass
+over the candidates' text (query words covered, names, time words, length). The same
+function builds the rows the training script dumps (``benchmarks/train_ranker.py``) and the
+rows search scores, so the model sees at serve time exactly what it was fitted on (a test
+checks it on a real store).
+
+Query-level columns (how flat the lexical list is, how many memories matched its words,
+how close the best vector is) are the same for every candidate of a query: alone they only
+move a query's probabilities together, which is what makes scores comparable across
+queries; multiplied with a candidate's own scores (the ``x_`` columns) they let one model
+trust the lexical list less when its words are common or its scores flat, instead of a
+separate gate.
+
+``FEATURES`` is the fixed, ordered list a model file must name; ``GROUPS`` partitions it
+for the ablation table.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import attrs
+import numpy as np
+
+from tulving.domain.entry import Brief
+from tulving.domain.query import ScoredId
+from tulving.domain.query_analysis import QueryAnalysis
+from tulving.domain.temporal import mentions_relative_time
+
+#: Feature groups, in column order (a model file lists the names it was fitted on).
+GROUPS: dict[str, tuple[str, ...]] = {
+    "lexical": ("lex_in", "lex_ratio"),
+    "dense": ("cos", "cos_gap", "cos_ratio"),
+    "agreement": ("both", "evidence"),
+    "query": ("q_terms", "q_lex_flat", "q_lex_top", "q_cos_top", "q_cos_flat",
+              "x_lex_flat", "x_lex_top", "x_dense_flat", "x_cos_top"),
+    "words": ("coverage", "rare_coverage"),
+    "names": ("names", "names_missed"),
+    "time": ("q_when", "when_match", "recency"),
+    "session": ("same_time_best", "same_time_count", "neighbour", "added"),
+    "length": ("length",),
+}
+FEATURES: tuple[str, ...] = tuple(name for group in GROUPS.values() for name in group)
+_COLUMN = {name: i for i, name in enumerate(FEATURES)}
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
+@attrs.frozen
+class Pool:
+    """A query's candidates (fused order, then neighbours brought along) and their rows."""
+
+    ids: tuple[str, ...]
+    matrix: Any  # numpy float64, len(ids) x len(FEATURES)
+    fused: Mapping[str, float]
+    cosines: Mapping[str, float]
+
+    def column(self, name: str) -> Any:
+        return self.matrix[:, _COLUMN[name]]
+
+
+def stem(word: str) -> str:
+    """A light suffix strip so "painted" meets "paint" (the engines stem alike)."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _starts_of(texts: Sequence[str], prefixes: Sequence[str], whole: bool = False) -> Any:
+    """A 0/1 matrix: does text i hold a word that starts with prefix j (``whole``: that
+    is prefix j)? One regex pass per text, the longest prefix tried first; a shorter
+    prefix of the word found counts too."""
+    found = np.zeros((len(texts), len(prefixes)), dtype=np.float64)
+    if not prefixes or not texts:
+        return found
+    order = sorted(set(prefixes), key=len, reverse=True)
+    tail = r"(?![^\W_])" if whole else ""
+    pattern = re.compile(r"\b(" + "|".join(re.escape(p) for p in order) + ")" + tail)
+    column = {p: [j for j, q in enumerate(prefixes) if p.startswith(q)] for p in order}
+    if whole:
+        column = {p: [j for j, q in enumerate(prefixes) if p == q] for p in order}
+    for i, text in enumerate(texts):
+        for match in set(pattern.findall(text)):
+            found[i, column[match]] = 1.0
+    return found
+
+
+def _flatness(hits: Sequence[ScoredId], at: int = 10) -> float:
+    """Score at ``at`` over the top score: 1 when the list is flat, 0 when one hit stands
+    out (or the list is empty)."""
+    if not hits or hits[0].score <= 0:
+        return 0.0
+    deep = hits[min(at, len(hits)) - 1].score
+    return max(0.0, min(1.0, deep / hits[0].score))
+
+
+def query_level(
+    terms: Sequence[str], lexical: Sequence[ScoredId], semantic: Sequence[ScoredId],
+    top_cosine: float,
+) -> dict[str, float]:
+    lex_flat = _flatness(lexical)
+    top = lexical[0].score if lexical else 0.0
+    cos_flat = _flatness(semantic)
+    return {
+        "q_terms": math.log1p(len(terms)),
+        "q_lex_flat": lex_flat,
+        # bm25 of the best hit per query word: high when the words are rare in the store
+        "q_lex_top": math.log1p(max(0.0, top) / max(1, len(terms))),
+        "q_cos_top": top_cosine,
+        "q_cos_flat": cos_flat,
+    }
+
+
+def build(
+    terms: Sequence[str],
+    analysis: QueryAnalysis,
+    lexical: Sequence[ScoredId],
+    semantic: Sequence[ScoredId],
+    fused: Sequence[ScoredId],
+    added: Sequence[str],
+    cosines: Mapping[str, float],
+    briefs: Mapping[str, Brief],
+    around: Mapping[str, Sequence[str]],
+) -> Pool:
+    """The rows of the candidates ``fused`` (best first by the hand-tuned score) plus
+    ``added`` (neighbours of the best, not found by either engine).
+
+    ``cosines``: the query's cosine with each candidate's stored vector (candidates
+    without one fall back to the index's score, else 0); ``briefs``: the candidates'
+    text and event time (a candidate missing here is gone: it gets no text features);
+    ``around``: for the best few fused hits, the entries written just before and after.
+    """
+    ids = [h.id for h in fused] + list(added)
+    fused_score = {h.id: h.score for h in fused}
+    index_cos = {h.id: h.score for h in semantic}
+    cos = np.array([cosines.get(i, index_cos.get(i, 0.0)) for i in ids], dtype=np.float64)
+    top_cos = float(cos.max()) if len(ids) else 0.0
+    lex_raw = {h.id: h.score for h in lexical}
+    lex_top = lexical[0].score if lexical else 0.0
+    rows = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
+
+    def put(name: str, values: Any) -> None:
+        rows[:, _COLUMN[name]] = values
+
+    q = query_level(terms, lexical, semantic, top_cos)
+    for name, value in q.items():
+        put(name, value)
+    # Each engine's score over its best: unlike min-max scaling, the weakest of two
+    # equal matches is not pushed to 0, and the column means the same in any pool.
+    lex_in = np.array([i in lex_raw for i in ids], dtype=np.float64)
+    lex_ratio = np.array([max(0.0, lex_raw.get(i, 0.0) / lex_top) if lex_top > 0 else 0.0
+                          for i in ids])
+    cos_ratio = np.maximum(cos, 0.0) / top_cos if top_cos > 0 else np.zeros(len(ids))
+    evidence = 0.5 * (lex_ratio + cos_ratio)
+    put("lex_in", lex_in)
+    put("lex_ratio", lex_ratio)
+    put("cos", cos)
+    put("cos_gap", cos - top_cos)
+    put("cos_ratio", cos_ratio)
+    put("both", lex_in * np.array([i in index_cos for i in ids], dtype=np.float64))
+    put("evidence", evidence)
+    put("x_lex_flat", lex_ratio * q["q_lex_flat"])
+    put("x_lex_top", lex_ratio * q["q_lex_top"])
+    put("x_dense_flat", cos_ratio * q["q_cos_flat"])
+    put("x_cos_top", (cos - top_cos) * q["q_cos_top"])
+    put("q_when", float(analysis.asks_when))
+    added_set = set(added)
+    put("added", [float(i in added_set) for i in ids])
+    strength = dict(zip(ids, evidence.tolist(), strict=True))
+    lend: dict[str, float] = {}
+    for lender, others in around.items():
+        for other in others:
+            lend[other] = max(lend.get(other, 0.0), strength.get(lender, 0.0))
+    put("neighbour", [lend.get(i, 0.0) for i in ids])
+
+    # text columns: a candidate missing from ``briefs`` (gone since found) keeps zeros
+    have = [r for r, i in enumerate(ids) if i in briefs]
+    if not have:
+        return Pool(tuple(ids), rows, fused_score, dict(zip(ids, cos.tolist(), strict=True)))
+    texts = [briefs[ids[r]].content for r in have]
+    lowered = [t.casefold() for t in texts]
+    # query words covered, each weighted by how rare it is among the candidates
+    present = _starts_of(lowered, [stem(t) for t in terms])
+    if terms:
+        rarity = np.log1p(len(have) / (1.0 + present.sum(axis=0)))
+        rows[have, _COLUMN["coverage"]] = present.mean(axis=1)
+        rows[have, _COLUMN["rare_coverage"]] = present @ rarity / (rarity.sum() or 1.0)
+    if analysis.entities:
+        # the share of the names the query gives that the memory mentions, and the rest
+        share = _starts_of(lowered, analysis.entities, whole=True).mean(axis=1)
+        rows[have, _COLUMN["names"]] = share
+        rows[have, _COLUMN["names_missed"]] = 1.0 - share
+    if analysis.asks_when:
+        rows[have, _COLUMN["when_match"]] = [float(mentions_relative_time(t)) for t in texts]
+    rows[have, _COLUMN["length"]] = [math.log1p(len(t)) / 10.0 for t in texts]
+    times = [briefs[ids[r]].valid_from for r in have]
+    oldest, newest = min(times), max(times)
+    width = (newest - oldest).total_seconds()
+    rows[have, _COLUMN["recency"]] = [
+        (at - oldest).total_seconds() / width if width > 0 else 1.0 for at in times]
+    by_time: dict[datetime, list[float]] = {}
+    for r, at in zip(have, times, strict=True):
+        by_time.setdefault(at, []).append(float(evidence[r]))
+    for r, at in zip(have, times, strict=True):
+        # the best evidence among the *other* candidates recorded at the same time
+        mates = sorted(by_time[at], reverse=True)
+        others = mates[1:] if mates[0] == evidence[r] else mates
+        rows[r, _COLUMN["same_time_best"]] = others[0] if others else 0.0
+        rows[r, _COLUMN["same_time_count"]] = math.log1p(len(mates) - 1) / 5.0
+    return Pool(tuple(ids), rows, fused_score, dict(zip(ids, cos.tolist(), strict=True)))
