@@ -128,9 +128,17 @@ def build(
     cosines: Mapping[str, float],
     briefs: Mapping[str, Brief],
     around: Mapping[str, Sequence[str]],
+    span: int,
 ) -> Pool:
     """The rows of the candidates ``fused`` (best first by the hand-tuned score) plus
     ``added`` (neighbours of the best, not found by either engine).
+
+    What a row says about the pool (the best cosine, how rare a query word is among the
+    candidates, the oldest and newest event time, who else was recorded at a candidate's
+    time) is counted over the *core*: each engine's first ``span`` hits and the
+    neighbours of the best; a hit deeper in an engine's list counts as not found by it.
+    Asking for more results then adds rows at the bottom without changing the rows, or
+    the scores, of the best.
 
     ``cosines``: the query's cosine with each candidate's stored vector (candidates
     without one fall back to the index's score, else 0); ``briefs``: the candidates'
@@ -141,8 +149,13 @@ def build(
     fused_score = {h.id: h.score for h in fused}
     index_cos = {h.id: h.score for h in semantic}
     cos = np.array([cosines.get(i, index_cos.get(i, 0.0)) for i in ids], dtype=np.float64)
-    top_cos = float(cos.max()) if len(ids) else 0.0
-    lex_raw = {h.id: h.score for h in lexical}
+    # only each engine's first ``span`` hits count as found by it: deeper hits (a larger
+    # top_k, curate's wider pool) get the rows they would get if not asked for
+    lex_raw = {h.id: h.score for h in lexical[:span]}
+    dense_found = {h.id for h in semantic[:span]}
+    near = {i for others in around.values() for i in others}
+    core = np.array([i in lex_raw or i in dense_found or i in near for i in ids], dtype=bool)
+    top_cos = float(cos[core].max()) if core.any() else 0.0
     lex_top = lexical[0].score if lexical else 0.0
     rows = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
 
@@ -157,22 +170,23 @@ def build(
     lex_in = np.array([i in lex_raw for i in ids], dtype=np.float64)
     lex_ratio = np.array([max(0.0, lex_raw.get(i, 0.0) / lex_top) if lex_top > 0 else 0.0
                           for i in ids])
-    cos_ratio = np.maximum(cos, 0.0) / top_cos if top_cos > 0 else np.zeros(len(ids))
+    cos_ratio = np.minimum(np.maximum(cos, 0.0) / top_cos, 1.0) if top_cos > 0 else (
+        np.zeros(len(ids)))
     evidence = 0.5 * (lex_ratio + cos_ratio)
     put("lex_in", lex_in)
     put("lex_ratio", lex_ratio)
     put("cos", cos)
-    put("cos_gap", cos - top_cos)
+    put("cos_gap", np.minimum(cos - top_cos, 0.0))
     put("cos_ratio", cos_ratio)
-    put("both", lex_in * np.array([i in index_cos for i in ids], dtype=np.float64))
+    put("both", lex_in * np.array([i in dense_found for i in ids], dtype=np.float64))
     put("evidence", evidence)
     put("x_lex_flat", lex_ratio * q["q_lex_flat"])
     put("x_lex_top", lex_ratio * q["q_lex_top"])
     put("x_dense_flat", cos_ratio * q["q_cos_flat"])
-    put("x_cos_top", (cos - top_cos) * q["q_cos_top"])
+    put("x_cos_top", np.minimum(cos - top_cos, 0.0) * q["q_cos_top"])
     put("q_when", float(analysis.asks_when))
-    added_set = set(added)
-    put("added", [float(i in added_set) for i in ids])
+    put("added", [float(i in near and i not in lex_raw and i not in dense_found)
+                  for i in ids])
     strength = dict(zip(ids, evidence.tolist(), strict=True))
     lend: dict[str, float] = {}
     for lender, others in around.items():
@@ -187,9 +201,10 @@ def build(
     texts = [briefs[ids[r]].content for r in have]
     lowered = [t.casefold() for t in texts]
     # query words covered, each weighted by how rare it is among the candidates
+    in_core = core[have]
     present = _starts_of(lowered, [stem(t) for t in terms])
     if terms:
-        rarity = np.log1p(len(have) / (1.0 + present.sum(axis=0)))
+        rarity = np.log1p(in_core.sum() / (1.0 + present[in_core].sum(axis=0)))
         rows[have, _COLUMN["coverage"]] = present.mean(axis=1)
         rows[have, _COLUMN["rare_coverage"]] = present @ rarity / (rarity.sum() or 1.0)
     if analysis.entities:
@@ -201,17 +216,19 @@ def build(
         rows[have, _COLUMN["when_match"]] = [float(mentions_relative_time(t)) for t in texts]
     rows[have, _COLUMN["length"]] = [math.log1p(len(t)) / 10.0 for t in texts]
     times = [briefs[ids[r]].valid_from for r in have]
-    oldest, newest = min(times), max(times)
+    core_times = [at for at, c in zip(times, in_core, strict=True) if c] or times
+    oldest, newest = min(core_times), max(core_times)
     width = (newest - oldest).total_seconds()
     rows[have, _COLUMN["recency"]] = [
-        (at - oldest).total_seconds() / width if width > 0 else 1.0 for at in times]
-    by_time: dict[datetime, list[float]] = {}
+        min(1.0, max(0.0, (at - oldest).total_seconds() / width)) if width > 0 else 1.0
+        for at in times]
+    by_time: dict[datetime, list[tuple[float, int]]] = {}
+    for r, at, c in zip(have, times, in_core, strict=True):
+        if c:
+            by_time.setdefault(at, []).append((float(evidence[r]), r))
     for r, at in zip(have, times, strict=True):
-        by_time.setdefault(at, []).append(float(evidence[r]))
-    for r, at in zip(have, times, strict=True):
-        # the best evidence among the *other* candidates recorded at the same time
-        mates = sorted(by_time[at], reverse=True)
-        others = mates[1:] if mates[0] == evidence[r] else mates
-        rows[r, _COLUMN["same_time_best"]] = others[0] if others else 0.0
-        rows[r, _COLUMN["same_time_count"]] = math.log1p(len(mates) - 1) / 5.0
+        # the best evidence among the *other* core candidates recorded at the same time
+        others = [e for e, m in by_time.get(at, ()) if m != r]
+        rows[r, _COLUMN["same_time_best"]] = max(others, default=0.0)
+        rows[r, _COLUMN["same_time_count"]] = math.log1p(len(others)) / 5.0
     return Pool(tuple(ids), rows, fused_score, dict(zip(ids, cos.tolist(), strict=True)))

@@ -25,8 +25,11 @@ class SearchOptions:
       output, a probability of relevance, is the score); ``"fused"`` is the hand-tuned
       fusion below (score fusion, boosts, event-time context, neighbours), kept as an
       option and as the benchmarks' baseline row. ``ranker_model`` names the model file.
-      The learned ranker reads ``pool``, the weights (its fused-score feature),
-      ``neighbour_depth``, ``fold_derived`` and ``mmr``; the boosts are its features.
+      The learned ranker reads ``pool``, ``neighbour_depth``, ``fold_derived`` and
+      ``mmr``; the boosts are among its features. With LLM query expansion (an expander)
+      hybrid search uses the hand-tuned fusion: the model was fitted on the question's
+      own two lists, and an expansion's lists are more evidence it has never seen (when the
+      model gives no expansion, the learned ranker orders as without an expander).
     - ``pool``: candidates taken from each engine before fusion (more when ``2 * top_k``
       is more), and the depth over which score fusion scales each engine's list. The
       span is fixed so that the order at the top does not depend on how many results

@@ -11,6 +11,7 @@ raised recall there (see :class:`SearchOptions` for what each does and why).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -51,6 +52,16 @@ def check_query(query: object) -> str:
     if len(query) > MAX_QUERY_CHARS:
         raise ValidationError(f"query is over {MAX_QUERY_CHARS} characters")
     return query
+
+
+def check_min_score(min_score: object) -> float | None:
+    """``None``, or a number in [0, 1] (search scores live there in every mode)."""
+    if min_score is None:
+        return None
+    if (isinstance(min_score, bool) or not isinstance(min_score, int | float)
+            or not math.isfinite(min_score) or not 0.0 <= min_score <= 1.0):
+        raise ValidationError(f"min_score must be a number in [0, 1], got {min_score!r}")
+    return float(min_score)
 
 
 def check_top_k(top_k: object) -> int:
@@ -235,13 +246,14 @@ class Searcher:
         opts = self.options
         pool = max(pool or limit * 2, opts.pool)
         briefs: dict[str, Brief] | None = None if whole else {}
-        if opts.ranker == "learned":
+        expansion = self.expander(query) if self.expander is not None else None
+        if opts.ranker == "learned" and expansion is None:
             fused = self._learned(query, flt, pool, loaded, briefs)
             return self._diversified(fused, loaded, briefs)[:limit]
         lists = list(self.candidate_lists(query, flt, pool, loaded, briefs))
         weights = [opts.lexical_weight, opts.semantic_weight]
-        if self.expander is not None:
-            self._add_expansion(query, flt, pool, lists, weights)
+        if expansion is not None:
+            self._add_expansion(query, expansion, flt, pool, lists, weights)
         if opts.fusion == "score":
             fused = blend(lists, weights, depth=opts.pool)
         else:
@@ -273,18 +285,14 @@ class Searcher:
         briefs: dict[str, Brief] | None = None,
     ) -> features.Pool:
         """The learned ranker's candidates and their feature rows: both engines'
-        ``pool`` best (and an expansion's lists, when there is an expander), fused by the
-        hand-tuned score fusion (one of the features), and the entries written just
-        before and after the ``neighbour_depth`` best of them. The candidates are read
+        ``pool`` best, fused by score fusion (which picks the ``neighbour_depth`` best),
+        and the entries written just before and after those. The candidates are read
         whole into ``loaded``, or as briefs into ``briefs`` when that is given. The
         training script dumps exactly these rows (``benchmarks/train_ranker.py``)."""
         opts = self.options
-        lists = list(self.candidate_lists(query, flt, pool, loaded, briefs))
-        lexical, semantic = lists[0], lists[1]
-        weights = [opts.lexical_weight, opts.semantic_weight]
-        if self.expander is not None:
-            self._add_expansion(query, flt, pool, lists, weights)
-        fused = blend(lists, weights, depth=opts.pool)
+        lexical, semantic = self.candidate_lists(query, flt, pool, loaded, briefs)
+        fused = blend([lexical, semantic], [opts.lexical_weight, opts.semantic_weight],
+                      depth=opts.pool)
         around: dict[str, tuple[str, ...]] = {}
         if opts.neighbour_depth > 0 and fused:
             around = dict(self.ctx.storage.adjacent(
@@ -298,7 +306,7 @@ class Searcher:
                                    **{b.id: b for b in read}}
         cosines = self.similarities(query, ids) if self.ctx.embedder is not None else {}
         return features.build(query_terms(query), analyse(query), lexical, semantic, fused,
-                              added, cosines, known, around)
+                              added, cosines, known, around, opts.pool)
 
     def _learned(
         self, query: str, flt: EntryFilter, pool: int,
@@ -316,17 +324,12 @@ class Searcher:
         return out
 
     def _add_expansion(
-        self, query: str, flt: EntryFilter, pool: int,
+        self, query: str, expansion: Expansion, flt: EntryFilter, pool: int,
         lists: list[list[ScoredId]], weights: list[float],
     ) -> None:
-        """The expansion's lexical and dense lists, appended (nothing if the model gave
-        none). Only new words search lexically: the query's own are searched already.
-        The answer is embedded as a memory would be (``embed``, not ``embed_query``):
-        it stands for one."""
-        assert self.expander is not None
-        expansion = self.expander(query)
-        if expansion is None:
-            return
+        """The expansion's lexical and dense lists, appended. Only new words search
+        lexically: the query's own are searched already. The answer is embedded as a
+        memory would be (``embed``, not ``embed_query``): it stands for one."""
         share = self.options.expansion_weight
         asked = set(query_terms(query))
         terms = [t for t in query_terms(" ".join(expansion.keywords)) if t not in asked]
@@ -377,6 +380,7 @@ class Searcher:
     ) -> list[SearchResult]:
         check_query(query)
         check_top_k(top_k)
+        min_score = check_min_score(min_score)
         loaded: dict[str, MemoryEntry] = {}
         hits = self.ranked_ids(query, mode, flt, top_k, loaded, whole=False)
         if min_score is not None:
