@@ -129,13 +129,15 @@ def build(
     briefs: Mapping[str, Brief],
     around: Mapping[str, Sequence[str]],
     span: int,
+    lexical_span: int,
 ) -> Pool:
     """The rows of the candidates ``fused`` (best first by the hand-tuned score) plus
     ``added`` (neighbours of the best, not found by either engine).
 
     What a row says about the pool (the best cosine, how rare a query word is among the
     candidates, the oldest and newest event time, who else was recorded at a candidate's
-    time) is counted over the *core*: each engine's first ``span`` hits and the
+    time) is counted over the *core*: the dense engine's first ``span`` hits, the
+    lexical engine's first ``lexical_span`` (its scores reach deeper usefully) and the
     neighbours of the best; a hit deeper in an engine's list counts as not found by it.
     Asking for more results then adds rows at the bottom without changing the rows, or
     the scores, of the best.
@@ -151,7 +153,7 @@ def build(
     cos = np.array([cosines.get(i, index_cos.get(i, 0.0)) for i in ids], dtype=np.float64)
     # only each engine's first ``span`` hits count as found by it: deeper hits (a larger
     # top_k, curate's wider pool) get the rows they would get if not asked for
-    lex_raw = {h.id: h.score for h in lexical[:span]}
+    lex_raw = {h.id: h.score for h in lexical[:lexical_span]}
     dense_found = {h.id for h in semantic[:span]}
     near = {i for others in around.values() for i in others}
     core = np.array([i in lex_raw or i in dense_found or i in near for i in ids], dtype=bool)

@@ -166,8 +166,10 @@ class Searcher:
         self, query: str, flt: EntryFilter, pool: int,
         loaded: dict[str, MemoryEntry] | None = None,
         briefs: dict[str, Brief] | None = None,
+        lexical_pool: int | None = None,
     ) -> tuple[list[ScoredId], list[ScoredId]]:
-        """The lexical and the semantic candidates, ``pool`` of each.
+        """The lexical and the semantic candidates, ``pool`` of each (``lexical_pool``
+        lexical ones when given).
 
         When the storage runs reads concurrently, the lexical query runs on a worker
         thread beside the vector query: SQLite leaves the interpreter lock while it
@@ -182,14 +184,15 @@ class Searcher:
         if (ctx.embedder is None or ctx.vectors is None
                 or not ctx.storage.capabilities.concurrent_reads
                 or ctx.vectors.count() < PARALLEL_FROM):
-            return self.lexical(query, flt, pool), self.semantic(query, flt, pool)
+            return (self.lexical(query, flt, lexical_pool or pool),
+                    self.semantic(query, flt, pool))
         if self._workers is None:
             self._workers = ThreadPoolExecutor(LEXICAL_WORKERS,
                                                thread_name_prefix="tulving-lexical")
         # The query is embedded first: a local model's single-query session uses every
         # core, and sharing them with the full-text query slowed both.
         vector = self.query_vector(query)
-        lexical = self._workers.submit(self.lexical, query, flt, pool)
+        lexical = self._workers.submit(self.lexical, query, flt, lexical_pool or pool)
         try:
             semantic = self.semantic_by_vector(vector, flt, pool)
             if (self.options.refines and not lexical.done()
@@ -290,7 +293,8 @@ class Searcher:
         whole into ``loaded``, or as briefs into ``briefs`` when that is given. The
         training script dumps exactly these rows (``benchmarks/train_ranker.py``)."""
         opts = self.options
-        lexical, semantic = self.candidate_lists(query, flt, pool, loaded, briefs)
+        lexical, semantic = self.candidate_lists(query, flt, pool, loaded, briefs,
+                                                 max(pool, opts.lexical_pool))
         fused = blend([lexical, semantic], [opts.lexical_weight, opts.semantic_weight],
                       depth=opts.pool)
         around: dict[str, tuple[str, ...]] = {}
@@ -306,7 +310,7 @@ class Searcher:
                                    **{b.id: b for b in read}}
         cosines = self.similarities(query, ids) if self.ctx.embedder is not None else {}
         return features.build(query_terms(query), analyse(query), lexical, semantic, fused,
-                              added, cosines, known, around, opts.pool)
+                              added, cosines, known, around, opts.pool, opts.lexical_pool)
 
     def _learned(
         self, query: str, flt: EntryFilter, pool: int,
