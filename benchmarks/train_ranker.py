@@ -68,6 +68,7 @@ DEFAULT_SCRATCH = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     "tulving-benchmarks/ranker")
 #: Sources whose code shapes a row: a change in any gives the dumps a new key.
 ROW_SOURCES = ("application/retrieval/features.py", "application/retrieval/search.py",
+               "application/retrieval/options.py",
                "domain/fusion.py", "domain/rerank.py", "domain/query_analysis.py",
                "domain/temporal.py", "domain/lexical.py")
 RECALL_AT = (1, 5, 10, 20)
@@ -654,6 +655,64 @@ def cmd_thresholds(args: argparse.Namespace) -> None:
                 print(f"  {c:5.2f}: {kept:5.1f} / {dropped:5.1f} / {best:5.1f}")
 
 
+def cmd_cost(args: argparse.Namespace) -> None:
+    """What the learned ranker adds to a query, on a LoCoMo conversation's store: the
+    model alone (``probabilities`` over the pool's rows), the rows (``features.build``
+    over candidates already read), and the whole ``ranker_pool`` + model against the
+    hand-tuned path, for pools as search (``top_k`` 10) and curate (2,000 tokens) ask."""
+    import statistics
+
+    import locomo
+    from _locomo_data import load
+
+    from tulving.application.retrieval import ranker
+    from tulving.application.retrieval.search import build_filter
+
+    locomo.EMBED_CACHE = str(Path(args.scratch) / "locomo-embed.sqlite")
+    conv = load(args.locomo, 1)[0]
+    model = ranker.load()
+    with tempfile.TemporaryDirectory(prefix="tulving-ranker-") as tmp:
+        memory, _ = locomo.ingest(conv, Path(tmp))
+        flt = build_filter(memory.ctx)
+        questions = [q.text for q in conv.questions]
+        for pool_size, label in ((50, "search top_k 10"), (83, "curate 2,000 tokens")):
+            learned, fused = Searcher(memory.ctx), Searcher(memory.ctx, SearchOptions.fused())
+            times: dict[str, list[float]] = {"model": [], "rows": [], "learned": [],
+                                             "fused": []}
+            build = F.build
+
+            def timed_build(*a: Any, sink: list[float] = times["rows"],
+                            inner: Any = build) -> F.Pool:
+                began = time.perf_counter()
+                try:
+                    return inner(*a)  # type: ignore[no-any-return]
+                finally:
+                    sink.append(time.perf_counter() - began)
+
+            F.build = timed_build  # type: ignore[assignment]
+            sizes = []
+            for q in questions:
+                learned.query_vector(q)
+                fused.query_vector(q)
+            for n, q in enumerate(questions):
+                for path in (("learned", "fused") if n % 2 else ("fused", "learned")):
+                    searcher = learned if path == "learned" else fused
+                    began = time.perf_counter()
+                    searcher.ranked_ids(q, "hybrid", flt, pool_size // 2, {}, pool=pool_size)
+                    times[path].append(time.perf_counter() - began)
+                pool = learned.ranker_pool(q, flt, pool_size, {})
+                sizes.append(len(pool.ids))
+                began = time.perf_counter()
+                model.probabilities(pool.matrix)
+                times["model"].append(time.perf_counter() - began)
+            F.build = build  # type: ignore[assignment]
+            cells = ", ".join(f"{k} p50 {1000 * statistics.median(v):.2f} / p95 "
+                              f"{1000 * sorted(v)[int(0.95 * (len(v) - 1))]:.2f} ms"
+                              for k, v in times.items())
+            print(f"{label}: {statistics.mean(sizes):.0f} candidates a query; {cells}")
+        memory.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -671,6 +730,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     dump.add_argument("--only-built", action="store_true",
                       help="LongMemEval_S: only questions whose store --lme-scratch has")
     dump.add_argument("--force", action="store_true")
+    cost = sub.add_parser("cost", help="what the ranker adds to a query (LoCoMo store)")
+    cost.add_argument("--locomo", required=True, help="locomo_dev.json")
     for name in ("compare", "train", "ablate", "thresholds"):
         p = sub.add_parser(name)
         p.add_argument("--kind", default="mlp", choices=["logistic", "mlp"])
@@ -690,7 +751,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help=f"rows cache outside the repo (default {DEFAULT_SCRATCH})")
     args = parser.parse_args(argv)
     {"dump": cmd_dump, "compare": cmd_compare, "train": cmd_train, "ablate": cmd_ablate,
-     "thresholds": cmd_thresholds}[args.command](args)
+     "thresholds": cmd_thresholds, "cost": cmd_cost}[args.command](args)
     return 0
 
 

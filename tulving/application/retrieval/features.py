@@ -21,9 +21,9 @@ for the ablation table.
 from __future__ import annotations
 
 import math
-import re
+import string
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import attrs
@@ -44,12 +44,17 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "words": ("coverage", "rare_coverage"),
     "names": ("names", "names_missed"),
     "time": ("q_when", "when_match", "recency"),
-    "session": ("same_time_best", "same_time_count", "neighbour", "added"),
-    "length": ("length",),
+    "session": ("same_time_best", "same_time_count", "follows_hit", "precedes_hit",
+                "added"),
+    "length": ("length", "length_rel", "asks"),
 }
 FEATURES: tuple[str, ...] = tuple(name for group in GROUPS.values() for name in group)
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
+#: Memories whose words (and time words) are remembered between queries.
+TEXTS_KEPT = 4096
+#: Punctuation (apostrophes included: "caroline's" holds "caroline") read as spaces.
+_SPACES = str.maketrans({c: " " for c in string.punctuation + "’‘“”…–—"})
 
 
 @attrs.frozen
@@ -73,22 +78,27 @@ def stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=TEXTS_KEPT)
+def _words_of(content: str) -> str:
+    """A memory's distinct lower-cased words, each between newlines (``"\nword\n"``
+    finds a word, ``"\nprefix"`` a word that starts so: substring tests in C);
+    remembered by content, since the same memories come back query after query."""
+    return "\n" + "\n".join(set(content.casefold().translate(_SPACES).split())) + "\n"
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _says_when(content: str) -> bool:
+    return mentions_relative_time(content)
+
+
 def _starts_of(texts: Sequence[str], prefixes: Sequence[str], whole: bool = False) -> Any:
     """A 0/1 matrix: does text i hold a word that starts with prefix j (``whole``: that
-    is prefix j)? One regex pass per text, the longest prefix tried first; a shorter
-    prefix of the word found counts too."""
+    is prefix j)?"""
+    held = [_words_of(t) for t in texts]
     found = np.zeros((len(texts), len(prefixes)), dtype=np.float64)
-    if not prefixes or not texts:
-        return found
-    order = sorted(set(prefixes), key=len, reverse=True)
-    tail = r"(?![^\W_])" if whole else ""
-    pattern = re.compile(r"\b(" + "|".join(re.escape(p) for p in order) + ")" + tail)
-    column = {p: [j for j, q in enumerate(prefixes) if p.startswith(q)] for p in order}
-    if whole:
-        column = {p: [j for j, q in enumerate(prefixes) if p == q] for p in order}
-    for i, text in enumerate(texts):
-        for match in set(pattern.findall(text)):
-            found[i, column[match]] = 1.0
+    for j, prefix in enumerate(prefixes):
+        probe = "\n" + prefix + ("\n" if whole else "")
+        found[:, j] = [probe in words_of for words_of in held]
     return found
 
 
@@ -189,48 +199,72 @@ def build(
     put("q_when", float(analysis.asks_when))
     put("added", [float(i in near and i not in lex_raw and i not in dense_found)
                   for i in ids])
+    # the best hit written just before a candidate (it may have asked what the candidate
+    # answers), and just after it; ids sort in write order
     strength = dict(zip(ids, evidence.tolist(), strict=True))
-    lend: dict[str, float] = {}
+    after_hit: dict[str, float] = {}
+    before_hit: dict[str, float] = {}
     for lender, others in around.items():
         for other in others:
-            lend[other] = max(lend.get(other, 0.0), strength.get(lender, 0.0))
-    put("neighbour", [lend.get(i, 0.0) for i in ids])
+            side = after_hit if other > lender else before_hit
+            side[other] = max(side.get(other, 0.0), strength.get(lender, 0.0))
+    put("follows_hit", [after_hit.get(i, 0.0) for i in ids])
+    put("precedes_hit", [before_hit.get(i, 0.0) for i in ids])
 
     # text columns: a candidate missing from ``briefs`` (gone since found) keeps zeros
     have = [r for r, i in enumerate(ids) if i in briefs]
     if not have:
         return Pool(tuple(ids), rows, fused_score, dict(zip(ids, cos.tolist(), strict=True)))
     texts = [briefs[ids[r]].content for r in have]
-    lowered = [t.casefold() for t in texts]
     # query words covered, each weighted by how rare it is among the candidates
     in_core = core[have]
-    present = _starts_of(lowered, [stem(t) for t in terms])
+    present = _starts_of(texts, [stem(t) for t in terms])
     if terms:
         rarity = np.log1p(in_core.sum() / (1.0 + present[in_core].sum(axis=0)))
         rows[have, _COLUMN["coverage"]] = present.mean(axis=1)
         rows[have, _COLUMN["rare_coverage"]] = present @ rarity / (rarity.sum() or 1.0)
     if analysis.entities:
         # the share of the names the query gives that the memory mentions, and the rest
-        share = _starts_of(lowered, analysis.entities, whole=True).mean(axis=1)
+        share = _starts_of(texts, analysis.entities, whole=True).mean(axis=1)
         rows[have, _COLUMN["names"]] = share
         rows[have, _COLUMN["names_missed"]] = 1.0 - share
     if analysis.asks_when:
-        rows[have, _COLUMN["when_match"]] = [float(mentions_relative_time(t)) for t in texts]
-    rows[have, _COLUMN["length"]] = [math.log1p(len(t)) / 10.0 for t in texts]
-    times = [briefs[ids[r]].valid_from for r in have]
-    core_times = [at for at, c in zip(times, in_core, strict=True) if c] or times
-    oldest, newest = min(core_times), max(core_times)
-    width = (newest - oldest).total_seconds()
-    rows[have, _COLUMN["recency"]] = [
-        min(1.0, max(0.0, (at - oldest).total_seconds() / width)) if width > 0 else 1.0
-        for at in times]
-    by_time: dict[datetime, list[tuple[float, int]]] = {}
+        rows[have, _COLUMN["when_match"]] = [float(_says_when(t)) for t in texts]
+    rows[have, _COLUMN["asks"]] = [float("?" in t) for t in texts]
+    length = np.array([math.log1p(len(t)) / 10.0 for t in texts])
+    rows[have, _COLUMN["length"]] = length
+    # against the core's median: in a history of long answers and short questions a
+    # long memory is the usual one, among short turns the unusual one
+    rows[have, _COLUMN["length_rel"]] = length - float(np.median(length[in_core]
+                                                                 if in_core.any() else length))
+    times = [briefs[ids[r]].valid_from.timestamp() for r in have]
+    stamps = np.array(times)
+    core_stamps = stamps[in_core] if in_core.any() else stamps
+    oldest, width = float(core_stamps.min()), float(core_stamps.max() - core_stamps.min())
+    rows[have, _COLUMN["recency"]] = (np.clip((stamps - oldest) / width, 0.0, 1.0)
+                                      if width > 0 else 1.0)
+    # the best evidence among the *other* core candidates recorded at the same time, and
+    # how many there are: per event time, the best two core candidates and their count
+    groups: dict[float, list[Any]] = {}
     for r, at, c in zip(have, times, in_core, strict=True):
         if c:
-            by_time.setdefault(at, []).append((float(evidence[r]), r))
-    for r, at in zip(have, times, strict=True):
-        # the best evidence among the *other* core candidates recorded at the same time
-        others = [e for e, m in by_time.get(at, ()) if m != r]
-        rows[r, _COLUMN["same_time_best"]] = max(others, default=0.0)
-        rows[r, _COLUMN["same_time_count"]] = math.log1p(len(others)) / 5.0
+            group = groups.setdefault(at, [-1.0, -1, -1.0, 0])  # best, its row, second, n
+            e = float(evidence[r])
+            if e > group[0]:
+                group[0], group[1], group[2] = e, r, group[0]
+            elif e > group[2]:
+                group[2] = e
+            group[3] += 1
+    best, count = [], []
+    for r, at, c in zip(have, times, in_core, strict=True):
+        mates = groups.get(at)
+        if mates is None:
+            best.append(0.0)
+            count.append(0)
+            continue
+        top = mates[2] if mates[1] == r else mates[0]
+        best.append(max(0.0, top))
+        count.append(mates[3] - 1 if c else mates[3])
+    rows[have, _COLUMN["same_time_best"]] = best
+    rows[have, _COLUMN["same_time_count"]] = np.log1p(np.array(count, dtype=np.float64)) / 5.0
     return Pool(tuple(ids), rows, fused_score, dict(zip(ids, cos.tolist(), strict=True)))

@@ -71,6 +71,7 @@ class SearchOptions:
     ranker: str = "learned"
     ranker_model: str = DEFAULT_MODEL
     lexical_pool: int = 100
+    ranker_neighbour_depth: int = 10
     pool: int = 50
     fusion: str = "score"
     lexical_weight: float = 1.0

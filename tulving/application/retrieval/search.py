@@ -288,8 +288,9 @@ class Searcher:
         briefs: dict[str, Brief] | None = None,
     ) -> features.Pool:
         """The learned ranker's candidates and their feature rows: both engines'
-        ``pool`` best, fused by score fusion (which picks the ``neighbour_depth`` best),
-        and the entries written just before and after those. The candidates are read
+        ``pool`` best (the lexical engine's ``lexical_pool`` at least), fused by score
+        fusion, which picks the ``ranker_neighbour_depth`` best, and the entries written
+        just before and after those. The candidates are read
         whole into ``loaded``, or as briefs into ``briefs`` when that is given. The
         training script dumps exactly these rows (``benchmarks/train_ranker.py``)."""
         opts = self.options
@@ -298,9 +299,9 @@ class Searcher:
         fused = blend([lexical, semantic], [opts.lexical_weight, opts.semantic_weight],
                       depth=opts.pool)
         around: dict[str, tuple[str, ...]] = {}
-        if opts.neighbour_depth > 0 and fused:
+        if opts.ranker_neighbour_depth > 0 and fused:
             around = dict(self.ctx.storage.adjacent(
-                [h.id for h in fused[: opts.neighbour_depth]], flt))
+                [h.id for h in fused[: opts.ranker_neighbour_depth]], flt))
         found = {h.id for h in fused}
         added = list(dict.fromkeys(i for near in around.values() for i in near
                                    if i not in found))
@@ -308,7 +309,11 @@ class Searcher:
         read = read_candidates(self.ctx, ids, loaded, briefs)
         known: dict[str, Brief] = {**(loaded or {}), **(briefs or {}),
                                    **{b.id: b for b in read}}
-        cosines = self.similarities(query, ids) if self.ctx.embedder is not None else {}
+        # the vector index's scores are the cosines of the stored vectors (an int8 graph
+        # rescores its candidates from them): only the other candidates' are computed
+        cosines = {h.id: h.score for h in semantic}
+        if self.ctx.embedder is not None:
+            cosines.update(self.similarities(query, [i for i in ids if i not in cosines]))
         return features.build(query_terms(query), analyse(query), lexical, semantic, fused,
                               added, cosines, known, around, opts.pool, opts.lexical_pool)
 
@@ -316,13 +321,16 @@ class Searcher:
         self, query: str, flt: EntryFilter, pool: int,
         loaded: dict[str, MemoryEntry] | None, briefs: dict[str, Brief] | None,
     ) -> list[ScoredId]:
-        """Candidates by the learned ranker's probability of holding the answer."""
-        found = self.ranker_pool(query, flt, pool, loaded, briefs)
+        """Candidates by the learned ranker's probability of holding the answer. The
+        candidates are read as briefs (the rows need their text and event time only),
+        whatever ``briefs`` says: the caller reads whole the few it keeps."""
+        read: dict[str, Brief] = briefs if briefs is not None else {}
+        found = self.ranker_pool(query, flt, pool, loaded, read)
         probabilities = ranker.load(self.options.ranker_model).probabilities(found.matrix)
         scores = {i: float(p) for i, p in zip(found.ids, probabilities, strict=True)}
         if self.options.fold_derived:
-            fold_derived_hits(self.ctx, flt, scores, {**(loaded or {}), **(briefs or {})},
-                              [], loaded if briefs is None else None)
+            fold_derived_hits(self.ctx, flt, scores, {**(loaded or {}), **read}, [],
+                              loaded if briefs is None else None)
         out = [ScoredId(i, s) for i, s in scores.items()]
         out.sort(key=lambda h: (-h.score, h.id))
         return out
