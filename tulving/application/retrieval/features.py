@@ -46,11 +46,15 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "time": ("q_when", "when_match", "recency"),
     "session": ("same_time_best", "same_time_count", "follows_hit", "precedes_hit",
                 "added"),
-    "length": ("length", "length_rel", "asks"),
+    "length": ("length", "length_rel", "asks", "q_pool_length", "x_asks_long",
+               "x_length_long"),
 }
 FEATURES: tuple[str, ...] = tuple(name for group in GROUPS.values() for name in group)
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
+#: The core's median length column (log of characters / 10) above which a pool counts
+#: as one of long memories (~250 characters), for the ``x_..._long`` columns.
+LONG_POOL = 0.55
 #: Memories whose words (and time words) are remembered between queries.
 TEXTS_KEPT = 4096
 #: Punctuation (apostrophes included: "caroline's" holds "caroline") read as spaces.
@@ -235,8 +239,16 @@ def build(
     rows[have, _COLUMN["length"]] = length
     # against the core's median: in a history of long answers and short questions a
     # long memory is the usual one, among short turns the unusual one
-    rows[have, _COLUMN["length_rel"]] = length - float(np.median(length[in_core]
-                                                                 if in_core.any() else length))
+    pool_length = float(np.median(length[in_core] if in_core.any() else length))
+    rows[have, _COLUMN["length_rel"]] = length - pool_length
+    # the store's kind, read off the core's typical length (0.49, ~130 characters, on
+    # LoCoMo's conversation turns; 0.67, ~800, among LongMemEval's long answers):
+    # whether a question or a long memory holds the answer differs between the two,
+    # and these columns let one model say so (0 for pools of short memories)
+    long_pool = max(0.0, pool_length - LONG_POOL) * 5.0
+    rows[:, _COLUMN["q_pool_length"]] = pool_length
+    rows[have, _COLUMN["x_asks_long"]] = rows[have, _COLUMN["asks"]] * long_pool
+    rows[have, _COLUMN["x_length_long"]] = length * long_pool
     times = [briefs[ids[r]].valid_from.timestamp() for r in have]
     stamps = np.array(times)
     core_stamps = stamps[in_core] if in_core.any() else stamps

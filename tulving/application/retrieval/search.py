@@ -420,5 +420,7 @@ class Searcher:
         if not vectors:
             return {}
         query_vector = np.asarray(self.query_vector(query), dtype=np.float32)
-        return {i: float(np.dot(np.asarray(v, dtype=np.float32), query_vector))
-                for i, v in vectors.items()}
+        found = list(vectors)
+        # one product for all (a conversion and a dot per entry cost ~10 µs each)
+        cosines = np.stack([vectors[i] for i in found]).astype(np.float32) @ query_vector
+        return dict(zip(found, cosines.tolist(), strict=True))
