@@ -17,6 +17,7 @@ import attrs
 from tulving import Memory
 from tulving.application.curation.options import CurationOptions
 from tulving.application.retrieval.options import SearchOptions
+from tulving.domain.passages import DEFAULT_CHOICE, PLAIN
 
 Variant = tuple[SearchOptions | None, CurationOptions | None]
 
@@ -36,6 +37,15 @@ VARIANTS: dict[str, Callable[[], Variant]] = {
     "curate session decay 0.7": _curation(session_decay=0.7),
     "curate session decay 0.5": _curation(session_decay=0.5),
     "curate duplicates at 0.7": _curation(duplicate_threshold=0.7),
+    # passage choice of excerpts (issue 47), each idea switched off alone
+    "excerpts plain": _curation(passages=PLAIN),
+    "excerpts - opening discount": _curation(
+        passages=attrs.evolve(DEFAULT_CHOICE, opening_weight=1.0)),
+    "excerpts - preamble discount": _curation(
+        passages=attrs.evolve(DEFAULT_CHOICE, preamble_weight=1.0)),
+    "excerpts + focus words": _curation(passages=attrs.evolve(DEFAULT_CHOICE, focus_weight=2.0)),
+    "excerpts - list items": _curation(passages=attrs.evolve(DEFAULT_CHOICE, lists=False)),
+    "excerpts - two passages": _curation(passages=attrs.evolve(DEFAULT_CHOICE, spread=2.0)),
     "mmr 0.9": _search(mmr=0.9),
     "mmr 0.8": _search(mmr=0.8),
     "mmr 0.7": _search(mmr=0.7),

@@ -20,8 +20,14 @@ change it (``curate()`` and ``search()`` record accesses, which ranking reads):
 
 - recall@k of ``search()`` in hybrid, semantic and lexical mode;
 - coverage of ``curate(question, token_budget=B)`` at 1,000, 2,000 and 4,000 cl100k
-  tokens: the share of relevant turns the block shows in full or truncated (the
-  protocol's rule; ``strict`` counts only turns whose whole text is in the block);
+  tokens, three ways: the share of relevant turns the block shows in full, truncated or
+  as an excerpt (``cov``, the protocol's rule); counting an excerpt only when it keeps
+  the answer (``kept``: an excerpted turn whose text holds the answer string verbatim
+  counts when its excerpt line holds it too; other excerpts count, there is nothing to
+  check); and counting only turns whose whole text is in the block (``strict``);
+- the excerpt check (issue 47): of the excerpted relevant turns whose text holds the
+  answer verbatim, how many excerpts keep it, per half; and the time passage choice
+  took inside each ``curate()``;
 - the same for the baselines computed in the same run from the same texts: Okapi BM25
   (rank-bm25's formula), exact dense cosine with the same local model and the vectors the
   store was given for the plain text, and their RRF (k=60, 100 of each), each packed
@@ -65,8 +71,10 @@ from _variants import VARIANTS, configure
 from locomo import OkapiBM25, _order, _rrf
 
 import tulving
+import tulving.application.curation.curator as curator_module
 from tulving import Memory
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
+from tulving.domain.packing import EXCERPT_MARKER
 
 BUDGETS = (1000, 2000, 4000)
 RECALL_AT = (1, 5, 10, 20)
@@ -237,6 +245,64 @@ def answer_seen(question: Question, result: Any, shown: set[str]) -> list[int]:
     return [len(holding), sum(1 for _ in holding if answer in block)]
 
 
+def _answer(question: Question) -> str | None:
+    answer = question.answer.strip().rstrip(".").casefold()
+    return answer if answer and len(answer) <= 60 else None
+
+
+def excerpt_check(question: Question, result: Any, relevant: set[str]
+                  ) -> tuple[list[str], list[str]]:
+    """(excerpted relevant turns whose text holds the answer string, those of them whose
+    excerpt line keeps it): the line is found by its ``[excerpt of <id>]`` marker."""
+    answer = _answer(question)
+    text = {t.turn_id: t.text for t in question.turns}
+    lines = result.content.casefold().split("\n")
+    checkable, kept = [], []
+    for item in result.entries:
+        turn = item.entry.metadata.get("turn")
+        if item.disclosure != "excerpt" or turn not in relevant or answer is None:
+            continue
+        if answer not in text[turn].casefold():
+            continue
+        checkable.append(turn)
+        marker = EXCERPT_MARKER.format(id=item.entry.id).casefold()
+        if any(marker in line and answer in line for line in lines):
+            kept.append(turn)
+    return checkable, kept
+
+
+class PassageTimer:
+    """Seconds spent choosing passages inside ``curate()`` (the curator's ``excerpt``
+    wrapped for the run; everything else runs as a user's call does)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+        self._inner = curator_module.excerpt
+
+    def __enter__(self) -> PassageTimer:
+        def timed(*args: Any, **kwargs: Any) -> str:
+            started = time.perf_counter()
+            try:
+                return self._inner(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - started
+                self.calls += 1
+        curator_module.excerpt = timed  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        curator_module.excerpt = self._inner  # type: ignore[assignment]
+
+    def take(self) -> tuple[float, int]:
+        taken = (self.seconds, self.calls)
+        self.seconds, self.calls = 0.0, 0
+        return taken
+
+
+PASSAGE_TIMER = PassageTimer()
+
+
 def measure(question: Question, store: Path, embedder: CachingEmbedder, variant: str,
             options: dict[str, Any], tokenizer: Any, budgets: Sequence[int]) -> dict[str, Any]:
     relevant = set(question.relevant)
@@ -244,19 +310,28 @@ def measure(question: Question, store: Path, embedder: CachingEmbedder, variant:
     cost = {i: tokenizer.count(t) + 1 for i, t in text.items()}
     row: dict[str, Any] = {"id": question.question_id, "type": question.question_type,
                            "half": question.half, "relevant": sorted(relevant),
-                           "rankings": {}, "curate": {}, "curate_ms": {}}
+                           "rankings": {}, "curate": {}, "curate_ms": {},
+                           "passage_ms": {}}
     for budget in budgets:
         with fresh_copy(store, embedder, options) as memory:
             configure(memory, variant)
+            PASSAGE_TIMER.take()
             started = time.perf_counter()
-            result = memory.curate(question.question, token_budget=budget)
+            with PASSAGE_TIMER:
+                result = memory.curate(question.question, token_budget=budget)
             row["curate_ms"][budget] = 1000 * (time.perf_counter() - started)
+            seconds, calls = PASSAGE_TIMER.take()
+            row["passage_ms"][budget] = [1000 * seconds, calls]
             assert result.token_count <= budget, (result.token_count, budget)
             shown, whole = shown_turns(result)
             # a turn counts only if the block really holds its text (or its excerpt)
             whole = {t for t in whole if text[t] in result.content}
+            checkable, kept = excerpt_check(question, result, relevant)
             row["curate"][budget] = {"shown": sorted(shown & relevant),
                                      "whole": sorted(whole & relevant),
+                                     "kept": sorted(shown & relevant - (set(checkable)
+                                                                        - set(kept))),
+                                     "excerpt_answer": [len(checkable), len(kept)],
                                      "answer": answer_seen(question, result, shown)}
     with fresh_copy(store, embedder, options) as memory:
         configure(memory, variant)
@@ -301,6 +376,7 @@ def summarise(rows: Sequence[dict[str, Any]], budgets: Sequence[int]) -> dict[st
                 cell = table.setdefault("curate()", {}).setdefault(group, {})
                 cell.setdefault(f"cov@{budget}", []).append(len(got["shown"]) / n)  # type: ignore
                 cell.setdefault(f"strict@{budget}", []).append(len(got["whole"]) / n)  # type: ignore
+                cell.setdefault(f"kept@{budget}", []).append(len(got["kept"]) / n)  # type: ignore
     return {system: {group: {m: _mean(v) for m, v in cells.items()}  # type: ignore[arg-type]
                      for group, cells in per.items()}
             for system, per in table.items()}
@@ -318,6 +394,10 @@ def targets(summary: dict[str, Any], budgets: Sequence[int]) -> list[str]:
             best = max(summary[s][half][metric] for s in ("dense", "RRF"))
             lines.append(f"{'ok  ' if mine >= best else 'MISS'} {half} curate {metric} "
                          f"{mine} vs best greedy {best}")
+            kept = summary["curate()"][half].get(f"kept@{budget}")
+            if kept is not None:
+                lines.append(f"{'ok  ' if kept >= best else 'MISS'} {half} curate kept@{budget}"
+                             f" (excerpts only when they keep the answer) {kept} vs {best}")
         for qtype in TYPES:
             group = f"{SHORT_TYPE[qtype]} {half}"
             if group not in summary["hybrid"]:
@@ -348,10 +428,14 @@ def render(summary: dict[str, Any], budgets: Sequence[int], header: str) -> str:
             cells.append("" if vals[0] is None else " | ".join(
                 "-" if v is None else f"{v:.1f}" for v in vals))
         out.append(system.ljust(12) + "".join(c.rjust(20) for c in cells))
-    strict = summary.get("curate()", {})
-    out.append("curate() strict (whole text only): " + ", ".join(
-        f"{b}: " + " | ".join(_fmt(strict.get(g, {}).get(f"strict@{b}"))
-                              for g in ("all", "tune", "hold")) for b in budgets))
+    mine = summary.get("curate()", {})
+    out.append("curate() coverage three ways, all | tune | hold:")
+    for metric, what in (("cov", "excerpts counted"),
+                         ("kept", "excerpts counted when they keep the answer"),
+                         ("strict", "whole texts only")):
+        out.append(f"  {what}: " + ", ".join(
+            f"{b}: " + " | ".join(_fmt(mine.get(g, {}).get(f"{metric}@{b}"))
+                                  for g in ("all", "tune", "hold")) for b in budgets))
     shorts = [SHORT_TYPE[t] for t in TYPES]
     for metric in ["R@10", *cov]:
         out.append(f"\n{metric} by question type, tune | hold")
@@ -407,8 +491,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         curate_ms = sorted(v for r in rows for v in r["curate_ms"].values())
         answers = {b: [sum(r["curate"][b]["answer"][i] for r in rows) for i in (0, 1)]
                    for b in BUDGETS}
+        excerpts = {b: {h: [sum(r["curate"][b]["excerpt_answer"][i] for r in rows
+                                if r["half"] == h) for i in (0, 1)]
+                        for h in ("tune", "hold")} for b in BUDGETS}
+        passage = {b: sorted(r["passage_ms"][b][0] for r in rows) for b in BUDGETS}
         report[name] = {
             "answer_check": answers,
+            "excerpt_check": excerpts,
+            "passage_ms_p50": {b: round(v[len(v) // 2], 3) for b, v in passage.items()},
+            "passage_ms_max": {b: round(v[-1], 3) for b, v in passage.items()},
             "questions": len(rows), "turns": sum(len(q.turns) for q in questions),
             "ingested_now": built,
             "ingest_entries_per_s": round(built / seconds, 1) if seconds else None,
@@ -458,6 +549,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(render(result["summary"], BUDGETS, header))
         print("answer strings in the block, of relevant turns shown that hold them: " + ", ".join(
             f"{b}: {seen}/{held}" for b, (held, seen) in result["answer_check"].items()))
+        print("excerpts that keep the answer, of excerpted relevant turns holding it "
+              "(tune | hold): " + ", ".join(
+                  f"{b}: {c['tune'][1]}/{c['tune'][0]} | {c['hold'][1]}/{c['hold'][0]}"
+                  for b, c in result["excerpt_check"].items()))
+        print("passage choice inside curate(), ms p50 / max: " + ", ".join(
+            f"{b}: {result['passage_ms_p50'][b]} / {result['passage_ms_max'][b]}"
+            for b in BUDGETS))
         print()
     return 0
 

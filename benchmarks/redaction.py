@@ -5,7 +5,13 @@ in the same run.
 
     PYTHONPATH=. .venv/bin/python benchmarks/redaction.py \\
         [--corpus tests/fixtures/secrets_corpus] \\
-        [--locomo /work/shared/data/locomo/locomo_dev.json] [--repeat 5]
+        [--locomo /work/shared/data/locomo/locomo_dev.json] [--repeat 5] \\
+        [--only-42 [--before-tree DIR]]
+
+``--only-42`` prints issue 42's tables instead: every kind of the second corpus looked
+for at every door, false positives on every negative set, and what detection costs where
+it is paid (``_detection_cost.py``: before this issue, now scanned at read, now found at
+write and kept), each in a fresh process, beside the raw engine.
 
 Recall: an example counts as caught when its value is gone from the output (masked whole,
 not a prefix of it). False positives: a negative text that comes out changed. The third
@@ -217,6 +223,130 @@ def end_to_end(texts: list[str], queries: list[str], repeat: int) -> list[str]:
             f"| {w['store']:.0f} | {w['store'] / b['store']:.2f}x |"]
 
 
+# ------------------------------------------------------------------ issue 42: doors and cost
+def load_round2(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                       dict[str, list[str]]]:
+    secrets = json.loads((folder / "secrets_round2.json").read_text())["kinds"]
+    ids = json.loads((folder / "identifiers_round2.json").read_text())["kinds"]
+    negatives = json.loads((folder / "negatives_round2.json").read_text())["categories"]
+    return secrets, ids, negatives
+
+
+#: Sources whose values name their own kind (a vendor prefix, a distinctive shape): they
+#: are masked standing alone, so they are also tried as a key and as a tag by themselves.
+#: The others (a password after ``PGPASSWORD=``, a BSN after "BSN") are recognisable only
+#: with their context, so their whole example text is what goes in a tag.
+_SELF_NAMING = ("betterleaks", "detect-secrets", "tulving-plugin", "tulving-context:vendor")
+
+
+def _self_naming(kind: dict[str, Any]) -> bool:
+    source = str(kind.get("source") or "")
+    return source.startswith(_SELF_NAMING) or kind.get("anchored") is False
+
+
+def doors_table(kinds: list[dict[str, Any]]) -> tuple[list[str], int]:
+    """Each example stored as a memory (its text as the content, as a metadata value and,
+    where it fits, as a tag; a value that names its own kind also as a key and a tag by
+    itself), then looked for in what each door shows: the JSON every door renders (HTTP,
+    MCP, CLI --json: ``render.entry_dict``), the CLI's text line, the curated block (the
+    memory checked to be in it), the key listing, an error message quoting it. A cell is
+    the examples masked there out of those the door shows; "-": the door cannot hold it
+    (a key has no spaces, a tag at most 64 characters)."""
+    import re
+
+    from tulving import Memory
+    from tulving.interfaces import render
+
+    doors = ("entry JSON", "CLI line", "curate", "metadata", "tag", "key", "error")
+    rows = ["| kind | source | " + " | ".join(doors) + " |",
+            "|---|---|" + "---:|" * len(doors)]
+    fully = 0
+    with Memory(":memory:", agent_id="bench", embedder="hashing", vectors="exact") as m:
+        for kind in kinds:
+            counts = {d: [0, 0] for d in doors}
+            alone = _self_naming(kind)
+            for example in kind["examples"]:
+                text, value = example["text"], example["value"]
+                key = value if alone and re.fullmatch(
+                    r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,190}", value) and ".." not in value \
+                    and "//" not in value else None
+                tag = value if alone else text
+                if len(tag) > 64 or not tag.isprintable() or "," in tag:
+                    tag = None
+                e = m.store(text, type="FACT", key=f"k/{key}" if key else None,
+                            tags=[tag] if tag else [], metadata={"note": text})
+                curated = m.curate(text, token_budget=4000)
+                assert any(c.entry.id == e.id for c in curated.entries), kind["kind"]
+                shown = {
+                    "entry JSON": json.dumps(render.entry_dict(e)),
+                    "CLI line": render.entry_line(e),
+                    "curate": curated.content,
+                    "metadata": json.dumps(render.entry_dict(e)["metadata"]),
+                    "tag": json.dumps(render.entry_dict(e)["tags"]) if tag else None,
+                    "key": json.dumps(render.scrub(m.list_keys("k/"))) if key else None,
+                    "error": str(render.scrub(f"no memory with key '{key or text}'")),
+                }
+                for door, out in shown.items():
+                    if out is None:
+                        continue
+                    counts[door][1] += 1
+                    counts[door][0] += value not in out
+                m.forget(e.id, hard=True)
+            cells = [f"{a}/{n}" if n else "-" for a, n in counts.values()]
+            fully += all(a == n for a, n in counts.values())
+            rows.append(f"| {kind['kind']} | {kind.get('source') or kind.get('validator')} | "
+                        + " | ".join(cells) + " |")
+    return rows, fully
+
+
+def detection_cost(texts: list[str], queries: list[str], before_tree: str | None,
+                   rounds: int = 3) -> list[str]:
+    """First-shown memory and curate() end to end, for each place detection can be paid,
+    each in a fresh process (``_detection_cost.py``), with the raw engine beside it."""
+    import os
+    import tempfile
+
+    folder = tempfile.mkdtemp()
+    texts_file, queries_file = f"{folder}/texts.json", f"{folder}/queries.json"
+    Path(texts_file).write_text(json.dumps(texts))
+    Path(queries_file).write_text(json.dumps(queries))
+    script = str(Path(__file__).parent / "_detection_cost.py")
+    runs = []
+    if before_tree:
+        runs.append(("before (issue 34's rules), scanned at read", before_tree, "read"))
+    runs += [("now (issue 42's rules), scanned at read", str(ROOT), "read"),
+             ("now, found at write and kept (masks applied at read)", str(ROOT), "kept")]
+    rows = [f"medians of {rounds} interleaved runs; load average {os.getloadavg()[0]:.1f}", "",
+            "| where detection is paid | store_many (µs/memory) | first-shown memory (µs) "
+            "| curate, cold cache (ms, p50) | curate, warm (ms, p50) |",
+            "|---|---:|---:|---:|---:|"]
+    results: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in runs}
+    for _ in range(rounds):  # interleaved, so that load weighs on every choice alike
+        for name, tree, choice in runs:
+            env = {**os.environ, "PYTHONPATH": tree}
+            out = subprocess.run([sys.executable, script, texts_file, queries_file, choice],
+                                 capture_output=True, text=True, env=env, cwd=tree)
+            if out.returncode:
+                raise SystemExit(f"{name}: {out.stderr[-2000:]}")
+            results[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for name, found in results.items():
+        r = {k: statistics.median(x[k] for x in found) for k in found[0]}
+        rows.append(f"| {name} | {r['store_us']:.0f} | {r['first_shown_us']:.1f} | "
+                    f"{r['curate_cold_ms']:.2f} | {r['curate_warm_ms']:.2f} |")
+    try:
+        import betterleaks
+
+        betterleaks.scan_string("warm")
+        began = time.perf_counter()
+        for text in texts:
+            betterleaks.scan_string(text)
+        raw = (time.perf_counter() - began) / len(texts) * 1e6
+        rows.append(f"| raw engine: betterleaks.scan_string alone | - | {raw:.1f} | - | - |")
+    except ImportError:
+        pass
+    return rows
+
+
 def locomo_turns(path: str | None) -> list[str]:
     if not path:
         return []
@@ -238,7 +368,15 @@ def main() -> None:
     parser.add_argument("--corpus", default=str(ROOT / "tests/fixtures/secrets_corpus"))
     parser.add_argument("--locomo", default=None, help="LoCoMo json (a negative set)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--before-tree", default=None,
+                        help="a checkout of the code before issue 42 (git archive faf4ddf "
+                             "| tar -x -C DIR): its detection cost is measured beside today's")
+    parser.add_argument("--only-42", action="store_true",
+                        help="only issue 42's tables (round-2 corpus, doors, cost)")
     args = parser.parse_args()
+    if args.only_42:
+        main_42(args)
+        return
     secrets, personal, negatives = load_corpus(Path(args.corpus))
     ds = detect_secrets_defaults()
     locomo = locomo_turns(args.locomo)
@@ -259,6 +397,28 @@ def main() -> None:
     print("\n".join(costs(texts, args.repeat)))
     queries = locomo_questions(args.locomo) or [k["kind"].replace("_", " ") for k in secrets]
     print("\n".join(end_to_end(texts[:3000], queries[:50], max(1, args.repeat // 2))))
+
+
+def main_42(args: argparse.Namespace) -> None:
+    secrets2, ids2, negatives2 = load_round2(Path(args.corpus))
+    rules = redaction.rule_sets.current()
+    print(f"rule sets: {rules.source}; {len(rules.secrets)} credential rules (betterleaks "
+          f"counts as one, with its 460+ inside), {len(rules.identifiers)} identifier rules\n")
+    rows, fully = doors_table(secrets2 + ids2)
+    print("\n".join(rows))
+    print(f"\n{fully}/{len(secrets2) + len(ids2)} kinds masked at every door\n")
+    _, _, negatives = load_corpus(Path(args.corpus))
+    locomo = locomo_turns(args.locomo)
+    sets = {**negatives, **negatives2}
+    if locomo:
+        sets["LoCoMo turns (real conversation)"] = locomo
+    print("| negative set | texts | changed |\n|---|---:|---:|")
+    for name, texts in sets.items():
+        print(f"| {name} | {len(texts)} | {sum(redaction.redact(t) != t for t in texts)} |")
+    print()
+    texts = locomo[:3000] or [e["text"] for k in secrets2 + ids2 for e in k["examples"]]
+    queries = locomo_questions(args.locomo)[:40] or [k["kind"] for k in secrets2]
+    print("\n".join(detection_cost(texts, queries, args.before_tree)))
 
 
 if __name__ == "__main__":

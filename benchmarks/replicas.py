@@ -1,24 +1,29 @@
-"""Server replicas over one PostgreSQL: throughput, latency, lock waits, where the time goes.
+"""Server replicas over one PostgreSQL: throughput, latency, lock hold, where the time goes.
 
 Usage::
 
     .venv/bin/python benchmarks/replicas.py                        # 2,000 entries, 480 requests
     .venv/bin/python benchmarks/replicas.py --entries 500 --requests 120   # a quick look
 
-One PostgreSQL store (``TULVING_TEST_PG_URL``, else a throwaway server) holds
-``--entries`` realistic synthetic memories of one tenant (hashing embedder: the model's
-cost is its own benchmark). For 1, 2 and 3 ``tulving serve`` replicas and 8 and 32
-concurrent clients (httpx, one connection each, loopback; client ``i`` talks to replica
-``i mod R`` as a round-robin balancer would), the clients make ``--requests`` calls: one
-``store`` of a new fact for every three ``recall`` searches, all in that one tenant (the
-worst case for writes, which serialise per tenant). Printed per configuration: req/s,
-p50/p95 of reads and writes, errors; PostgreSQL's lock waits, sampled every 20 ms from
-``pg_stat_activity`` (the share of samples with a backend waiting on a lock, the mean
-number waiting, and which locks), deadlocks and commits (``pg_stat_database``); and where
-the CPU went (replicas, PostgreSQL's backends, the clients, from ``/proc``) against what
-the machine had (wall time x cores). The reference, same data, same run: the same calls
-in-process on one ``Memory`` (no HTTP, one caller), and the same search and insert as
-plain SQL on the store's own tables (the raw engine).
+One PostgreSQL store (``TULVING_TEST_PG_URL``, else a throwaway server; give it one of its
+own, as the transaction counts are the whole database's) holds ``--entries`` realistic
+synthetic memories of one tenant (hashing embedder: the model's cost is its own
+benchmark). For 1, 2 and 3 ``tulving serve`` replicas, ``--clients`` concurrent clients
+(httpx, one connection each, loopback; client ``i`` talks to replica ``i mod R`` as a
+round-robin balancer would) run two workloads in that one tenant, the worst case for
+writes, which commit one at a time per tenant: ``writes`` (every call a ``store`` of a
+new fact) and ``mixed`` (one ``store`` for every three ``recall`` searches), ``--requests``
+calls each. Printed per run: req/s and the ratio to one replica, p50/p95 of reads and
+writes, errors; how long each write held its tenant's write lock (p50/p95, timed inside
+the replicas by ``_lock_hold.py``: from ``lock_tenant_writes`` returning to the end of
+the transaction); PostgreSQL transactions per request (``pg_stat_database`` commits and
+rollbacks, read after the backends reported them); lock waits sampled every 20 ms from
+``pg_stat_activity``; deadlocks; and where the CPU went (replicas, PostgreSQL's
+backends, the clients, from ``/proc``) per request. From the CPU per request a model on
+paper follows: where three replica machines and one database machine of 4, 8 and 16
+cores top out, and one tenant's write ceiling (1 / the lock's mean hold). The reference,
+same data, same run: the same calls in-process on one ``Memory`` (no HTTP, one caller),
+and the same search and insert as plain SQL on the store's own tables (the raw engine).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,7 +86,7 @@ def postgres_pids(url: str) -> Any:
             folder = conn.execute("SHOW data_directory").fetchone()[0]  # type: ignore[index]
         master = int(Path(folder, "postmaster.pid").read_text().split()[0])
     except Exception:
-        master = None
+        master = _postmaster_by_port(url)
 
     def pids() -> list[int]:
         found = []
@@ -98,6 +104,26 @@ def postgres_pids(url: str) -> Any:
         return found
 
     return pids
+
+
+def _postmaster_by_port(url: str) -> int | None:
+    """The postmaster listening on the URL's port, found by its command line (a role
+    that may not read ``data_directory`` can still be measured alone)."""
+    from urllib.parse import urlsplit
+
+    port = urlsplit(url).port or 5432
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if args and args[0].endswith(b"postgres") and b"-p" in args:
+            at = args.index(b"-p")
+            if at + 1 < len(args) and args[at + 1] == str(port).encode():
+                return int(entry.name)
+    return None
 
 
 class LockSampler:
@@ -142,13 +168,15 @@ class LockSampler:
         self._thread.join()
 
 
-def start_replica(config: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+def start_replica(config: Path, env: dict[str, str], holds: Path
+                  ) -> tuple[subprocess.Popen[bytes], str]:
+    """A replica whose writes' lock holds go to ``holds`` when it exits (_lock_hold.py)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "tulving.interfaces.cli.main", "serve",
-                             "--config", str(config), "--port", str(port),
-                             "--concurrency", "8"],
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("_lock_hold.py")),
+                             str(holds), "serve", "--config", str(config), "--port",
+                             str(port), "--concurrency", "8"],
                             env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
     return proc, f"http://127.0.0.1:{port}"
 
@@ -166,7 +194,10 @@ def wait_ready(procs: list[Any], urls: list[str]) -> None:
 
 
 async def load(urls: list[str], token: str, clients: int, total: int, queries: list[str],
-               texts: list[str], offset: int) -> dict[str, Any]:
+               texts: list[str], offset: int, reads_per_write: int = READS_PER_WRITE
+               ) -> dict[str, Any]:
+    """``total`` calls from ``clients`` clients: a ``store`` of a new fact every
+    ``reads_per_write + 1`` calls and ``recall`` otherwise (0: stores only)."""
     reads: list[float] = []
     writes: list[float] = []
     errors: Counter[int] = Counter()
@@ -178,7 +209,7 @@ async def load(urls: list[str], token: str, clients: int, total: int, queries: l
             for j in range(per_client):
                 i = w * per_client + j
                 began = time.perf_counter()
-                if i % (READS_PER_WRITE + 1) == 0:
+                if i % (reads_per_write + 1) == 0:
                     text = f"{texts[(offset + i) % len(texts)]} (note {offset + i})"
                     response = await http.post("/v1/store", json={"content": text,
                                                                   "type": "FACT"})
@@ -199,24 +230,12 @@ async def load(urls: list[str], token: str, clients: int, total: int, queries: l
 def in_process(memory: Memory, total: int, queries: list[str], texts: list[str]
                ) -> dict[str, float]:
     """The same mix on one Memory, one caller: the cost of the calls without HTTP, and how
-    long a write holds its tenant's write lock (the writing transaction, timed around
-    ``plumbing.write_order.writing``): what bounds one tenant's writes, however many
-    replicas there are."""
-    import contextlib
+    long a write holds its tenant's write lock (timed as in the replicas, ``_lock_hold``):
+    what bounds one tenant's writes, however many replicas there are."""
+    from _lock_hold import patch
 
-    from tulving.application.writing import writer as writer_module
-
-    held: list[float] = []
-    plain = writer_module.writing
-
-    @contextlib.contextmanager
-    def timed(ctx: Any) -> Any:
-        began = time.perf_counter()
-        with plain(ctx):
-            yield
-        held.append(time.perf_counter() - began)
-
-    writer_module.writing = timed  # type: ignore[assignment]
+    held: list[tuple[float, float, float]] = []
+    patch(held)
     reads: list[float] = []
     writes: list[float] = []
     began_all = time.perf_counter()
@@ -229,9 +248,9 @@ def in_process(memory: Memory, total: int, queries: list[str], texts: list[str]
             memory.search(queries[i % len(queries)], 10)
             reads.append(time.perf_counter() - began)
     rate = total / (time.perf_counter() - began_all)
-    writer_module.writing = plain  # type: ignore[assignment]
+    holds = [h for _, h, _ in held]
     return {"rate": rate, "read_p50": pct(reads, .5), "write_p50": pct(writes, .5),
-            "lock_p50": pct(held, .5), "lock_p95": pct(held, .95)}
+            "lock_p50": pct(holds, .5), "lock_p95": pct(holds, .95)}
 
 
 def raw_sql(url: str, schema: str, total: int) -> dict[str, float]:
@@ -258,12 +277,85 @@ def raw_sql(url: str, schema: str, total: int) -> dict[str, float]:
     return {"search_ms": 1000 * search, "insert_ms": 1000 * insert}
 
 
+WORKLOADS = {"writes": 0, "mixed": READS_PER_WRITE}
+
+
+def run_once(url: str, procs: list[Any], urls: list[str], token: str, clients: int,
+             requests: int, queries: list[str], texts: list[str], offset: int,
+             reads_per_write: int, pg_pids: Any, probe: int) -> dict[str, Any]:
+    """One workload on running replicas, with its CPU, lock waits and transactions."""
+    from pg_transactions import SETTLE_S, database_transactions
+
+    time.sleep(SETTLE_S)  # every backend has reported its counters
+    xacts0 = database_transactions(url)
+    with LockSampler(url) as sampler:
+        dead0, _ = sampler.stats()
+        pg = {pid: cpu_seconds(pid) for pid in pg_pids()}
+        replica0 = [cpu_seconds(p.pid) for p in procs]
+        own0 = os.times()
+        began_epoch = time.time()
+        result = asyncio.run(load(urls, token, clients, requests, queries, texts, offset,
+                                  reads_per_write))
+        ended_epoch = time.time()
+        pg_cpu = sum(cpu_seconds(pid) - pg.get(pid, 0.0) for pid in pg_pids())
+        replica_cpu = sum(cpu_seconds(p.pid) for p in procs) - sum(replica0)
+        own1 = os.times()
+        dead1, _ = sampler.stats()
+    time.sleep(SETTLE_S)
+    # the sampler's own queries and this reading's connection are not the replicas'
+    xacts = database_transactions(url) - xacts0 - probe - sampler.samples - 2
+    done = len(result["reads"]) + len(result["writes"])
+    return {**result, "done": done, "rate": done / result["elapsed"],
+            "window": (began_epoch, ended_epoch),
+            "replica_cpu": replica_cpu, "pg_cpu": pg_cpu,
+            "client_cpu": own1.user + own1.system - own0.user - own0.system,
+            "xacts": xacts / max(1, done), "deadlocks": dead1 - dead0,
+            "lock_share": sampler.with_waiters / max(1, sampler.samples),
+            "kinds": sampler.kinds}
+
+
+def capacity(rows: list[dict[str, Any]], quiet_hold: float) -> list[str]:
+    """The model on paper: CPU per request (three replicas' runs) against what 3 replica
+    machines and one database machine of N cores each offer; one tenant's writes are
+    bounded by the database's CPU per write and by 1 / the lock's hold, taken as measured
+    with one caller (``quiet_hold``: the database's own time; under the benchmark's load
+    on a small machine the hold stretches with the wait for a core, printed beside)."""
+    mixed = [r for r in rows if r["workload"] == "mixed"]
+    writes = [r for r in rows if r["workload"] == "writes"]
+    if not mixed:
+        return []
+    last = max(mixed, key=lambda r: r["replicas"])
+    replica_ms = 1000 * last["replica_cpu"] / last["done"]
+    pg_ms = 1000 * last["pg_cpu"] / last["done"]
+    write_pg_ms = (1000 * max(writes, key=lambda r: r["replicas"])["pg_cpu"]
+                   / max(writes, key=lambda r: r["replicas"])["done"]) if writes else pg_ms
+    holds = [h for r in rows for h in r["holds"]]
+    loaded_hold = statistics.fmean(holds) if holds else float("nan")
+    lock_writes = 1 / quiet_hold
+    lines = [f"model (CPU per request, {last['replicas']} replicas: mixed, replica "
+             f"{replica_ms:.1f} ms and PostgreSQL {pg_ms:.1f} ms; a write, PostgreSQL "
+             f"{write_pg_ms:.1f} ms; the tenant lock held {1000 * quiet_hold:.2f} ms with "
+             f"one caller, {1000 * loaded_hold:.2f} ms on average in these runs):",
+             f"{'cores':>6} {'3 replicas req/s':>17} {'database req/s':>15} "
+             f"{'one tenant, mixed req/s':>24} {'one tenant writes/s':>20}"]
+    for cores in (4, 8, 16):
+        replicas_cap = 3 * cores * 1000 / replica_ms
+        db_cap = cores * 1000 / pg_ms
+        tenant_mixed = min(replicas_cap, db_cap, lock_writes * (READS_PER_WRITE + 1))
+        tenant_writes = min(lock_writes, cores * 1000 / write_pg_ms)
+        lines.append(f"{cores:6d} {replicas_cap:17.0f} {db_cap:15.0f} {tenant_mixed:24.0f} "
+                     f"{tenant_writes:20.0f}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=2_000)
     parser.add_argument("--requests", type=int, default=480)
     parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--clients", type=int, nargs="+", default=[8, 32])
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--workloads", nargs="+", choices=sorted(WORKLOADS),
+                        default=["writes", "mixed"])
     args = parser.parse_args()
     from tulving.testing.postgres import drop_schema, new_schema_name, server_url
 
@@ -276,15 +368,18 @@ def main() -> None:
     cores = os.cpu_count() or 1
     pg_pids = postgres_pids(url)
     print(f"load average {os.getloadavg()[0]:.2f} on {cores} cores; "
-          f"{args.entries:,} entries, {args.requests} requests per run", file=sys.stderr)
+          f"{args.entries:,} entries, {args.requests} requests per run, "
+          f"{args.clients} clients", file=sys.stderr)
     schema = new_schema_name("replicabench")
     texts = realistic_texts(args.entries + args.requests * 8)
     queries = realistic_queries(200)
+    rows: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
             config = Path(tmp) / "tulving.toml"
             config.write_text(f'[tulving]\npath = {url!r}\nembedder = "hashing"\n'
-                              f'[tulving.options.storage]\nschema = "{schema}"\n')
+                              f'[tulving.options.storage]\nschema = "{schema}"\n'
+                              f'max_size = 12\n')
             options = {"storage": {"schema": schema, "max_size": 4}}
             with Memory(url, agent_id="default", user_id="bench", embedder="hashing",
                         options=options) as memory:
@@ -303,74 +398,92 @@ def main() -> None:
                   f"{1000 * base['lock_p95']:.2f} ms")
             print(f"raw PostgreSQL on the same tables: full-text top-10 "
                   f"{raw['search_ms']:.2f} ms, one-row insert {raw['insert_ms']:.2f} ms")
-            print(f"\n{'replicas':>8} {'clients':>7} {'req/s':>7} {'vs 1':>5} "
-                  f"{'read p50/p95 ms':>16} {'write p50/p95 ms':>17} {'err':>4} "
-                  f"{'lock-wait':>9} {'waiters':>7} {'deadl':>5}  cpu replicas/pg/clients: share "
-                  f"of the machine = per request")
+            print(f"\n{'replicas':>8} {'workload':>8} {'req/s':>7} {'vs 1':>5} "
+                  f"{'read p50/p95 ms':>16} {'write p50/p95 ms':>17} {'lock held p50/p95':>18} "
+                  f"{'xacts':>5} {'planned':>7} {'err':>4} {'lock-wait':>9} {'deadl':>5}  "
+                  f"CPU ms a request: replicas/pg/clients")
+            from pg_transactions import probe_cost
+
+            probe = probe_cost(url)
             offset = args.entries
-            first: dict[int, float] = {}
+            first: dict[str, float] = {}
             kinds: Counter[str] = Counter()
             for replicas in args.replicas:
-                started = [start_replica(config, env) for _ in range(replicas)]
+                holds_files = [Path(tmp) / f"holds-{replicas}-{i}.json"
+                               for i in range(replicas)]
+                started = [start_replica(config, env, f) for f in holds_files]
                 procs, urls = [p for p, _ in started], [u for _, u in started]
+                runs = []
                 try:
                     wait_ready(procs, urls)
                     asyncio.run(load(urls, token, 4, 16, queries, texts, offset))  # warm
                     offset += 16
-                    for clients in args.clients:
-                        with LockSampler(url) as sampler:
-                            dead0, commits0 = sampler.stats()
-                            pg = {pid: cpu_seconds(pid) for pid in pg_pids()}
-                            cpu0 = ([cpu_seconds(p.pid) for p in procs], 0.0, os.times())
-                            wall0 = time.perf_counter()
-                            result = asyncio.run(load(urls, token, clients, args.requests,
-                                                      queries, texts, offset))
-                            wall = time.perf_counter() - wall0
-                            pg_cpu_run = sum(cpu_seconds(pid) - pg.get(pid, 0.0)
-                                             for pid in pg_pids())
-                            cpu1 = ([cpu_seconds(p.pid) for p in procs], pg_cpu_run,
-                                    os.times())
-                            dead1, commits1 = sampler.stats()
+                    for workload in args.workloads:
+                        run = run_once(url, procs, urls, token, args.clients, args.requests,
+                                       queries, texts, offset, WORKLOADS[workload], pg_pids,
+                                       probe)
                         offset += args.requests
-                        kinds.update(sampler.kinds)
-                        done = len(result["reads"]) + len(result["writes"])
-                        rate = done / result["elapsed"]
-                        first.setdefault(clients, rate)
-                        budget = wall * cores
-                        replica_cpu = sum(cpu1[0]) - sum(cpu0[0])
-                        pg_cpu = cpu1[1] - cpu0[1]
-                        client_cpu = (cpu1[2].user + cpu1[2].system
-                                      - cpu0[2].user - cpu0[2].system)
-                        share = sampler.with_waiters / max(1, sampler.samples)
-                        mean = sampler.waiting / max(1, sampler.samples)
-                        print(f"{replicas:8d} {clients:7d} {rate:7.1f} "
-                              f"{rate / first[clients]:5.2f} "
-                              f"{1000 * pct(result['reads'], .5):7.1f}/"
-                              f"{1000 * pct(result['reads'], .95):<8.1f} "
-                              f"{1000 * pct(result['writes'], .5):7.1f}/"
-                              f"{1000 * pct(result['writes'], .95):<9.1f} "
-                              f"{sum(result['errors'].values()):4d} {100 * share:8.0f}% "
-                              f"{mean:7.2f} {dead1 - dead0:5d}  "
-                              f"{100 * replica_cpu / budget:.0f}%/"
-                              f"{100 * pg_cpu / budget:.0f}%/{100 * client_cpu / budget:.0f}%"
-                              f" = {1000 * replica_cpu / done:.1f}/{1000 * pg_cpu / done:.1f}"
-                              f"/{1000 * client_cpu / done:.1f} ms a request"
-                              f" ({(commits1 - commits0) / done:.1f} xacts)")
+                        runs.append({**run, "workload": workload, "replicas": replicas})
                     rss = [rss_mb(p.pid) for p in procs]
-                    print(f"{'':8} replica RSS after the runs: "
-                          + ", ".join(f"{r:.0f} MB" for r in rss))
                 finally:
                     for proc in procs:
                         proc.send_signal(signal.SIGTERM)
                     for proc in procs:
                         proc.wait(timeout=60)
+                holds = [h for f in holds_files for h in read_holds(f)]
+                for run in runs:
+                    began, ended = run["window"]
+                    mine = [(h, planned) for at, h, planned in holds if began <= at <= ended]
+                    run["holds"] = [h for h, _ in mine]
+                    run["planned"] = sum(p for _, p in mine) / max(1, len(mine))
+                    kinds.update(run["kinds"])
+                    rows.append(run)
+                    first.setdefault(run["workload"], run["rate"])
+                    done = run["done"]
+                    print(f"{replicas:8d} {run['workload']:>8} {run['rate']:7.1f} "
+                          f"{run['rate'] / first[run['workload']]:5.2f} "
+                          f"{1000 * pct(run['reads'], .5):7.1f}/"
+                          f"{1000 * pct(run['reads'], .95):<8.1f} "
+                          f"{1000 * pct(run['writes'], .5):7.1f}/"
+                          f"{1000 * pct(run['writes'], .95):<9.1f} "
+                          f"{1000 * pct(run['holds'], .5):8.2f}/"
+                          f"{1000 * pct(run['holds'], .95):<9.2f} "
+                          f"{run['xacts']:5.2f} {100 * run['planned']:6.0f}% "
+                          f"{sum(run['errors'].values()):4d} "
+                          f"{100 * run['lock_share']:8.0f}% {run['deadlocks']:5d}  "
+                          f"{1000 * run['replica_cpu'] / done:.1f}/"
+                          f"{1000 * run['pg_cpu'] / done:.1f}/"
+                          f"{1000 * run['client_cpu'] / done:.1f}")
+                print(f"{'':8} replica RSS after the runs: "
+                      + ", ".join(f"{r:.0f} MB" for r in rss))
             total = sum(kinds.values())
             print("\nlocks waited on (share of lock-wait samples): " + (", ".join(
                 f"{k} {100 * n / total:.0f}%" for k, n in kinds.most_common(5)) or "none"))
+            print()
+            for line in capacity(rows, base["lock_p50"]):
+                print(line)
             print(json.dumps({"in_process_calls_s": round(base["rate"], 1),
-                              "raw": {k: round(v, 3) for k, v in raw.items()}}))
+                              "raw": {k: round(v, 3) for k, v in raw.items()},
+                              "runs": [{"replicas": r["replicas"], "workload": r["workload"],
+                                        "rate": round(r["rate"], 1),
+                                        "lock_p50_ms": round(1000 * pct(r["holds"], .5), 2),
+                                        "lock_p95_ms": round(1000 * pct(r["holds"], .95), 2),
+                                        "xacts": round(r["xacts"], 2),
+                                        "planned": round(r["planned"], 3),
+                                        "replica_ms": round(1000 * r["replica_cpu"]
+                                                            / r["done"], 2),
+                                        "pg_ms": round(1000 * r["pg_cpu"] / r["done"], 2)}
+                                       for r in rows]}))
     finally:
         drop_schema(url, schema)
+
+
+def read_holds(path: Path) -> list[tuple[float, float, float]]:
+    """(epoch when the lock was taken, seconds held, 1.0 if planned) of one replica's
+    writes."""
+    from _lock_hold import read
+
+    return read(str(path))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from tulving.domain.identity import Identity
 from tulving.domain.query import STORE_WIDE, EntryFilter
 from tulving.domain.records import AuditDraft, JobRecord, SessionRecord
 from tulving.domain.types import ArchiveReason, MemoryType, Scope
-from tulving.ports.storage import Archival, Storage, VectorChangeLog
+from tulving.ports.storage import Archival, EntryCensus, Storage, VectorChangeLog
 
 A_PARTS = ALICE.visible_partitions()
 B_PARTS = BOB.visible_partitions()
@@ -190,6 +190,22 @@ class StorageContract(GovernanceContract, SharedStateContract):
         colleague = Identity(agent_id="agent-c", user_id="alice", workspace_id="ws1")
         seen = {e.id for e in storage.query(EntryFilter(partitions=colleague.visible_partitions()))}
         assert seen == {shared.id}
+
+    def test_census_counts_active_entries_per_tenant(self, storage: Storage,
+                                                     clock: Clockwork) -> None:
+        if not isinstance(storage, EntryCensus):
+            pytest.skip(f"{storage.name} offers no EntryCensus (optional)")
+        mine = [make_entry(clock, f"alice note {i}") for i in range(3)]
+        shared = make_entry(clock, "alice shared note", scope=Scope.SHARED)
+        theirs = make_entry(clock, "bob note", identity=BOB)
+        storage.write_many([(e, None) for e in [*mine, shared, theirs]])
+        storage.archive([Archival(mine[0].id, ArchiveReason.FORGOTTEN, clock.tick())])
+        census = dict(storage.active_entries_by_tenant())
+        assert census == {ALICE.tenant: storage.count(EntryFilter(partitions=A_PARTS)),
+                          BOB.tenant: 1}
+        assert census[ALICE.tenant] == 3
+        storage.delete([theirs.id])
+        assert BOB.tenant not in storage.active_entries_by_tenant()
 
     # archive, delete, touch -----------------------------------------------------------
     def test_archive_hides_and_is_idempotent(self, storage: Storage, clock: Clockwork) -> None:

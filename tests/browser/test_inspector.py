@@ -95,7 +95,7 @@ def test_curate_preview_equals_the_api_and_follows_the_budget(
 
     # orient mode needs no query
     page.select_option("#curate-form select[name=mode]", "orient")
-    expect(page.locator("#curated-block")).to_contain_text("## Keys")
+    expect(page.locator("#curated-block")).to_contain_text("## About the user")
     # secrets are masked in the block and the table alike
     assert "ghp_" not in page.content()
 

@@ -226,3 +226,35 @@ def test_a_long_entry_before_a_turn_does_not_push_the_turn_out_of_its_vector(
         assert float(vector @ plain) > 0.85
         hits = memory.search("grey cat named Oliver", 1, mode="semantic")
         assert hits[0].entry.id == ids[2]
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing model, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_a_session_in_two_batches_runs_each_text_through_the_model_once(
+        tmp_path: Path) -> None:
+    """remember() stores a session's turns, then what the rules read off them: the
+    second batch's context comes from the vectors the first just computed (before, the
+    two last turns went through the model again, the longest texts of a session), and
+    what is stored is the same vector as from one batch."""
+    from tulving.application.plumbing import representation
+
+    with representation._plain_lock:
+        representation._recent_plain.clear()
+    counting = CountingEmbedder()
+    with Memory(tmp_path / "m.db", agent_id="a", embedder=counting, vectors="exact") as memory:
+        first = memory.store_many(turns(TURNS[:2]))
+        second = memory.store_many(turns(TURNS[2:]))
+        got = stored(memory, [e.id for e in (*first, *second)])
+    assert sorted(counting.texts) == sorted(TURNS)  # nothing embedded twice
+    for i, vector in enumerate(got):
+        assert np.allclose(vector, expected(TURNS, i), atol=1e-3), i

@@ -44,7 +44,7 @@ def test_negative_and_bad_budgets_raise(make_memory: Any) -> None:
         with pytest.raises(ValidationError):
             m.curate("x", token_budget=bad)
     with pytest.raises(ValidationError):
-        m.curate(token_budget=100)  # query mode needs a query
+        m.curate(token_budget=100, mode="query")  # query mode needs a query
     with pytest.raises(ValidationError):
         m.curate("x", token_budget=100, mode="dream")
 

@@ -62,9 +62,10 @@ SMOKE = textwrap.dedent("""
         session = TulvingSession("s", memory)
         assert isinstance(session, Session)
         asyncio.run(session.add_items([{"role": "user", "content": "hello"}]))
-        print("agents:", asyncio.run(session.get_items()), [t.name for t in memory_tools(memory)])
+        print("agents:", asyncio.run(session.get_items()),
+              [t.name for t in memory_tools(memory, shared=True)])
 
-        block = TulvingMemoryBlock(memory=memory, token_budget=50)
+        block = TulvingMemoryBlock(memory=memory, shared=True, token_budget=50)
         chat = LlamaMemory.from_defaults(session_id="x", token_limit=1000, memory_blocks=[block])
         chat.put(ChatMessage(role="user", content="Where does Ann live?"))
         print("llama-index:", "Lisbon" in chat.get()[0].content)

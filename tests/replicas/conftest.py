@@ -29,7 +29,7 @@ pytestmark = pytest.mark.postgres
 
 REPLICAS = 3
 #: Tenants (bound users) with a token each; a test uses its own.
-TENANTS = ("dup", "idem", "sess", "kill", "tok")
+TENANTS = ("dup", "dup16", "idem", "sess", "kill", "tok")
 
 
 class Replica:
@@ -112,7 +112,7 @@ def write_config(folder: Path, url: str, schema: str) -> Path:
         "embedder = \"hashing\"\n"
         "[tulving.options.storage]\n"
         f"schema = {schema!r}\n"
-        "max_size = 6\n", encoding="utf-8")
+        "max_size = 10\n", encoding="utf-8")
     return config
 
 

@@ -21,6 +21,9 @@ CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "secrets_corpus"
 SECRETS: list[dict[str, Any]] = json.loads((CORPUS / "secrets.json").read_text())["kinds"]
 PERSONAL: list[dict[str, Any]] = json.loads(
     (CORPUS / "personal_data.json").read_text())["kinds"]
+#: The second corpus's credentials (issue 42; its own tests: test_secrets_corpus_round2).
+SECRETS_ROUND2: list[dict[str, Any]] = json.loads(
+    (CORPUS / "secrets_round2.json").read_text())["kinds"]
 NEGATIVES: dict[str, list[str]] = json.loads(
     (CORPUS / "negatives.json").read_text())["categories"]
 
@@ -53,7 +56,7 @@ def test_identifiers_in_the_corpus_carry_valid_check_digits(kind: dict[str, Any]
     assert module.is_valid(example["value"].replace(" ", "")), example
 
 
-@pytest.mark.parametrize(("kind", "example"), _examples(SECRETS))
+@pytest.mark.parametrize(("kind", "example"), _examples(SECRETS + SECRETS_ROUND2))
 def test_every_secret_kind_is_masked(kind: dict[str, Any], example: dict[str, Any]) -> None:
     for masked in (redact(example["text"]), redact_secrets(example["text"])[0]):
         assert example["value"] not in masked, (kind["kind"], masked)
@@ -103,7 +106,8 @@ def test_the_issues_examples_are_masked_by_tulving_redact() -> None:
 def test_rule_sets_come_from_the_maintained_libraries() -> None:
     sets = rule_sets.current()
     assert sets.source.startswith("detect-secrets ") and "python-stdnum" in sets.source
+    assert "betterleaks 2." in sets.source
     sources = {r.source for r in sets.secrets}
-    assert sources == {"detect-secrets", "tulving"}
+    assert sources == {"detect-secrets", "tulving", "betterleaks"}
     assert sum(r.source == "detect-secrets" for r in sets.secrets) >= 20
-    assert all(r.source == "python-stdnum" for r in sets.identifiers)
+    assert {r.source for r in sets.identifiers} == {"python-stdnum", "tulving"}  # passports

@@ -31,6 +31,7 @@ from tulving.application.plumbing.composition import (
 )
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.operation_spans import trace_methods
 from tulving.application.plumbing.text_guard import guard_methods
 from tulving.application.plumbing.vector_sync import (
     catch_up,
@@ -504,7 +505,7 @@ class Memory:
         query: str | None = None,
         *,
         token_budget: int,
-        mode: str = "query",
+        mode: str | None = None,
         types: Sequence[MemoryType | str] | None = None,
         tags: Sequence[str] | None = None,
         since: datetime | None = None,
@@ -514,7 +515,10 @@ class Memory:
     ) -> CuratedContext:
         """The memories that matter for ``query`` as a prompt block of at most
         ``token_budget`` tokens (counted by the configured tokenizer, headers included).
-        ``mode="orient"`` needs no query: a cold-start briefing. Secrets are redacted.
+        Without a query (or with ``mode="orient"``) it is the cold-start briefing: what is
+        known about the user, pinned memories, decisions in force, active plans,
+        procedures that worked, the last sessions' summaries, recent turns with what is
+        left, keys (``CuratedEntry.section`` names each). Secrets are redacted.
         ``explain=True`` also reports every ranked candidate (``.candidates``): its score
         broken down, shown in full, truncated, as an index line or left out, and its cost."""
         flt = build_filter(self._fresh(), types, tags, since, until)
@@ -962,3 +966,6 @@ guard_methods(Memory, (
     "search", "curate", "count_tokens", "session", "start_session", "remember", "consolidate",
     "profile", "record_outcome", "procedures", "clear", "review", "correct", "rollback_to",
     "apply_retention", "erase", "audit_log"))
+# Every memory operation in an OpenTelemetry span (when the `otel` extra is installed)
+# and timed for the server's metrics (issue 43; the table: plumbing.operation_spans).
+trace_methods(Memory)

@@ -2,131 +2,58 @@
 ``AsyncTulvingClient``, on httpx (extra ``client``).
 
 Method names match ``Memory`` where they overlap (``remember``, ``recall``, ``store``,
-``search``, ``curate``, ``correct``, ``forget``, ``get``, ``history``, ``export``,
-``import_bundle``, ``stats``, ``health``) and results are typed (``Entry``, ``Hit``,
-``Curated``). Every call has a timeout. Calls that change nothing, and ``remember`` with an
+``search``, ``curate``, ``correct``, ``forget``, ``get``, ``history``, ``list_keys``,
+``list_entries``, ``start_session``, ``end_session``, ``consolidate``, ``profile``,
+``export``, ``import_bundle``, ``stats``, ``health``) and the TypeScript client's
+(``clients/typescript``: ``listKeys`` is ``list_keys``, ``exportBundle`` is
+``export_bundle``, ...), and results are typed and shaped as the TypeScript client's
+(``Entry``, ``Hit``, ``Curated``, ``EntryPage``: see ``tulving.client.results``). Every
+call has a timeout. Calls that change nothing, and ``remember`` with an
 ``idempotency_key``, are retried on 429, 503 and connection errors with exponential
 backoff and full jitter; other writes are never repeated behind the caller's back. An
 error response raises ``ServerError`` carrying the server's typed error (``kind``,
-``status``).
+``status``); a missing memory raises ``NotFoundError`` (a ``ServerError`` and Tulving's
+own ``NotFoundError``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
-from collections.abc import Mapping
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-import attrs
 import httpx
 
-from tulving.domain.errors import TulvingError
+from tulving.client.calls import Call, Shape, iso
+from tulving.client.results import (
+    Curated,
+    Entry,
+    EntryPage,
+    Hit,
+    NotFoundError,
+    ServerError,
+)
 
 RETRY_STATUS = frozenset({429, 503})
 DEFAULT_TIMEOUT = 30.0
 
 
-class ServerError(TulvingError):
-    """The server answered with an error: ``status``, ``kind`` (its error type)."""
-
-    def __init__(self, status: int, kind: str, message: str) -> None:
-        super().__init__(f"{status} {kind}: {message}")
-        self.status, self.kind, self.message = status, kind, message
-
-
-@attrs.frozen
-class Entry:
-    """A memory as the server shows it: the common fields, and ``data``, the whole JSON
-    object (timestamps, importance, provenance, links)."""
-
-    id: str
-    content: str
-    type: str
-    key: str | None
-    tags: tuple[str, ...]
-    scope: str
-    data: Mapping[str, Any] = attrs.field(repr=False)
-
-    @classmethod
-    def of(cls, data: Mapping[str, Any]) -> Entry:
-        """An ``Entry`` from the server's JSON object of a memory."""
-        return cls(data["id"], data["content"], data["type"], data.get("key"),
-                   tuple(data.get("tags") or ()), data.get("scope", "agent"), data)
+def _with_trace_context(request: httpx.Request) -> None:
+    """The caller's trace on the request (W3C ``traceparent``, through OpenTelemetry's
+    configured propagator) when opentelemetry-api is installed: an agent's trace then
+    continues into the memory server (docs/operations/observability.md)."""
+    try:
+        from opentelemetry import propagate
+    except ImportError:
+        return
+    propagate.inject(request.headers)
 
 
-@attrs.frozen
-class Hit:
-    """One search or recall result: the entry, its score in [0, 1] (higher is better) and
-    how it matched (``hybrid``, ``semantic``, ``lexical`` or ``key``)."""
-
-    entry: Entry
-    score: float
-    match_type: str
-
-
-@attrs.frozen
-class Curated:
-    """A curated block: ``content`` (never over ``token_budget`` tokens), what it cost, and
-    the entries it shows, each with its disclosure."""
-
-    content: str
-    token_count: int
-    token_budget: int
-    entries: tuple[Mapping[str, Any], ...]
-    candidates: tuple[Mapping[str, Any], ...] = ()
-    """With ``curate(..., explain=True)``: every ranked candidate, its score broken down,
-    its disclosure ("full", "truncated", "excerpt", "index", "left out") and its token
-    cost."""
-
-
-def _hits(rows: list[dict[str, Any]]) -> list[Hit]:
-    return [Hit(Entry.of(r), float(r.get("relevance", r["score"])), r["match_type"])
-            for r in rows]
-
-
-def _curated(data: Mapping[str, Any]) -> Curated:
-    return Curated(data.get("content") or "", int(data.get("token_count", 0)),
-                   int(data.get("token_budget", 0)), tuple(data.get("entries") or ()),
-                   tuple(data.get("candidates") or ()))
-
-
-class _Shape:
-    """Request shapes and result parsing shared by both clients."""
-
-    def __init__(self, base_url: str, token: str, agent_id: str | None, retries: int,
-                 backoff: float) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise TulvingError(f"base_url must be an http(s) URL, got {base_url!r}")
-        self.base_url = base_url.rstrip("/")
-        self.headers = {"Authorization": f"Bearer {token}"}
-        self.agent_id, self.retries, self.backoff = agent_id, retries, backoff
-
-    def body(self, **fields: Any) -> dict[str, Any]:
-        out = {k: v for k, v in fields.items() if v is not None}
-        if self.agent_id is not None:
-            out.setdefault("agent_id", self.agent_id)
-        return out
-
-    def params(self, **fields: Any) -> dict[str, Any]:
-        return self.body(**fields)
-
-    def delay(self, attempt: int) -> float:
-        return random.uniform(0, self.backoff * (2 ** attempt))  # full jitter
-
-    @staticmethod
-    def check(response: httpx.Response) -> Any:
-        if response.status_code >= 400:
-            try:
-                error = response.json()["error"]
-                raise ServerError(response.status_code, error["type"], error["message"])
-            except (ValueError, KeyError, TypeError):
-                raise ServerError(response.status_code, "HTTPError", response.text[:500]) from None
-        if response.headers.get("content-type", "").startswith("application/json"):
-            return response.json()
-        return response.content
+async def _with_trace_context_async(request: httpx.Request) -> None:
+    _with_trace_context(request)
 
 
 class TulvingClient:
@@ -135,9 +62,10 @@ class TulvingClient:
     def __init__(self, base_url: str, token: str, *, agent_id: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, retries: int = 3, backoff: float = 0.2,
                  transport: httpx.BaseTransport | None = None) -> None:
-        self._shape = _Shape(base_url, token, agent_id, retries, backoff)
+        self._shape = Shape(base_url, token, agent_id, retries, backoff)
         self._http = httpx.Client(base_url=self._shape.base_url, headers=self._shape.headers,
-                                  timeout=timeout, transport=transport)
+                                  timeout=timeout, transport=transport,
+                                  event_hooks={"request": [_with_trace_context]})
 
     def __enter__(self) -> TulvingClient:
         return self
@@ -148,6 +76,10 @@ class TulvingClient:
     def close(self) -> None:
         """Close the connection pool."""
         self._http.close()
+
+    def _do(self, call: Call) -> Any:
+        return call.parse(self._call(call.method, call.path, retry=call.retry,
+                                     **call.kwargs))
 
     def _call(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> Any:
         attempt = 0
@@ -166,74 +98,56 @@ class TulvingClient:
     # the API -----------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
         """``GET /v1/health``: whether the server is up (the one call without a token)."""
-        return dict(self._call("GET", "/v1/health", retry=True))
+        return dict(self._do(self._shape.health()))
 
     def stats(self) -> dict[str, Any]:
         """``GET /v1/stats``: the memory's counts and adapters, as ``Memory.stats()``."""
-        return dict(self._call("GET", "/v1/stats", retry=True,
-                               params=self._shape.params())["stats"])
+        return dict(self._do(self._shape.stats()))
 
     def store(self, content: str, *, type: str, **fields: Any) -> Entry:
         """``POST /v1/store``: write one memory (``Memory.store``'s keywords); never retried."""
-        data = self._call("POST", "/v1/store", retry=False,
-                          json=self._shape.body(content=content, type=type, **fields))
-        return Entry.of(data["stored"])
+        return self._do(self._shape.store(content, type, fields))  # type: ignore[no-any-return]
 
     def remember(self, text: str, *, subject: str | None = None,
                  idempotency_key: str | None = None) -> list[Entry]:
         """``POST /v1/remember``: turns in, typed memories out; retried only with an
         ``idempotency_key``, which makes a repeat a no-op."""
-        data = self._call("POST", "/v1/remember", retry=idempotency_key is not None,
-                          json=self._shape.body(text=text, subject=subject,
-                                                idempotency_key=idempotency_key))
-        return [Entry.of(e) for e in data["entries"]]
+        return list(self._do(self._shape.remember(text, subject, idempotency_key)))
 
     def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
         """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,
         ``types``, ``scope``, ``recency_weight``, ``min_relevance``, ...)."""
-        data = self._call("POST", "/v1/recall", retry=True,
-                          json=self._shape.body(query=query, limit=limit, **filters))
-        return _hits(data["results"])
+        return list(self._do(self._shape.recall(query, limit, filters)))
 
-    def search(self, query: str, top_k: int = 10, **options: Any) -> list[Hit]:
-        """``POST /v1/search``: ``Memory.search`` (modes, filters, ``as_of``)."""
-        data = self._call("POST", "/v1/search", retry=True,
-                          json=self._shape.body(query=query, top_k=top_k, **_iso(options)))
-        return _hits(data["results"])
+    def search(self, query: str, top_k: int = 10, *, min_score: float | None = None,
+               **options: Any) -> list[Hit]:
+        """``POST /v1/search``: ``Memory.search`` (modes, filters, ``as_of``); hits scoring
+        under ``min_score`` (in [0, 1]) are left out."""
+        return list(self._do(self._shape.search(query, top_k, min_score, options)))
 
     def curate(self, query: str | None = None, *, token_budget: int = 2000,
-               mode: str = "query", **filters: Any) -> Curated:
-        """``POST /v1/curate``: a prompt block within ``token_budget`` (``mode="orient"``
-        needs no query; ``explain=True`` adds every candidate)."""
-        data = self._call("POST", "/v1/curate", retry=True,
-                          json=self._shape.body(query=query, token_budget=token_budget,
-                                                mode=mode, **_iso(filters)))
-        return _curated(data["curated"])
+               mode: str | None = None, **filters: Any) -> Curated:
+        """``POST /v1/curate``: a prompt block within ``token_budget`` (no query, or
+        ``mode="orient"``: the cold-start briefing; ``explain=True`` adds every candidate)."""
+        return self._do(self._shape.curate(query, token_budget, mode, filters))  # type: ignore[no-any-return]
 
     def correct(self, memory_id: str, content: str, *, reason: str | None = None) -> Entry:
         """``POST /v1/correct``: supersede a memory with a correction; never retried."""
-        data = self._call("POST", "/v1/correct", retry=False,
-                          json=self._shape.body(memory_id=memory_id, content=content,
-                                                reason=reason))
-        return Entry.of(data["corrected"])
+        return self._do(self._shape.correct(memory_id, content, reason))  # type: ignore[no-any-return]
 
     def forget(self, memory_id: str, *, hard: bool = False) -> Entry:
         """``DELETE /v1/forget/{id_or_key}``: archive it, or delete it for good with ``hard``."""
-        data = self._call("DELETE", f"/v1/forget/{memory_id}", retry=True,
-                          params=self._shape.params(hard=str(hard).lower()))
-        return Entry.of(data["forgotten"])
+        return self._do(self._shape.forget(memory_id, hard))  # type: ignore[no-any-return]
 
-    def get(self, memory_id: str) -> Entry:
-        """``GET /v1/memory/{id_or_key}``: the active entry."""
-        data = self._call("GET", f"/v1/memory/{memory_id}", retry=True,
-                          params=self._shape.params())
-        return Entry.of(data["entry"])
+    def get(self, memory_id: str, *, as_of: datetime | None = None,
+            include_archived: bool = False) -> Entry:
+        """``GET /v1/memory/{id_or_key}``: the active entry (as of a moment; an archived
+        version by id with ``include_archived``); ``NotFoundError`` when there is none."""
+        return self._do(self._shape.get(memory_id, as_of, include_archived))  # type: ignore[no-any-return]
 
     def history(self, memory_id: str) -> list[Entry]:
         """``GET /v1/memory/{id_or_key}/history``: every version, newest first."""
-        data = self._call("GET", f"/v1/memory/{memory_id}/history", retry=True,
-                          params=self._shape.params())
-        return [Entry.of(e) for e in data["versions"]]
+        return list(self._do(self._shape.history(memory_id)))
 
     def correction_chain(self, memory_id: str) -> list[Entry]:
         """Every version of a corrected or superseded memory, newest first."""
@@ -243,9 +157,41 @@ class TulvingClient:
         """Recall within one scope (``workspace``, ``shared``, ...)."""
         return self.recall(query, limit=limit, scope=scope)
 
+    def list_keys(self, prefix: str = "") -> list[str]:
+        """``GET /v1/keys``: the keys of the active memories, starting with ``prefix``."""
+        return list(self._do(self._shape.list_keys(prefix)))
+
+    def list_entries(self, limit: int = 100, cursor: str | None = None, *,
+                     types: Sequence[str] | None = None, tags: Sequence[str] | None = None,
+                     scope: str | None = None, since: datetime | None = None,
+                     until: datetime | None = None,
+                     include_archived: bool = False) -> EntryPage:
+        """``GET /v1/entries``: every visible memory, oldest first, ``limit`` at a time;
+        pass ``next_cursor`` back for the next page (None: no more)."""
+        page: EntryPage = self._do(self._shape.list_entries(limit, cursor, dict(
+            types=types, tags=tags, scope=scope, since=since, until=until,
+            include_archived=include_archived)))
+        return page
+
+    def start_session(self, goal: str | None = None) -> dict[str, Any]:
+        """``POST /v1/sessions/start``: a working session (``id``, ``goal``, ``started_at``)."""
+        return dict(self._do(self._shape.start_session(goal)))
+
+    def end_session(self) -> dict[str, Any]:
+        """``POST /v1/sessions/end``: end it (summarised); ``{}`` when none was open."""
+        return dict(self._do(self._shape.end_session()))
+
+    def consolidate(self, *, apply: bool = False) -> dict[str, Any]:
+        """``POST /v1/consolidate``: ``{"report", "applied"}``; a dry run unless ``apply``."""
+        return dict(self._do(self._shape.consolidate(apply)))
+
+    def profile(self, subject: str = "user") -> dict[str, Any]:
+        """``GET /v1/profile``: what the memory holds about ``subject``."""
+        return dict(self._do(self._shape.profile(subject)))
+
     def export(self, target: str | Path | IO[bytes], **filters: Any) -> int:
         """Write the server's bundle of this tenant to ``target``; returns its entry count."""
-        with self._http.stream("POST", "/v1/export", json=self._shape.body(**_iso(filters))) \
+        with self._http.stream("POST", "/v1/export", json=self._shape.body(**iso(filters))) \
                 as response:
             if response.status_code >= 400:
                 response.read()
@@ -260,17 +206,17 @@ class TulvingClient:
                     target.write(chunk)
         return count
 
+    def export_bundle(self, target: str | Path | IO[bytes], **filters: Any) -> int:
+        """``export`` by the TypeScript client's name (``exportBundle``)."""
+        return self.export(target, **filters)
+
     def import_bundle(self, source: str | Path | IO[bytes], *, reembedding: str = "auto",
                       on_conflict: str = "newest", dry_run: bool = False) -> dict[str, Any]:
         """``POST /v1/import``: merge a bundle in, all or nothing; returns the
         import report (``dry_run`` counts without writing)."""
         content = Path(source).read_bytes() if isinstance(source, str | Path) else source.read()
-        data = self._call("POST", "/v1/import", retry=False, content=content,
-                          headers={"Content-Type": "application/zip"},
-                          params=self._shape.params(reembedding=reembedding,
-                                                    on_conflict=on_conflict,
-                                                    dry_run=str(dry_run).lower()))
-        return dict(data["report"])
+        return dict(self._do(self._shape.import_bundle(content, reembedding, on_conflict,
+                                                       dry_run)))
 
     # sync (``Memory.sync(client)``; see tulving.application.portability.sync) ------------
     @property
@@ -335,10 +281,11 @@ class AsyncTulvingClient:
     def __init__(self, base_url: str, token: str, *, agent_id: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, retries: int = 3, backoff: float = 0.2,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self._shape = _Shape(base_url, token, agent_id, retries, backoff)
+        self._shape = Shape(base_url, token, agent_id, retries, backoff)
         self._http = httpx.AsyncClient(base_url=self._shape.base_url,
                                        headers=self._shape.headers, timeout=timeout,
-                                       transport=transport)
+                                       transport=transport,
+                                       event_hooks={"request": [_with_trace_context_async]})
 
     async def __aenter__(self) -> AsyncTulvingClient:
         return self
@@ -349,6 +296,10 @@ class AsyncTulvingClient:
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self._http.aclose()
+
+    async def _do(self, call: Call) -> Any:
+        return call.parse(await self._call(call.method, call.path, retry=call.retry,
+                                           **call.kwargs))
 
     async def _call(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> Any:
         attempt = 0
@@ -364,83 +315,129 @@ class AsyncTulvingClient:
             await asyncio.sleep(self._shape.delay(attempt))
             attempt += 1
 
+    # the API -----------------------------------------------------------------------------
     async def health(self) -> dict[str, Any]:
         """``GET /v1/health``: whether the server is up (the one call without a token)."""
-        return dict(await self._call("GET", "/v1/health", retry=True))
+        return dict(await self._do(self._shape.health()))
 
     async def stats(self) -> dict[str, Any]:
         """``GET /v1/stats``: the memory's counts and adapters, as ``Memory.stats()``."""
-        data = await self._call("GET", "/v1/stats", retry=True, params=self._shape.params())
-        return dict(data["stats"])
+        return dict(await self._do(self._shape.stats()))
 
     async def store(self, content: str, *, type: str, **fields: Any) -> Entry:
         """``POST /v1/store``: write one memory (``Memory.store``'s keywords); never retried."""
-        data = await self._call("POST", "/v1/store", retry=False,
-                                json=self._shape.body(content=content, type=type, **fields))
-        return Entry.of(data["stored"])
+        return await self._do(self._shape.store(content, type, fields))  # type: ignore[no-any-return]
 
     async def remember(self, text: str, *, subject: str | None = None,
-                       idempotency_key: str | None = None) -> list[Entry]:
+                 idempotency_key: str | None = None) -> list[Entry]:
         """``POST /v1/remember``: turns in, typed memories out; retried only with an
         ``idempotency_key``, which makes a repeat a no-op."""
-        data = await self._call("POST", "/v1/remember", retry=idempotency_key is not None,
-                                json=self._shape.body(text=text, subject=subject,
-                                                      idempotency_key=idempotency_key))
-        return [Entry.of(e) for e in data["entries"]]
+        return list(await self._do(self._shape.remember(text, subject, idempotency_key)))
 
     async def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
         """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,
         ``types``, ``scope``, ``recency_weight``, ``min_relevance``, ...)."""
-        data = await self._call("POST", "/v1/recall", retry=True,
-                                json=self._shape.body(query=query, limit=limit, **filters))
-        return _hits(data["results"])
+        return list(await self._do(self._shape.recall(query, limit, filters)))
 
-    async def search(self, query: str, top_k: int = 10, **options: Any) -> list[Hit]:
-        """``POST /v1/search``: ``Memory.search`` (modes, filters, ``as_of``)."""
-        data = await self._call("POST", "/v1/search", retry=True,
-                                json=self._shape.body(query=query, top_k=top_k,
-                                                      **_iso(options)))
-        return _hits(data["results"])
+    async def search(self, query: str, top_k: int = 10, *, min_score: float | None = None,
+               **options: Any) -> list[Hit]:
+        """``POST /v1/search``: ``Memory.search`` (modes, filters, ``as_of``); hits scoring
+        under ``min_score`` (in [0, 1]) are left out."""
+        return list(await self._do(self._shape.search(query, top_k, min_score, options)))
 
     async def curate(self, query: str | None = None, *, token_budget: int = 2000,
-                     mode: str = "query", **filters: Any) -> Curated:
-        """``POST /v1/curate``: a prompt block within ``token_budget`` (``mode="orient"``
-        needs no query; ``explain=True`` adds every candidate)."""
-        data = await self._call("POST", "/v1/curate", retry=True,
-                                json=self._shape.body(query=query, token_budget=token_budget,
-                                                      mode=mode, **_iso(filters)))
-        return _curated(data["curated"])
+               mode: str | None = None, **filters: Any) -> Curated:
+        """``POST /v1/curate``: a prompt block within ``token_budget`` (no query, or
+        ``mode="orient"``: the cold-start briefing; ``explain=True`` adds every candidate)."""
+        return await self._do(self._shape.curate(query, token_budget, mode, filters))  # type: ignore[no-any-return]
 
-    async def correct(self, memory_id: str, content: str, *,
-                      reason: str | None = None) -> Entry:
+    async def correct(self, memory_id: str, content: str, *, reason: str | None = None) -> Entry:
         """``POST /v1/correct``: supersede a memory with a correction; never retried."""
-        data = await self._call("POST", "/v1/correct", retry=False,
-                                json=self._shape.body(memory_id=memory_id, content=content,
-                                                      reason=reason))
-        return Entry.of(data["corrected"])
+        return await self._do(self._shape.correct(memory_id, content, reason))  # type: ignore[no-any-return]
 
     async def forget(self, memory_id: str, *, hard: bool = False) -> Entry:
         """``DELETE /v1/forget/{id_or_key}``: archive it, or delete it for good with ``hard``."""
-        data = await self._call("DELETE", f"/v1/forget/{memory_id}", retry=True,
-                                params=self._shape.params(hard=str(hard).lower()))
-        return Entry.of(data["forgotten"])
+        return await self._do(self._shape.forget(memory_id, hard))  # type: ignore[no-any-return]
 
-    async def get(self, memory_id: str) -> Entry:
-        """``GET /v1/memory/{id_or_key}``: the active entry."""
-        data = await self._call("GET", f"/v1/memory/{memory_id}", retry=True,
-                                params=self._shape.params())
-        return Entry.of(data["entry"])
+    async def get(self, memory_id: str, *, as_of: datetime | None = None,
+            include_archived: bool = False) -> Entry:
+        """``GET /v1/memory/{id_or_key}``: the active entry (as of a moment; an archived
+        version by id with ``include_archived``); ``NotFoundError`` when there is none."""
+        return await self._do(self._shape.get(memory_id, as_of, include_archived))  # type: ignore[no-any-return]
 
     async def history(self, memory_id: str) -> list[Entry]:
         """``GET /v1/memory/{id_or_key}/history``: every version, newest first."""
-        data = await self._call("GET", f"/v1/memory/{memory_id}/history", retry=True,
-                                params=self._shape.params())
-        return [Entry.of(e) for e in data["versions"]]
+        return list(await self._do(self._shape.history(memory_id)))
+
+    async def correction_chain(self, memory_id: str) -> list[Entry]:
+        """Every version of a corrected or superseded memory, newest first."""
+        return await self.history(memory_id)
+
+    async def scoped(self, scope: str, query: str, *, limit: int = 10) -> list[Hit]:
+        """Recall within one scope (``workspace``, ``shared``, ...)."""
+        return await self.recall(query, limit=limit, scope=scope)
+
+    async def list_keys(self, prefix: str = "") -> list[str]:
+        """``GET /v1/keys``: the keys of the active memories, starting with ``prefix``."""
+        return list(await self._do(self._shape.list_keys(prefix)))
+
+    async def list_entries(self, limit: int = 100, cursor: str | None = None, *,
+                     types: Sequence[str] | None = None, tags: Sequence[str] | None = None,
+                     scope: str | None = None, since: datetime | None = None,
+                     until: datetime | None = None,
+                     include_archived: bool = False) -> EntryPage:
+        """``GET /v1/entries``: every visible memory, oldest first, ``limit`` at a time;
+        pass ``next_cursor`` back for the next page (None: no more)."""
+        page: EntryPage = await self._do(self._shape.list_entries(limit, cursor, dict(
+            types=types, tags=tags, scope=scope, since=since, until=until,
+            include_archived=include_archived)))
+        return page
+
+    async def start_session(self, goal: str | None = None) -> dict[str, Any]:
+        """``POST /v1/sessions/start``: a working session (``id``, ``goal``, ``started_at``)."""
+        return dict(await self._do(self._shape.start_session(goal)))
+
+    async def end_session(self) -> dict[str, Any]:
+        """``POST /v1/sessions/end``: end it (summarised); ``{}`` when none was open."""
+        return dict(await self._do(self._shape.end_session()))
+
+    async def consolidate(self, *, apply: bool = False) -> dict[str, Any]:
+        """``POST /v1/consolidate``: ``{"report", "applied"}``; a dry run unless ``apply``."""
+        return dict(await self._do(self._shape.consolidate(apply)))
+
+    async def profile(self, subject: str = "user") -> dict[str, Any]:
+        """``GET /v1/profile``: what the memory holds about ``subject``."""
+        return dict(await self._do(self._shape.profile(subject)))
+
+    async def export(self, target: str | Path | IO[bytes], **filters: Any) -> int:
+        """Write the server's bundle of this tenant to ``target``; returns its entry count."""
+        async with self._http.stream("POST", "/v1/export",
+                                     json=self._shape.body(**iso(filters))) as response:
+            if response.status_code >= 400:
+                await response.aread()
+                self._shape.check(response)
+            count = int(response.headers.get("x-tulving-entries", "0"))
+            if isinstance(target, str | Path):
+                with open(target, "wb") as handle:
+                    async for chunk in response.aiter_bytes():
+                        handle.write(chunk)
+            else:
+                async for chunk in response.aiter_bytes():
+                    target.write(chunk)
+        return count
+
+    async def export_bundle(self, target: str | Path | IO[bytes], **filters: Any) -> int:
+        """``export`` by the TypeScript client's name (``exportBundle``)."""
+        return await self.export(target, **filters)
+
+    async def import_bundle(self, source: str | Path | IO[bytes], *, reembedding: str = "auto",
+                      on_conflict: str = "newest", dry_run: bool = False) -> dict[str, Any]:
+        """``POST /v1/import``: merge a bundle in, all or nothing; returns the
+        import report (``dry_run`` counts without writing)."""
+        content = Path(source).read_bytes() if isinstance(source, str | Path) else source.read()
+        return dict(await self._do(self._shape.import_bundle(content, reembedding, on_conflict,
+                                                       dry_run)))
 
 
-def _iso(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Datetimes as ISO strings for the JSON body."""
-    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in options.items()}
-
-
-__all__ = ["AsyncTulvingClient", "Curated", "Entry", "Hit", "ServerError", "TulvingClient"]
+__all__ = ["AsyncTulvingClient", "Curated", "Entry", "EntryPage", "Hit", "NotFoundError",
+           "ServerError", "TulvingClient"]

@@ -49,6 +49,10 @@ class Rule:
     #: A cheap necessary condition for the rule to match at all, tested after the
     #: triggers (such as "seven digits or more": see ``enough_digits``).
     gate: Callable[[str], bool] | None = None
+    #: The fewest digits any match holds: a ``RuleBook`` counts a text's digits once and
+    #: skips the rules that need more (before looking for their triggers when every
+    #: rule of the book needs some). 0: no such bound.
+    min_digits: int = 0
     #: The shortest run of token characters (letters, digits, ``_-+/=``) any match
     #: holds: a text whose longest run is shorter is skipped. 0: no such bound.
     min_run: int = 0
@@ -60,6 +64,8 @@ class Rule:
             return False
         if self.min_run and longest_run(text, self.min_run) < self.min_run:
             return False
+        if self.min_digits and digit_count(text) < self.min_digits:
+            return False
         return self.gate is None or self.gate(text)
 
 
@@ -70,6 +76,10 @@ def longest_run(text: str, at_least: int = 8) -> int:
     """Length of the longest run of token characters in ``text`` if it is ``at_least``
     8 long, else 0 (prose has few runs that long, so this is one quick pass)."""
     return max(map(len, _RUNS.findall(text)), default=0)
+
+
+def digit_count(text: str) -> int:
+    return sum(map(text.count, "0123456789"))
 
 
 def enough_digits(least: int) -> Callable[[str], bool]:
@@ -122,9 +132,16 @@ class RuleBook:
                 folded.setdefault(t.lower(), []).append(i)
         self._exact = tuple(exact.items())
         self._folded = tuple(folded.items())
+        #: every rule needs this many digits at least: counted before anything else
+        self._least_digits = min((r.min_digits for r in self.rules), default=0)
 
     def candidates(self, text: str) -> list[Rule]:
         """The rules worth running on ``text``, in their original order."""
+        digits = -1
+        if self._least_digits:
+            digits = digit_count(text)
+            if digits < self._least_digits:
+                return []
         chosen = set(self._always)
         for fragment, owners in self._exact:
             if fragment in text:
@@ -138,6 +155,11 @@ class RuleBook:
         longest = -1
         for i in sorted(chosen):
             rule = self.rules[i]
+            if rule.min_digits:
+                if digits < 0:
+                    digits = digit_count(text)
+                if digits < rule.min_digits:
+                    continue
             if rule.min_run:
                 if longest < 0:
                     longest = longest_run(text)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import attrs
 
 from tulving.domain.decay import decayed_importance
+from tulving.domain.masks import Masks
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
 
 
@@ -89,6 +90,9 @@ class MemoryEntry:
     metadata: Mapping[str, Any] = attrs.field(factory=dict, kw_only=True)
     content_hash: str = attrs.field(default="", kw_only=True)
     signature: str | None = attrs.field(default=None, kw_only=True)
+    #: Where the texts are masked, found when written (a cache: see ``masks``); not part
+    #: of the entry's value.
+    masks: Masks | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
 
     @property
     def recorded_at(self) -> datetime:

@@ -123,3 +123,8 @@ class EncryptionError(SecurityError):
 class EncryptionKeyError(EncryptionError):
     """The key is missing, unreadable, too short, or does not open this store or bundle
     (a wrong key and tampered ciphertext look the same to authenticated encryption)."""
+
+
+class DeadlineExceeded(TulvingError):
+    """A call ran past the time its caller gave it (a server's ``--timeout``): it stopped
+    at the next safe point and wrote nothing."""

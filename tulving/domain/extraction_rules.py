@@ -14,10 +14,13 @@ import re
 
 import attrs
 
+from tulving.domain.self_statements import REACTION, self_statements
+from tulving.domain.transcripts import Turn, is_assistant, is_user_role, split_transcript
 from tulving.domain.types import MemoryType
 
-#: A transcript line "Speaker: text"; a speaker is a short name-like prefix.
-_SPEAKER = re.compile(r"^\s*([A-Z][\w.'\- ]{0,39}?)\s*:\s+(\S.*)$")
+__all__ = ["Candidate", "Turn", "chunk_text", "extract_candidates", "is_assistant",
+           "split_sentences", "split_turns", "subject_of"]
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z0-9])")
 #: Longest episode kept in one piece; longer turns are split at sentence boundaries.
 MAX_EPISODE_CHARS = 2_000
@@ -66,6 +69,42 @@ _PLAN = re.compile(
     re.IGNORECASE,
 )
 _NOT_PLAN = re.compile(r"\b(was|were) going to\b", re.IGNORECASE)
+#: Whose plan it is: "I'm planning to", "we're going to", "I'll ... next week" (not "you're
+#: planning to", nor "the store opens tomorrow").
+_MY_PLAN = re.compile(
+    r"\b(?:I|we)(?:'m| am|'re| are|'ll| will)?(?: (?:also|really|definitely|finally|still|"
+    r"actually|just|now|probably))? (?:plan(?:ning)? to|going to|gonna|intend(?:ing)? to)\b"
+    r"|\b(?:I|we)(?:'ll| will| am| are|'m|'re)\b.*\b(?:next (?:week|month|year|weekend)|"
+    r"tomorrow|this weekend)\b",
+    re.IGNORECASE,
+)
+#: An assistant stating what the user decided: "You decided to ...", "So you chose ...".
+_YOU_DECIDED = re.compile(
+    r"^(?:(?:so|ok(?:ay)?|great|noted|got it|perfect|understood)[,:!.]?\s+)*you(?:'ve| have)?"
+    r"(?: just| finally| now)? (decided|agreed|chose|settled on|opted for|went with)\b",
+    re.IGNORECASE,
+)
+#: What introduces a list of steps as a way to do something.
+_HOW_TO = re.compile(r"\b(?:to [a-z]+|how to|steps?|procedure|process|routine|recipe|"
+                     r"instructions|checklist|workflow)\b", re.IGNORECASE)
+#: A text that asks for something rather than says how something is done.
+_REQUEST = re.compile(r"^\s*(?:please |can you|could you|would you|will you|write|create|"
+                      r"make|generate|give|list|describe|explain|tell|help|suggest|"
+                      r"provide|draft|compose|summari[sz]e|rewrite|translate)\b",
+                      re.IGNORECASE)
+_SHORT_SEQUENCE_CHARS = 600
+#: "my X is Y" where X is a word of the conversation itself, not an attribute of the
+#: speaker ("my question is ...", "my word is clown" in a word game).
+_NOT_ATTRIBUTES = frozenset("""god goodness bad pleasure word question point answer guess
+concern problem issue idea suggestion understanding assumption thought opinion hope worry
+request task fault mistake turn apologies apology intention bet impression take feedback
+response reply main first second next last only one ones""".split())
+#: "my X is going well", "my father is a strict": a state or a cut-off phrase, not a value.
+_NOT_A_VALUE = re.compile(r"^(?:\w+ing\b|(?:a|an|the)\s+\w+$|(?:a|an|the)$)", re.IGNORECASE)
+#: Importance of a self-statement that names nothing specific (a structured fact has 0.6);
+#: each number or proper name it holds adds ``SPECIFIC_BONUS``, twice at most.
+STATEMENT_IMPORTANCE = 0.5
+SPECIFIC_BONUS = 0.05
 
 _VERB_THIRD_PERSON = {
     "prefer": "prefers", "like": "likes", "love": "loves", "enjoy": "enjoys",
@@ -73,17 +112,6 @@ _VERB_THIRD_PERSON = {
     "can't stand": "can't stand", "cannot stand": "cannot stand",
 }
 _POSITIVE = {"prefer", "like", "love", "enjoy", "adore"}
-
-
-@attrs.frozen
-class Turn:
-    """One speaker's contribution (``speaker`` is None for plain text)."""
-
-    speaker: str | None
-    text: str
-
-    def render(self) -> str:
-        return f"{self.speaker}: {self.text}" if self.speaker else self.text
 
 
 @attrs.frozen
@@ -99,25 +127,12 @@ class Candidate:
 
 
 def split_turns(text: str) -> list[Turn]:
-    """Transcript lines ("Speaker: text") become turns; continuation lines join the turn
-    above. Text without speaker lines becomes one turn per paragraph."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    has_speakers = sum(1 for line in lines if _SPEAKER.match(line)) >= 1
-    turns: list[Turn] = []
-    if has_speakers:
-        speaker: str | None = None
-        buffer: list[str] = []
-        for line in lines:
-            match = _SPEAKER.match(line)
-            if match and not _looks_like_step(line):
-                if buffer:
-                    turns.append(Turn(speaker, "\n".join(buffer)))
-                speaker, buffer = match.group(1).strip(), [match.group(2).strip()]
-            elif line.strip():
-                buffer.append(line.strip())
-        if buffer:
-            turns.append(Turn(speaker, "\n".join(buffer)))
-    else:
+    """Transcript lines ("Speaker: text", a speaker only at a turn boundary of the
+    transcript's format: :mod:`tulving.domain.transcripts`) become turns; continuation
+    lines join the turn above. Text without speakers becomes one turn per paragraph."""
+    turns = split_transcript(text)
+    if turns is None:
+        turns = []
         for paragraph in re.split(r"\n\s*\n", text):
             if paragraph.strip():
                 kept = paragraph.strip() if _is_step_list(paragraph) else " ".join(paragraph.split())
@@ -126,10 +141,6 @@ def split_turns(text: str) -> list[Turn]:
     for turn in turns:
         out.extend(Turn(turn.speaker, piece) for piece in chunk_text(turn.text))
     return out
-
-
-def _looks_like_step(line: str) -> bool:
-    return bool(re.match(r"^\s*step \d+\s*:", line, re.IGNORECASE))
 
 
 def chunk_text(text: str, limit: int = MAX_EPISODE_CHARS) -> list[str]:
@@ -175,15 +186,65 @@ def _is_step_list(text: str) -> bool:
 
 
 def extract_candidates(turn: Turn, default_subject: str = "user") -> list[Candidate]:
-    """Typed candidates from one turn (never the EPISODE itself; callers add it)."""
-    subject = turn.speaker or default_subject
+    """Typed candidates from one turn (never the EPISODE itself; callers add it).
+
+    The subject is the turn's speaker, or ``default_subject`` for plain text and for a
+    chat's user role. An assistant's turn is not the user speaking: its numbered lists are
+    answers, not the user's procedures, its "I" is the assistant, and its "Yes, I
+    acknowledge" is no decision of the user's. From it only a decision it states the user
+    made ("You decided to use Postgres.") is kept, about the user.
+    """
+    if is_assistant(turn.speaker):
+        return _adopted_decisions(turn.text, default_subject)
+    subject = subject_of(turn, default_subject)
     out: list[Candidate] = []
-    sequence = {w.lower() for w in _SEQUENCE_WORDS.findall(turn.text)}
-    if _is_step_list(turn.text) or len(sequence) >= 3:
+    if _is_procedure(turn.text):
         out.append(Candidate(MemoryType.PROCEDURE, _with_subject(subject, turn.text),
                              importance=0.6))
+    # What the memory's own user says about themselves (a chat's user role, plain text) is
+    # restated: it sits inside long messages. Named people talking to each other (a
+    # transcript of "Caroline:" and "Melanie:") keep to the structured patterns: their
+    # turns are short, a restatement would be a second copy of the turn competing with
+    # it for the budget (LoCoMo dev: curate coverage -0.6 points with it, level without).
+    restate = turn.speaker is None or is_user_role(turn.speaker)
     for sentence in split_sentences(turn.text):
-        out.extend(_sentence_candidates(sentence, subject))
+        out.extend(_sentence_candidates(sentence, subject, restate))
+    return out
+
+
+def subject_of(turn: Turn, default_subject: str) -> str:
+    """Who a turn's first person is: its speaker, or ``default_subject`` for plain text
+    and for a chat's user role."""
+    if turn.speaker is None or is_user_role(turn.speaker):
+        return default_subject
+    return turn.speaker
+
+
+def _is_procedure(text: str) -> bool:
+    """Steps someone follows: a list of two steps or more that is the whole text or is
+    introduced as a way to do something ("To deploy the site:"), or a short text that walks
+    through an order ("First ..., then ..., finally ..."). A request that lists what it
+    wants ("Write an essay with: 1. ...") and a question are not procedures."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    first_step = next((i for i, line in enumerate(lines) if _STEP.match(line)), None)
+    if _is_step_list(text) and first_step is not None:
+        intro = " ".join(lines[:first_step])
+        if not intro or (_HOW_TO.search(intro) and not _REQUEST.match(intro)
+                         and "?" not in intro):
+            return True
+    sequence = {w.lower() for w in _SEQUENCE_WORDS.findall(text)}
+    return len(sequence) >= 3 and len(text) <= _SHORT_SEQUENCE_CHARS and "?" not in text \
+        and not _REQUEST.match(text)
+
+
+def _adopted_decisions(text: str, subject: str) -> list[Candidate]:
+    out = []
+    for sentence in split_sentences(text):
+        match = _YOU_DECIDED.match(sentence)
+        if match and "?" not in sentence:
+            out.append(Candidate(MemoryType.DECISION,
+                                 f"{subject} {match.group(1)}{sentence[match.end():]}".rstrip(),
+                                 entity=subject, importance=0.7))
     return out
 
 
@@ -191,12 +252,14 @@ def _with_subject(subject: str, text: str) -> str:
     return f"{subject}: {text}" if subject else text
 
 
-def _sentence_candidates(sentence: str, subject: str) -> list[Candidate]:
+def _sentence_candidates(sentence: str, subject: str, restate: bool = True) -> list[Candidate]:
     found: list[Candidate] = []
+    asks = "?" in sentence
     for match in _OPINION.finditer(sentence):
         verb = match.group(1).lower()
         obj = _clean_value(match.group(2))
-        if (not obj or _DEICTIC.search(obj) or len(obj.split()) > 10
+        if (asks or not obj or _DEICTIC.search(obj) or len(obj.split()) > 10
+                or REACTION.match(obj)
                 or re.fullmatch(r"to(?: \w+)?|every day", obj, re.IGNORECASE)):
             continue
         third = _VERB_THIRD_PERSON.get(verb, verb + "s")
@@ -209,9 +272,10 @@ def _sentence_candidates(sentence: str, subject: str) -> list[Candidate]:
     for match in _MY_X_IS_Y.finditer(sentence):
         attribute = _clean_value(match.group(1)).lower()
         value = _clean_value(match.group(2))
-        if (not value or attribute in {"god", "goodness", "bad", "pleasure"}
-                or len(attribute.split()) > 3 or len(value.split()) > 6
+        if (asks or not value or attribute.split()[-1] in _NOT_ATTRIBUTES
+                or len(attribute.split()) > 4 or len(value.split()) > 8
                 or _DEICTIC.search(value) or _EVALUATIVE.search(value)
+                or _NOT_A_VALUE.match(value)
                 or re.search(r"\b(i|me|you|we)\b", attribute, re.IGNORECASE)):
             continue
         found.append(Candidate(
@@ -221,18 +285,37 @@ def _sentence_candidates(sentence: str, subject: str) -> list[Candidate]:
     for pattern, attribute in _I_AM:
         for match in pattern.finditer(sentence):
             value = _clean_value(match.group(1))
-            if value:
+            if value and not asks:
                 found.append(Candidate(
                     MemoryType.FACT, f"{subject} {_FACT_PHRASE[attribute]} {value}.",
                     entity=subject, attribute=attribute, value=value, importance=0.6,
                 ))
-    if _DECISION.search(sentence):
+    if restate and not asks:
+        found += _statements(sentence, subject, found)
+    if _DECISION.search(sentence) and not asks:
         found.append(Candidate(MemoryType.DECISION, _with_subject(subject, sentence),
                                importance=0.7))
-    elif _PLAN.search(sentence) and not _NOT_PLAN.search(sentence) and "?" not in sentence:
+    elif (_PLAN.search(sentence) and not _NOT_PLAN.search(sentence) and not asks
+          and _MY_PLAN.search(sentence)):
         found.append(Candidate(MemoryType.PLAN, _with_subject(subject, sentence),
                                importance=0.5))
     return found
+
+
+def _statements(sentence: str, subject: str, structured: list[Candidate]) -> list[Candidate]:
+    """What the speaker says about themselves beyond the structured patterns
+    (:mod:`tulving.domain.self_statements`); a clause a structured candidate already
+    holds is not restated."""
+    held = [normalise_statement(c.content) for c in structured]
+    out = []
+    for statement in self_statements(sentence, subject):
+        words = normalise_statement(statement.content)
+        if any(h in words or words in h for h in held):
+            continue
+        kind = MemoryType.PREFERENCE if statement.preference else MemoryType.FACT
+        importance = STATEMENT_IMPORTANCE + SPECIFIC_BONUS * min(2, statement.specific)
+        out.append(Candidate(kind, statement.content, entity=subject, importance=importance))
+    return out
 
 
 _FACT_PHRASE = {

@@ -9,6 +9,8 @@ string, the entry's *partition*, so every adapter enforces visibility with a sin
 
 from __future__ import annotations
 
+import re
+
 import attrs
 
 from tulving.domain.errors import ValidationError
@@ -17,13 +19,28 @@ from tulving.domain.types import Scope
 _SEP = "\x1f"
 
 
-def _check_name(label: str, value: object, *, optional: bool) -> None:
+#: An identity is an address, as a key is: letters, digits and ``. _ : / - @ +`` (an
+#: e-mail address is a common user id), starting with a letter or digit, at most 256
+#: characters, without ``..`` or an empty path segment. No NUL, newline or separator
+#: can reach a partition string, a log line or a file name built from it.
+IDENTITY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+\-]{0,255}")
+
+
+def check_identity(label: str, value: object, *, optional: bool = True) -> None:
+    """ValidationError unless ``value`` is a well-formed identity (or None when
+    ``optional``)."""
     if value is None and optional:
         return
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{label} must be a non-empty string, got {value!r}")
-    if _SEP in value or len(value) > 256:
-        raise ValidationError(f"{label} contains a control separator or is over 256 chars")
+    if (not IDENTITY_PATTERN.fullmatch(value) or ".." in value or "//" in value
+            or value.endswith("/")):
+        raise ValidationError(
+            f"malformed {label} {value[:80]!r}: use letters, digits and . _ : / - @ + "
+            "(max 256), starting with a letter or digit, without empty segments or '..'")
+
+
+_check_name = check_identity
 
 
 @attrs.frozen

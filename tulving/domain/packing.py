@@ -209,6 +209,17 @@ def _header(header: str, shown: int, total: int) -> str:
     return f"{header} ({shown} of {total})"
 
 
+def full_cost(lines: Sequence[str], header: str, tokenizer: TokenCounter) -> int:
+    """The smallest budget in which ``pack`` shows these rendered lines all in full under
+    ``header`` (the header and the omission line are reserved at their widest)."""
+    total = len(lines)
+    if total == 0:
+        return 0
+    reserved = tokenizer.count(_header(header, total, total)) + tokenizer.count(
+        "\n" + _footer(total, total))
+    return reserved + sum(tokenizer.count("\n" + line) for line in lines)
+
+
 def _footer(omitted: int, duplicates: int) -> str:
     if duplicates:
         reason = f"{duplicates} near-duplicates, {omitted - duplicates} over budget"

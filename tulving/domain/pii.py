@@ -20,7 +20,7 @@ import re
 import attrs
 
 from tulving.domain import rule_sets
-from tulving.domain.detection import MASK_PREFIX, enough_digits, find_all
+from tulving.domain.detection import MASK_PREFIX, RuleBook, enough_digits
 
 #: Kinds found without a rule set; the rule set's identifiers add their own kinds.
 PII_KINDS = ("email", "phone", "card_number", "iban")
@@ -94,12 +94,27 @@ def _digit_count(text: str) -> int:
 _MAY_BE_ACCOUNT = enough_digits(8)
 
 
+_books: dict[int, tuple[rule_sets.RuleSets, RuleBook]] = {}
+
+
+def _book() -> RuleBook:
+    """The identifier rules compiled once per installed rule set (each keyword looked
+    for once, not once per rule that names it)."""
+    sets = rule_sets.current()
+    cached = _books.get(id(sets))
+    if cached is None or cached[0] is not sets:
+        cached = (sets, RuleBook(sets.identifiers))
+        _books.clear()
+        _books[id(sets)] = cached
+    return cached[1]
+
+
 def find_identifiers(text: str) -> list[PiiMatch]:
     """Card numbers, IBANs and national ids: what identifies a person or an account."""
     found: list[PiiMatch] = []
-    rules = rule_sets.current().identifiers
-    if rules:
-        found.extend(PiiMatch(f.kind, f.start, f.end) for f in find_all(text, rules))
+    book = _book()
+    if book.rules:
+        found.extend(PiiMatch(f.kind, f.start, f.end) for f in book.find(text))
     if not _MAY_BE_ACCOUNT(text):
         return found
     for m in _IBAN.finditer(text):

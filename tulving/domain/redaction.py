@@ -27,6 +27,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import attrs
+
 from tulving.domain import rule_sets
 from tulving.domain.detection import (
     MASK_PREFIX,
@@ -38,11 +40,14 @@ from tulving.domain.detection import (
     merge,
     regex_finder,
 )
+from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
+from tulving.domain.masks import Masks, check_of
 from tulving.domain.pii import find_identifiers
 
-__all__ = ["MASK_PREFIX", "find_secrets", "map_strings", "redact", "redact_secrets",
-           "redact_stored", "redact_with_count", "sensitive_key_kind"]
+__all__ = ["MASK_PREFIX", "Shown", "find_masks", "find_secrets", "map_strings", "redact",
+           "redact_secrets", "redact_stored", "redact_with_count", "sensitive_key_kind",
+           "shown_content", "shown_key", "shown_tags", "shown_value"]
 
 
 def _mask(kind: str) -> str:
@@ -54,7 +59,31 @@ _PEM = re.compile(
     r"(?:-----END (?P=label)PRIVATE KEY-----|\Z)",
     re.DOTALL,
 )
-_URL_PASSWORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:(?P<secret>[^\s/@]+)@")
+# the user may be empty: redis://:pw@host, amqp://:pw@mq
+_URL_PASSWORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:(?P<secret>[^\s/@]+)@")
+# a credential carried in a URL's query: a SAS or presigned signature, a token
+_URL_QUERY_SECRET = re.compile(
+    r"[?&](?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|"
+    r"access_token|refresh_token|id_token|client_secret|api_key|apikey|password|passwd|pwd)"
+    r"=(?P<secret>[^&\s#\"'<>]{8,})")
+# Authorization schemes other than Bearer and Basic: Okta's SSWS, GitHub's "token",
+# "Api-Key"/"Token" schemes; the credential follows the scheme's name.
+_AUTH_SCHEME = re.compile(
+    r"(?:(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:(?i:token|api-?key|apikey|key|ssws)\s+)"
+    r"|\bSSWS\s+)(?P<secret>(?=[A-Za-z0-9\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,}=*)")
+# Passwords on command lines: mysql's family takes it glued to -p (``-p`` alone prompts),
+# sshpass after -p, docker login after -p/--password, redis-cli after -a.
+_COMMAND_PASSWORD = re.compile(
+    r"(?:\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|"
+    r"mariadb-dump)\b[^\n|;&]*?\s-p(?=[^\s-])"
+    r"|\bsshpass\s+(?:-[a-oq-z]\s+\S+\s+)*-p\s*"
+    r"|\bdocker\s+login\b[^\n|;&]*?\s(?:-p|--password)[ =]"
+    r"|\bredis-cli\b[^\n|;&]*?\s-a\s+)"
+    r"(?:'(?P<q1>[^'\n]+)'|\"(?P<q2>[^\"\n]+)\"|(?P<bare>[^\s'\"]+))")
+# A .netrc entry: machine NAME [login NAME] [account NAME] password SECRET (on one line
+# or several).
+_NETRC = re.compile(
+    r"\bmachine\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(?P<secret>\S+)")
 _BEARER = re.compile(
     r"\bBearer\s+(?P<secret>(?=[A-Za-z0-9\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,}=*)")
 _BASIC = re.compile(
@@ -64,13 +93,18 @@ _BASIC = re.compile(
 # (db_password, AWS_SECRET_ACCESS_KEY) and quotes ("api_key": "...").
 _STRONG_NAMES = (
     r"passw(?:or)?d|pwd|passphrase|secret|client[_\-]?secret|secret[_\-]?key|private[_\-]?key"
+    r"|private[_\-]?key[_\-]?id|account[_\-]?key|shared[_\-]?access[_\-]?key"
+    r"|client[_\-]?key[_\-]?data"
 )
+# Names an environment variable runs into without a separator (PGPASSWORD, MYSQL_PWD is
+# already separated): a strong name may follow a few letters directly.
+_GLUED = r"[A-Za-z]{2,8}(?=passw(?:or)?d|pwd)"
 _WEAK_NAMES = (
     r"api[_\-]?key|apikey|access[_\-]?key(?:[_\-]?id)?|auth[_\-]?token|access[_\-]?token"
     r"|refresh[_\-]?token|id[_\-]?token|session[_\-]?token|token|credentials?|pass"
 )
 _ASSIGNMENT = re.compile(
-    r"(?P<key>(?<![A-Za-z0-9_\-.])(?:[A-Za-z0-9_\-.]*[_\-.])?"
+    rf"(?P<key>(?<![A-Za-z0-9_\-.])(?:[A-Za-z0-9_\-.]*[_\-.]|{_GLUED})?"
     rf"(?:(?P<strong>{_STRONG_NAMES})|(?P<weak>{_WEAK_NAMES})))"
     r"(?P<close>[\"']?)(?P<sep>\s*(?::|=|=>)\s*)"
     r"(?:(?P<quote>[\"'])(?P<quoted>[^\"'\n]*)(?P=quote)|(?P<bare>[^\s,;\"'()\[\]{}<>]+))",
@@ -113,17 +147,24 @@ def _assignment_span(match: re.Match[str], counter: list[int]) -> tuple[int, int
             return None  # prose: "the secret: we ship on friday"
     if match.group("weak") is not None and not _looks_like_credential(value):
         return None
-    if "secret" in match.group("key").casefold():
-        kind = "secret"
-    elif match.group("strong"):
-        kind = "private_key" if "private" in match.group("strong").casefold() else "password"
-    else:
-        kind = "token"
+    kind = _kind_of_name(match.group("key"), strong=match.group("strong") is not None)
     start, end = match.span("quoted" if match.group("quote") else "bare")
     if bare is not None and "&" in bare and match.string[match.start() - 1 : match.start()] in "?&":
         end = start + bare.index("&")  # a URL query: the value ends at the next parameter
     counter[0] += 1
     return start, end, kind
+
+
+def _kind_of_name(name: str, *, strong: bool) -> str:
+    """The mask's kind for a credential named ``name`` (a key of an assignment, a memory's
+    key): what the name says the value is."""
+    folded = re.sub(r"[_\-.]", "", name.casefold())
+    for part, kind in (("privatekeyid", "private_key_id"), ("clientkeydata", "private_key"),
+                       ("accountkey", "access_key"), ("sharedaccesskey", "access_key"),
+                       ("secret", "secret"), ("privatekey", "private_key")):
+        if part in folded:
+            return kind
+    return "password" if strong else "token"
 
 
 def _looks_like_credential(value: str) -> bool:
@@ -132,6 +173,15 @@ def _looks_like_credential(value: str) -> bool:
     if len(value) < 8 or value.isdigit() or " " in value:
         return False
     return not (value.isalpha() and value.islower())
+
+
+def _command_passwords(text: str) -> Iterable[tuple[int, int]]:
+    for match in _COMMAND_PASSWORD.finditer(text):
+        group = next(g for g in ("q1", "q2", "bare") if match.group(g) is not None)
+        value = match.group(group)
+        if value.casefold() in _NOT_A_SECRET or _REFERENCE.match(value):
+            continue  # -p"$PW", -p${DB_PASSWORD}: a reference, not the password
+        yield match.span(group)
 
 
 def _assignments(text: str) -> Iterable[tuple[int, int, str]]:
@@ -153,6 +203,13 @@ CONTEXT_RULES: tuple[Rule, ...] = (
          whole_token=False),
     Rule("password", _assignments,
          itriggers=("pass", "pwd", "secret", "key", "token", "credential"), whole_token=False),
+    Rule("url_secret", regex_finder(_URL_QUERY_SECRET, "secret"), triggers=("=",),
+         whole_token=False),
+    Rule("token", regex_finder(_AUTH_SCHEME, "secret"), itriggers=("authorization", "ssws"),
+         whole_token=False),
+    Rule("password", _command_passwords, itriggers=("mysql", "mariadb", "sshpass", "docker",
+                                                    "redis-cli"), whole_token=False),
+    Rule("password", regex_finder(_NETRC, "secret"), triggers=("machine",), whole_token=False),
 )
 
 
@@ -230,6 +287,8 @@ def redact_with_count(text: str) -> tuple[str, int]:
     query), so results for texts up to ``_CACHED_UP_TO`` characters are kept (a pure
     function of the text while the rule sets stay the same; cleared when they change)."""
     _check(text)
+    if type(text) is Shown:
+        return text, 0
     if len(text) <= _CACHED_UP_TO:
         _book()  # rebuilds, and clears the cache, if the rule sets changed
         return _cached(text)
@@ -289,3 +348,99 @@ def redact_stored(content: str, key: str | None) -> str:
     credential, else its secret-shaped parts masked."""
     kind = sensitive_key_kind(key)
     return _mask(kind) if kind is not None else redact(content)
+
+
+# ---------------------------------------------------------------- masks kept with entries
+#: Bumped whenever Tulving's own rules change what they find: masks found by other rules
+#: are not used (see ``masks``).
+RULES_REVISION = "42.1"
+
+
+class Shown(str):
+    """Text that has been through redaction already (``redact`` returns it as it is): a
+    door that scrubs everything it emits does not scan a memory's text a second time."""
+
+    __slots__ = ()
+
+
+def rules_id() -> str:
+    """Which rules masks were found with: the rule sets' libraries and versions, and
+    Tulving's own revision."""
+    return f"{rule_sets.current().source}; tulving {RULES_REVISION}"
+
+
+def entry_texts(entry: MemoryEntry) -> tuple[str, ...]:
+    """The texts of an entry every door shows, in the order masks keep them."""
+    return (entry.content, entry.value or "", entry.key or "", *entry.tags)
+
+
+def find_masks(entry: MemoryEntry) -> Masks:
+    """Every sensitive span of ``entry``'s texts (what ``redact`` would mask in each), to
+    be kept with it: the cost of detection, paid once when it is written."""
+    texts = entry_texts(entry)
+    spans = tuple(tuple((f.start, f.end, f.kind) for f in _by_line(text, _shown)) if text
+                  else () for text in texts)
+    return Masks(rules_id(), check_of(texts), spans)
+
+
+def _kept(entry: MemoryEntry, index: int) -> str | None:
+    """Text ``index`` of ``entry`` with its kept masks applied, or None when there are
+    none it can trust."""
+    masks = entry.masks
+    if masks is None:
+        return None
+    texts = entry_texts(entry)
+    if not masks.fits(rules_id(), texts):
+        return None
+    found = [Finding(kind, start, end) for start, end, kind in masks.spans[index]]
+    return Shown(apply_masks(texts[index], found))
+
+
+def _shown_text(entry: MemoryEntry, index: int) -> str:
+    kept = _kept(entry, index)
+    if kept is not None:
+        return kept
+    return Shown(redact(entry_texts(entry)[index]))
+
+
+def shown_content(entry: MemoryEntry) -> str:
+    """What a door shows of ``entry``'s content: all of it masked under a credential-named
+    key, else its sensitive spans masked (the kept masks applied when they fit)."""
+    kind = sensitive_key_kind(entry.key)
+    if kind is not None:
+        return Shown(_mask(kind))
+    return _shown_text(entry, 0)
+
+
+def shown_value(entry: MemoryEntry) -> str | None:
+    if entry.value is None:
+        return None
+    kind = sensitive_key_kind(entry.key)
+    return Shown(_mask(kind)) if kind is not None else _shown_text(entry, 1)
+
+
+def shown_key(entry: MemoryEntry) -> str | None:
+    """A key as a door shows it: an address can hold a secret too (``ci/ghp_...``)."""
+    return None if entry.key is None else _shown_text(entry, 2)
+
+
+def shown_tags(entry: MemoryEntry) -> tuple[str, ...]:
+    return tuple(_shown_text(entry, 3 + i) for i in range(len(entry.tags)))
+
+
+def with_key_shown(entry: MemoryEntry) -> MemoryEntry:
+    """``entry`` with its key as doors show it (for renderings that print keys, such as
+    curated labels), its kept masks carried over to the new texts so its content is still
+    shown without a scan."""
+    if entry.key is None:
+        return entry
+    key = shown_key(entry)
+    if key == entry.key:
+        return entry
+    changed = attrs.evolve(entry, key=str(key))  # a plain string for whoever reads it
+    masks = entry.masks
+    if masks is None or not masks.fits(rules_id(), entry_texts(entry)):
+        return changed
+    spans = (*masks.spans[:2], (), *masks.spans[3:])  # the key is masked already
+    return attrs.evolve(changed, masks=Masks(masks.rules, check_of(entry_texts(changed)),
+                                             spans))

@@ -16,11 +16,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tulving.domain.errors import ContentError, KeyFormatError, ValidationError
+from tulving.domain.masks import ROW_SLOT
 
 MAX_CONTENT_CHARS = 100_000
 MAX_TAGS = 32
 MAX_TAG_CHARS = 64
 MAX_METADATA_BYTES = 64_000
+#: Nesting of JSON-like values (metadata, a bundle's manifest and records, JSON lines):
+#: deeper input is refused as a fault of the input, before a recursive parser, encoder
+#: or walker would overflow Python's stack on it.
+MAX_DEPTH = 64
 KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/\-]{0,199}")
 
 
@@ -50,6 +55,40 @@ def first_invalid_text(value: object, where: str = "", depth: int = 0) -> str | 
             if found:
                 return found
     return None
+
+
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` (dicts and lists) nests deeper than ``limit``; iterative, so it
+    is safe on any depth."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def nesting_of(text: str | bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether JSON ``text`` opens more than ``limit`` brackets before closing them (a
+    scan of the raw text, before any parser recurses into it; brackets inside strings
+    count too, which only errs towards refusing absurd input)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    depth = 0
+    for byte in data.translate(None, _NOT_BRACKETS):
+        depth += 1 if byte in (0x5B, 0x7B) else -1
+        if depth > limit:
+            return True
+    return False
+
+
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 def check_unicode(label: str, value: object) -> None:
@@ -118,6 +157,10 @@ def check_metadata(metadata: object, dumps: Any) -> dict[str, Any]:
         raise ValidationError("metadata must be a mapping")
     if not all(isinstance(k, str) for k in metadata):
         raise ValidationError("metadata keys must be strings")
+    if ROW_SLOT in metadata:
+        raise ValidationError(f"metadata key {ROW_SLOT!r} is reserved")
+    if too_deep(dict(metadata)):
+        raise ValidationError(f"metadata nests deeper than {MAX_DEPTH} levels")
     try:
         encoded = dumps(dict(metadata))
     except (TypeError, ValueError) as exc:

@@ -103,6 +103,11 @@ def load_toml(path: str) -> dict[str, Any]:
             data = tomllib.load(handle)
     except FileNotFoundError as exc:
         raise ConfigError(f"config file not found: {path}") from exc
+    except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
+        raise ConfigError(f"config file {path} is not UTF-8 text (byte {exc.start}): save "
+                          "it as UTF-8") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"config file {path} nests too deeply to be a configuration") from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
     section = data.get("tulving", data)

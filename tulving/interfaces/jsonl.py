@@ -2,7 +2,8 @@
 
 One JSON object per line with ``Memory.store`` fields; ``valid_from``/``valid_until``
 may be ISO-8601 strings (a date alone means midnight UTC). Blank lines and lines starting
-with ``#`` are skipped. A malformed line is a ValidationError naming the line, raised
+with ``#`` are skipped. A malformed line (not JSON, not an object, nested deeper than
+``MAX_DEPTH``, a lone surrogate in a string) is a ValidationError naming the line, raised
 before anything is written; ``numbered_lines`` reads a whole file and names every
 malformed line at once.
 """
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tulving.domain.errors import ValidationError
+from tulving.domain.validation import MAX_DEPTH, first_invalid_text, nesting_of
 
 _TIME_FIELDS = ("valid_from", "valid_until")
 
@@ -56,12 +58,17 @@ def _parse(line: str, number: int, source: str) -> dict[str, Any] | None:
     text = line.strip()
     if not text or text.startswith("#"):
         return None
+    if nesting_of(text):
+        raise ValidationError(f"{source}:{number}: nests deeper than {MAX_DEPTH} levels")
     try:
         item = json.loads(text)
-    except ValueError as exc:
-        raise ValidationError(f"{source}:{number}: not JSON ({exc})") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ValidationError(f"{source}:{number}: not JSON ({str(exc)[:200]})") from exc
     if not isinstance(item, dict):
         raise ValidationError(f"{source}:{number}: expected a JSON object")
+    invalid = first_invalid_text(item, "a field")
+    if invalid is not None:  # "\ud800" in the JSON: no store can hold it
+        raise ValidationError(f"{source}:{number}: {invalid} is not valid Unicode text")
     for name in _TIME_FIELDS:
         if isinstance(item.get(name), str):
             item[name] = parse_time(f"{source}:{number}: {name}", item[name])

@@ -13,9 +13,17 @@ from typing import Any
 
 import attrs
 
+from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import SearchResult
-from tulving.domain.redaction import redact, redact_stored
+from tulving.domain.redaction import (
+    Shown,
+    redact,
+    shown_content,
+    shown_key,
+    shown_tags,
+    shown_value,
+)
 
 
 def scrub(value: Any) -> Any:
@@ -26,8 +34,8 @@ def scrub(value: Any) -> Any:
         return scrub(value.value)
     if isinstance(value, datetime):
         return value.isoformat()
-    if isinstance(value, Mapping):
-        return {str(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, Mapping):  # a key of metadata is shown too
+        return {redact(str(k)): scrub(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [scrub(v) for v in value]
     if value is None or isinstance(value, (bool, int, float)):
@@ -69,9 +77,12 @@ def entry_dict(entry: MemoryEntry, *, raw: bool = False) -> dict[str, Any]:
     }
     if raw:
         return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in data.items()}
-    data["content"] = redact_stored(entry.content, entry.key)
-    if entry.value is not None:
-        data["value"] = redact_stored(entry.value, entry.key)
+    # the entry's own texts with the masks kept since it was written (no scan), then the
+    # rest scrubbed (the texts above pass through it as they are)
+    data["content"] = shown_content(entry)
+    data["value"] = shown_value(entry)
+    data["key"] = shown_key(entry)
+    data["tags"] = list(shown_tags(entry))
     result: dict[str, Any] = scrub(data)
     return result
 
@@ -80,15 +91,17 @@ def entry_line(entry: MemoryEntry) -> str:
     """One line: ``[TYPE] key · date · id`` then the content."""
     head = f"[{entry.type.value}]"
     if entry.key:
-        head += f" {entry.key}"
+        head += f" {shown_key(entry)}"
     state = ""
     if entry.archived_at is not None:
         reason = entry.archive_reason.value if entry.archive_reason else "archived"
         state = f" ({reason})"
     date = entry.valid_from.date().isoformat()
-    tags = f" #{' #'.join(entry.tags)}" if entry.tags else ""
-    content = redact_stored(entry.content, entry.key)
-    return redact(f"{head} · {date} · {entry.id}{state}{tags}\n    {content}")
+    shown = shown_tags(entry)
+    tags = f" #{' #'.join(shown)}" if shown else ""
+    content = shown_content(entry)
+    # every part is shown already (the entry's texts masked, the rest ours)
+    return Shown(f"{head} · {date} · {redact(entry.id)}{state}{tags}\n    {content}")
 
 
 def search_text(query: str, results: Sequence[SearchResult]) -> str:
@@ -121,6 +134,9 @@ def curated_dict(curated: Any) -> dict[str, Any]:
     ):
         if hasattr(curated, name):
             out[name] = getattr(curated, name)
+    if isinstance(curated, CuratedContext):
+        # the curator built the block from masked texts, keys and its own labels
+        out["content"] = Shown(curated.content)
     entries = getattr(curated, "entries", ()) or ()
     out["entries"] = [_curated_item(e) for e in entries]
     omitted = getattr(curated, "omitted", ()) or ()

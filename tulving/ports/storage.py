@@ -541,6 +541,123 @@ class VectorChangeLog(Protocol):
         ...
 
 
+@runtime_checkable
+class ReadTransactions(Protocol):
+    """Optional (looked up with ``isinstance``): the reads of one request in one
+    transaction of the store, instead of one per statement (a server over PostgreSQL
+    pays for each transaction in round trips and in the database's CPU).
+
+    Inside ``reading()``, storage calls made on this thread read in one transaction on
+    one connection, begun at the first read; a ``transaction()`` begun inside it ends
+    the read transaction first and runs as usual (a write never joins a read), and
+    reads after it begin another. Each statement reads what was committed when it began,
+    as outside the scope, so nothing is decided from an older state than without it.
+    Nested scopes (and scopes inside a transaction) join the outer one.
+    """
+
+    def reading(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
+class TokenSessions(Protocol):
+    """Optional: the token lookup every request of the HTTP doors makes anyway, answering
+    also with the open sessions of the agent the request acts as, so the session lookup
+    each call needs costs no read of its own."""
+
+    def token_with_sessions(self, token_id: str, agent_id: str
+                            ) -> tuple[TokenRecord | None, list[SessionRecord]]:
+        """The live token ``token_id`` (None when missing or revoked, then no sessions) and
+        the open sessions of its bound agent, else of ``agent_id``, in its tenant (as
+        ``Identity(agent, token.user_id, token.workspace_id).tenant`` names it), oldest
+        first: what ``get_token`` and ``open_sessions`` answer, read together."""
+        ...
+
+
+@attrs.frozen
+class PlanCheck:
+    """What a write planned before its tenant's write lock read (``WriteMarks``)."""
+
+    tenant: str
+    mark: int
+    partitions: tuple[str, ...]
+    candidates: tuple[str, ...]
+    """Ids of the existing entries the plan read (each once)."""
+    hashes: tuple[str, ...] = ()
+    facts: tuple[tuple[str, str], ...] = ()
+    vectors: tuple[Vectors, ...] = ()
+    near: float = 1.0
+
+
+@attrs.frozen
+class PlannedCommit:
+    """A planned write as committed: its audit records, and how long the tenant's write
+    lock was held (from its taking to the last statement before the commit, by the
+    store's clock)."""
+
+    records: list[AuditRecord]
+    held: float
+
+
+@runtime_checkable
+class WriteMarks(Protocol):
+    """Optional: what lets a writer plan its decisions (dedup, supersede, conflicts)
+    before it takes its tenant's write lock and check the plan under it, so the lock is
+    held for the check and the commit only (stores whose writers of one tenant may run
+    in many processes: PostgreSQL).
+
+    Invariants: ``lock_tenant_writes`` counts the tenant's writing transactions (in the
+    order they commit: the count is taken under the lock); every entry a writing
+    transaction inserts or changes is marked with its count; ``write_mark`` is the count
+    of the last committed one. A plan read after ``write_mark`` returned ``m`` misses
+    nothing that ``written_since(m, ...)`` does not return under the lock.
+    """
+
+    def write_mark(self, tenant: str) -> int:
+        """How many writing transactions of ``tenant`` have committed (0: none)."""
+        ...
+
+    def plans_ahead(self) -> bool:
+        """Whether a write made now on this thread may be planned before the lock: False
+        inside a transaction (the write joins it and decides under the lock it holds)."""
+        ...
+
+    def commit_planned(self, check: PlanCheck, supersede: Sequence[Supersession],
+                       flags: Mapping[str, Sequence[str]],
+                       inserts: Sequence[tuple[MemoryEntry, Vectors | None]],
+                       audit: Sequence[AuditDraft], at: datetime) -> PlannedCommit | None:
+        """A write planned before the lock, committed in one transaction (PostgreSQL: one
+        round trip): the tenant's write lock (counted as ``lock_tenant_writes`` does),
+        ``check``, then the supersedes, the conflict lists of existing entries set to
+        ``flags`` (``updated_at = at``), the new entries with their vectors, and the audit
+        records. None, with nothing written, when the check fails: a candidate the plan
+        read changed or is gone since ``check.mark``, or an entry of ``check.partitions``
+        written since has one of ``check.hashes``, states one of ``check.facts``, or lies
+        within cosine ``check.near`` of one of ``check.vectors``. Also None, with
+        nothing written, inside a transaction (``plans_ahead`` is False there)."""
+        ...
+
+    def written_since(self, mark: int, partitions: Sequence[str], ids: Sequence[str] = ()
+                      ) -> tuple[list[MemoryEntry], list[tuple[MemoryEntry, Vectors | None]]]:
+        """Read together (one read): the entries ``ids`` as they are now (missing ones
+        left out), and every active entry of ``partitions`` that a writing transaction
+        counted after ``mark`` inserted or changed, with its stored vector (None without
+        one). Both in no particular order; an entry may be in both."""
+        ...
+
+
+@runtime_checkable
+class EntryCensus(Protocol):
+    """Optional (looked up with ``isinstance``): how many active entries each tenant
+    holds, in one grouped count. The memory server's metrics read it when Prometheus
+    scrapes (``tulving_tenant_entries``), at most once a minute by default. Checked by
+    ``contract_tests.storage`` for adapters that offer it."""
+
+    def active_entries_by_tenant(self) -> Mapping[str, int]:
+        """Tenant (``Identity.tenant``: user and workspace ids) -> its active entries;
+        tenants without any are left out."""
+        ...
+
+
 def iter_batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     """``items`` in lists of at most ``size`` (the last one shorter), for batched writes."""
     batch: list[Any] = []

@@ -2,7 +2,8 @@
  * TypeScript client of the Tulving memory server (`tulving serve`, the `/v1` API).
  *
  * The same operations as the Python client: remember, recall, store, search, curate,
- * correct, forget, get, history, exportBundle, importBundle, stats, health. Every call
+ * correct, forget, get, history, listKeys, listEntries, startSession, endSession,
+ * consolidate, profile, exportBundle, importBundle, stats, health. Every call
  * has a timeout (AbortController). Calls that change nothing, and `remember` with an
  * idempotency key, are retried on 429, 503 and network errors with exponential backoff
  * and full jitter; other writes are never repeated. An error response throws a
@@ -130,6 +131,31 @@ export interface ImportReport {
   [field: string]: unknown;
 }
 
+export interface ListEntriesOptions {
+  limit?: number;
+  cursor?: string;
+  types?: MemoryType[];
+  tags?: string[];
+  scope?: Scope;
+  since?: string;
+  until?: string;
+  include_archived?: boolean;
+}
+
+/** A page of `listEntries`: pass `next_cursor` back for the next one (null: no more). */
+export interface EntryPage {
+  entries: Entry[];
+  next_cursor: string | null;
+}
+
+export interface SessionRecord {
+  id?: string;
+  goal?: string | null;
+  started_at?: string;
+  ended_at?: string | null;
+  [field: string]: unknown;
+}
+
 export interface ClientOptions {
   /** Agent id to act as when the token is not bound to one. */
   agentId?: string;
@@ -166,6 +192,12 @@ export const OPERATIONS: ReadonlyArray<readonly [string, string]> = [
   ["delete", "/v1/forget/{memory_id}"],
   ["get", "/v1/memory/{memory_id}"],
   ["get", "/v1/memory/{memory_id}/history"],
+  ["get", "/v1/keys"],
+  ["get", "/v1/entries"],
+  ["post", "/v1/sessions/start"],
+  ["post", "/v1/sessions/end"],
+  ["post", "/v1/consolidate"],
+  ["get", "/v1/profile"],
   ["post", "/v1/export"],
   ["post", "/v1/import"],
 ];
@@ -199,9 +231,12 @@ export class TulvingClient {
     return JSON.stringify(out);
   }
 
-  private query(params: Record<string, string | undefined> = {}): string {
+  private query(params: Record<string, string | string[] | undefined> = {}): string {
     const search = new URLSearchParams();
-    for (const [k, v] of Object.entries(params)) if (v !== undefined) search.set(k, v);
+    for (const [k, v] of Object.entries(params)) {
+      if (Array.isArray(v)) for (const one of v) search.append(k, one);
+      else if (v !== undefined) search.set(k, v);
+    }
     if (this.agentId !== undefined) search.set("agent_id", this.agentId);
     const text = search.toString();
     return text ? `?${text}` : "";
@@ -300,6 +335,48 @@ export class TulvingClient {
   async history(memoryId: string): Promise<Entry[]> {
     return (await this.json("GET", `/v1/memory/${encodeId(memoryId)}/history${this.query()}`,
       undefined, true)).versions;
+  }
+
+  /** The keys of the active memories, starting with `prefix`. */
+  async listKeys(prefix = ""): Promise<string[]> {
+    return (await this.json("GET", `/v1/keys${this.query({ prefix })}`, undefined, true)).keys;
+  }
+
+  /** Every visible memory, oldest first, a page at a time (`next_cursor` for the next). */
+  async listEntries(options: ListEntriesOptions = {}): Promise<EntryPage> {
+    const path = "/v1/entries" + this.query({
+      limit: options.limit === undefined ? undefined : String(options.limit),
+      cursor: options.cursor, type: options.types, tag: options.tags, scope: options.scope,
+      since: options.since, until: options.until,
+      include_archived: options.include_archived === undefined ? undefined
+        : String(options.include_archived),
+    });
+    const data = await this.json("GET", path, undefined, true);
+    return { entries: data.entries, next_cursor: data.next_cursor ?? null };
+  }
+
+  /** Start a working session (its `id`, `goal`, `started_at`). */
+  async startSession(goal?: string): Promise<SessionRecord> {
+    return (await this.json("POST", "/v1/sessions/start", { goal }, false)).session;
+  }
+
+  /** End the working session (summarised); `{}` when none was open. */
+  async endSession(): Promise<SessionRecord> {
+    return (await this.json("POST", "/v1/sessions/end", {}, false)).session;
+  }
+
+  /** Consolidation: a dry run unless `apply`. */
+  async consolidate(options: { apply?: boolean } = {}): Promise<{
+    report: Record<string, unknown>; applied: boolean }> {
+    const data = await this.json("POST", "/v1/consolidate", { apply: options.apply ?? false },
+      !options.apply);
+    return { report: data.report, applied: data.applied };
+  }
+
+  /** What the memory holds about `subject` (default "user"). */
+  async profile(subject = "user"): Promise<Record<string, unknown>> {
+    return (await this.json("GET", `/v1/profile${this.query({ subject })}`, undefined,
+      true)).profile;
   }
 
   /** Every version of a corrected or superseded memory, newest first. */

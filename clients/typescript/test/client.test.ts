@@ -139,3 +139,25 @@ test("timeouts and connection errors surface as TulvingError", async () => {
   await assert.rejects(dead.health(), (e: TulvingError) => e.kind === "ConnectionError");
   assert.throws(() => new TulvingClient("ftp://x", "t"), TulvingError);
 });
+
+test("keys, entries, sessions, consolidation and a missing key", async () => {
+  const carol = new TulvingClient(baseUrl, tokens.alice, { agentId: "ts-parity" });
+  for (let i = 0; i < 4; i++) {
+    await carol.store(`ts parity note ${i}`, "FACT", { key: `tsp/note-${i}`, tags: ["tsp"] });
+  }
+  assert.deepEqual(await carol.listKeys("tsp/"), [0, 1, 2, 3].map((i) => `tsp/note-${i}`));
+  const first = await carol.listEntries({ limit: 3, tags: ["tsp"] });
+  assert.equal(first.entries.length, 3);
+  assert.ok(first.next_cursor);
+  const rest = await carol.listEntries({ limit: 3, tags: ["tsp"],
+    cursor: first.next_cursor ?? undefined });
+  assert.deepEqual(rest.entries.map((e) => e.key), ["tsp/note-3"]);
+  assert.equal(rest.next_cursor, null);
+  const session = await carol.startSession("ts parity");
+  assert.equal(session.goal, "ts parity");
+  assert.equal((await carol.endSession()).id, session.id);
+  assert.equal((await carol.consolidate()).applied, false);
+  assert.equal(typeof (await carol.profile()), "object");
+  await assert.rejects(carol.get("tsp/missing"),
+    (e: TulvingError) => e.status === 404 && e.kind === "NotFoundError");
+});

@@ -49,12 +49,14 @@ def _block_text(messages: list[ChatMessage], name: str = "TulvingMemory") -> str
 
 
 def test_flushed_messages_are_remembered_and_curated_back(tulving_memory: Any) -> None:
-    block = TulvingMemoryBlock(memory=tulving_memory, token_budget=60, query_messages=1)
+    block = TulvingMemoryBlock(memory=tulving_memory, user_id="ann", token_budget=60)
     memory = _small_memory(block)
     _chat(memory)
-    kept = [e.content for e in tulving_memory.list_entries().entries]
+    ann = tulving_memory.view(agent_id="assistant", user_id="ann")
+    kept = [e.content for e in ann.list_entries().entries]
     assert "User: I am vegetarian and I live in Lisbon." in kept
-    assert "Assistant: Noted, you're vegetarian." in kept
+    assert "Assistant: That sounds demanding." in kept
+    assert "Assistant: Noted, you're vegetarian." not in kept     # an acknowledgement
     active = memory.get_all(status=MessageStatus.ACTIVE)       # still in the short term
     assert active and len(kept) < 2 * len(CHAT) + 2
     assert all(f"User: {m.content}" not in kept for m in active if m.role == "user")
@@ -65,11 +67,13 @@ def test_flushed_messages_are_remembered_and_curated_back(tulving_memory: Any) -
 
 def test_another_session_recalls_what_an_earlier_one_flushed(make_memory: Any) -> None:
     store = make_memory("shared.db")
-    _chat(_small_memory(TulvingMemoryBlock(memory=store, token_budget=200), session="monday"))
+    _chat(_small_memory(TulvingMemoryBlock(memory=store, user_id="ann", token_budget=200),
+                        session="monday"))
     store.close()
     again = make_memory("shared.db")                       # a later process
     later = Memory.from_defaults(session_id="friday", token_limit=2000,
                                  memory_blocks=[TulvingMemoryBlock(memory=again,
+                                                                   user_id="ann",
                                                                    token_budget=200)])
     later.put(ChatMessage(role="user", content="Where do I work?"))
     assert "hospital" in _block_text(later.get())
@@ -79,7 +83,8 @@ def test_truncation_curates_again_into_less(tulving_memory: Any) -> None:
     for i in range(30):
         tulving_memory.store(f"Release note {i}: the payments service ships on Thursdays "
                              f"with canary releases and a rollback plan", type="FACT")
-    block = TulvingMemoryBlock(memory=tulving_memory, token_budget=400, priority=1)
+    block = TulvingMemoryBlock(memory=tulving_memory, shared=True, token_budget=400,
+                               priority=1)
     full = asyncio.run(block.aget([ChatMessage(role="user", content="payments release")]))
     used = tulving_memory.count_tokens(full)
     assert 300 < used <= 400
@@ -97,7 +102,7 @@ def test_truncation_curates_again_into_less(tulving_memory: Any) -> None:
 def test_priority_zero_blocks_are_never_truncated_by_llama_index(tulving_memory: Any) -> None:
     tulving_memory.store("The payments service ships on Thursdays", type="FACT")
     static = StaticMemoryBlock(name="rules", static_content="Be brief.", priority=0)
-    block = TulvingMemoryBlock(memory=tulving_memory, token_budget=50)
+    block = TulvingMemoryBlock(memory=tulving_memory, shared=True, token_budget=50)
     memory = Memory.from_defaults(session_id="p", token_limit=2000,
                                   memory_blocks=[static, block])
     memory.put(ChatMessage(role="user", content="when does payments ship"))
@@ -107,13 +112,14 @@ def test_priority_zero_blocks_are_never_truncated_by_llama_index(tulving_memory:
 def test_a_block_that_takes_no_short_term_memory_stores_nothing(tulving_memory: Any) -> None:
     block = TulvingMemoryBlock(memory=tulving_memory, accept_short_term_memory=False)
     _chat(_small_memory(block))
-    assert tulving_memory.list_entries().entries == ()
+    assert tulving_memory.view(agent_id="assistant", user_id="s1").list_entries().entries \
+        == ()
 
 
 def test_async_with_an_async_memory(tulving_memory: Any) -> None:
     async def run() -> str:
         block = TulvingMemoryBlock(memory=AsyncMemory.wrapping(tulving_memory),
-                                   token_budget=80, name="LongTerm")
+                                   user_id="ann", token_budget=80, name="LongTerm")
         memory = _small_memory(block, session="a")
         for user, assistant in CHAT:
             await memory.aput(ChatMessage(role="user", content=user))
@@ -126,9 +132,13 @@ def test_async_with_an_async_memory(tulving_memory: Any) -> None:
 def test_an_empty_query_gives_the_briefing_and_bad_arguments_are_refused(
         tulving_memory: Any) -> None:
     tulving_memory.store("Use PostgreSQL for the app", type="DECISION", key="db/engine")
-    block = TulvingMemoryBlock(memory=tulving_memory, token_budget=100)
+    block = TulvingMemoryBlock(memory=tulving_memory, shared=True, token_budget=100)
     assert "PostgreSQL" in asyncio.run(block.aget([]))
     with pytest.raises(ValueError):
         TulvingMemoryBlock(memory="agent.db")
     with pytest.raises(ValueError):
         TulvingMemoryBlock(memory=tulving_memory, token_budget=0)
+    with pytest.raises(ValueError, match="not both"):
+        TulvingMemoryBlock(memory=tulving_memory, user_id="ann", shared=True)
+    with pytest.raises(ValueError, match="whose memory"):        # no user, no session
+        asyncio.run(TulvingMemoryBlock(memory=tulving_memory).aget([]))

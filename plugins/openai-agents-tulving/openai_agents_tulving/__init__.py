@@ -9,7 +9,7 @@
     result = await Runner.run(agent, "hello", session=TulvingSession("chat-42", memory))
 """
 
-from openai_agents_tulving.session import TulvingSession, session_tag
+from openai_agents_tulving.session import TulvingSession, session_tag, session_user
 from openai_agents_tulving.tools import curated_instructions, memory_tools
 
-__all__ = ["TulvingSession", "curated_instructions", "memory_tools", "session_tag"]
+__all__ = ["TulvingSession", "curated_instructions", "memory_tools", "session_tag", "session_user"]

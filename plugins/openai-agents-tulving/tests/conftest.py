@@ -43,4 +43,11 @@ def make_memory(tmp_path: Path) -> Iterator[Callable[..., Any]]:
 
 @pytest.fixture
 def memory(make_memory: Callable[..., Any]) -> Any:
+    """One user's Memory (bound to ``user_id="user"``): what an app of one user opens."""
+    return make_memory(user_id="user")
+
+
+@pytest.fixture
+def server_memory(make_memory: Callable[..., Any]) -> Any:
+    """A Memory that a server's many users share (bound to none of them)."""
     return make_memory()

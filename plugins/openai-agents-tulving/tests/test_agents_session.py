@@ -12,7 +12,7 @@ from agents import Agent, Runner, SQLiteSession
 from agents.memory import Session, SessionSettings
 from openai_agents_tulving import TulvingSession
 
-from tulving import ContentError, Memory
+from tulving import Memory
 
 TURNS: list[list[dict[str, Any]]] = [
     [{"role": "user", "content": "Hi, I am Ann and I live in Lisbon."},
@@ -70,7 +70,8 @@ def test_session_settings_limit_as_in_the_sdk(memory: Memory) -> None:
 def test_sessions_are_apart_and_the_conversation_is_memory(make_memory: Any,
                                                             tmp_path: Path) -> None:
     memory = make_memory("chat.db")
-    ann, bob = TulvingSession("ann-chat", memory), TulvingSession("bob-chat", memory)
+    ann = TulvingSession("ann-chat", memory, user_id="ann")
+    bob = TulvingSession("bob-chat", memory, user_id="bob")
 
     async def write() -> None:
         await asyncio.gather(ann.add_items(TURNS[0]), bob.add_items(
@@ -80,19 +81,21 @@ def test_sessions_are_apart_and_the_conversation_is_memory(make_memory: Any,
     assert len(asyncio.run(ann.get_items())) == 2
     assert asyncio.run(bob.get_items()) == [{"role": "user",
                                              "content": "I am Bob, I live in Porto."}]
-    hit = memory.search("where does Ann live", top_k=1)[0]
+    hit = ann.memory.search("where does Ann live", top_k=1)[0]
     assert hit.entry.content == "user: Hi, I am Ann and I live in Lisbon."
-    assert hit.entry.type.name == "EPISODE"
+    assert hit.entry.type.name == "EPISODE" and hit.entry.user_id == "ann"
     memory.close()
     again = make_memory("chat.db")                  # another process, later
-    assert asyncio.run(TulvingSession("ann-chat", again).get_items()) == TURNS[0]
-    assert "Lisbon" in again.curate("Ann's city", token_budget=100).content
+    assert asyncio.run(TulvingSession("ann-chat", again, user_id="ann").get_items()) \
+        == TURNS[0]
+    assert "Lisbon" in again.view(agent_id="assistant", user_id="ann").curate(
+        "Ann's city", token_budget=100).content
 
 
 def test_archived_or_deleted(make_memory: Any) -> None:
     memory = make_memory()
-    soft, hard = TulvingSession("soft", memory), TulvingSession("hard", memory,
-                                                                hard_delete=True)
+    soft = TulvingSession("soft", memory, shared=True)
+    hard = TulvingSession("hard", memory, shared=True, hard_delete=True)
     for session in (soft, hard):
         asyncio.run(session.add_items(TURNS[0]))
         asyncio.run(session.clear_session())
@@ -102,16 +105,24 @@ def test_archived_or_deleted(make_memory: Any) -> None:
     assert all(e.archived_at is not None for e in archived)
 
 
-def test_big_items_are_kept_whole_or_refused_whole(memory: Memory) -> None:
+def test_big_items_are_kept_whole(memory: Memory) -> None:
     session = TulvingSession("big", memory)
-    page = "word " * 16_000                          # 80 kB: over the metadata limit
+    page = "word " * 16_000                          # 80 kB: two parts
     big = {"type": "function_call_output", "call_id": "c9", "output": page}
-    asyncio.run(session.add_items([{"role": "user", "content": "fetch it"}, big]))
+    huge = {"type": "function_call_output", "call_id": "c10",
+            "output": " needle in the middle ".join(["x " * 75_000, "y " * 75_000])}
+    asyncio.run(session.add_items([{"role": "user", "content": "fetch it"}, big, huge]))
+    assert asyncio.run(session.get_items()) == [{"role": "user", "content": "fetch it"},
+                                                big, huge]
+    assert asyncio.run(session.get_items(limit=1)) == [huge]
+    parts = session.memory.list_entries(limit=1000).entries
+    assert len(parts) > 3                            # the huge one is cut into parts
+    assert all(len(p.content) <= 100_000 for p in parts)
+    found = session.memory.search("needle in the middle", top_k=1, mode="lexical")
+    assert found and found[0].entry in parts         # a part carries its slice of text
+    assert asyncio.run(session.pop_item()) == huge
+    assert len(session.memory.list_entries(limit=1000).entries) == 3   # all its parts gone
     assert asyncio.run(session.get_items()) == [{"role": "user", "content": "fetch it"}, big]
-    huge = {"type": "function_call_output", "call_id": "c10", "output": "x" * 120_000}
-    with pytest.raises(ContentError):
-        asyncio.run(session.add_items([{"role": "user", "content": "and this"}, huge]))
-    assert len(asyncio.run(session.get_items())) == 2    # nothing of the refused call
 
 
 def test_a_run_through_the_openai_client_keeps_and_replays_the_history(memory: Memory) -> None:
@@ -137,8 +148,8 @@ def test_a_run_through_the_openai_client_keeps_and_replays_the_history(memory: M
         ("assistant", "Nice to meet you, Ann."), ("user", "What is my name?")]
     kept = asyncio.run(session.get_items())
     assert [i.get("role") for i in kept] == ["user", "assistant", "user", "assistant"]
-    assert memory.search("Ann name", top_k=1)[0].entry.content.startswith(("user:",
-                                                                            "assistant:"))
+    assert session.memory.search("Ann name", top_k=1)[0].entry.content.startswith(
+        ("user:", "assistant:"))
 
 
 def test_the_memorys_write_policy_governs_the_history(make_memory: Any) -> None:

@@ -80,6 +80,7 @@ MIN_RUNS: dict[str, int] = {
     "AnthropicKeyDetector": 27, "OpenAIProjectKeyDetector": 28,
     "GitHubFineGrainedTokenDetector": 33, "GoogleApiKeyDetector": 39,
     "HuggingFaceTokenDetector": 33, "NpmAccessTokenDetector": 40,
+    "MailgunKeyDetector": 36, "VaultTokenDetector": 24, "DopplerTokenDetector": 40,
 }
 
 

@@ -46,9 +46,34 @@ class NpmAccessTokenDetector(RegexBasedDetector):
     denylist = (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"),)
 
 
+class MailgunKeyDetector(RegexBasedDetector):
+    """A Mailgun private key on its own (betterleaks wants the word "mailgun" before it)."""
+
+    secret_type = "Mailgun API Key"
+    denylist = (re.compile(r"\bkey-[0-9a-f]{32}\b"),)
+
+
+class VaultTokenDetector(RegexBasedDetector):
+    """HashiCorp Vault service, batch and recovery tokens of any length (betterleaks'
+    rule wants a service token of 90 characters or more)."""
+
+    secret_type = "Vault Token"
+    denylist = (re.compile(r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),)
+
+
+class DopplerTokenDetector(RegexBasedDetector):
+    """Doppler's personal, service, CLI, service-account, SCIM and audit tokens (betterleaks
+    has the personal one only)."""
+
+    secret_type = "Doppler Token"
+    denylist = (re.compile(r"\bdp\.(?:pt|st(?:\.[a-z0-9_\-]{1,40})?|ct|sa|scim|audit)"
+                           r"\.[A-Za-z0-9]{40,44}\b"),)
+
+
 EXTRA_PLUGINS: tuple[type[RegexBasedDetector], ...] = (
     AnthropicKeyDetector, OpenAIProjectKeyDetector, GitHubFineGrainedTokenDetector,
-    GoogleApiKeyDetector, HuggingFaceTokenDetector, NpmAccessTokenDetector)
+    GoogleApiKeyDetector, HuggingFaceTokenDetector, NpmAccessTokenDetector,
+    MailgunKeyDetector, VaultTokenDetector, DopplerTokenDetector)
 
 #: Literal fragments one of which a text needs before each plugin's patterns can match:
 #: (as written, lower-cased). A plugin missing here always runs.
@@ -59,4 +84,7 @@ EXTRA_TRIGGERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "GoogleApiKeyDetector": (("AIza",), ()),
     "HuggingFaceTokenDetector": (("hf_",), ()),
     "NpmAccessTokenDetector": (("npm_",), ()),
+    "MailgunKeyDetector": (("key-",), ()),
+    "VaultTokenDetector": (("hvs.", "hvb.", "hvr."), ()),
+    "DopplerTokenDetector": (("dp.",), ()),
 }

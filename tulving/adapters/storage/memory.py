@@ -24,6 +24,7 @@ from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, StorageError
+from tulving.domain.identity import tenant_key
 from tulving.domain.lexical import searchable_text, words
 from tulving.domain.query import EntryFilter, ScoredId, entry_matches
 from tulving.domain.records import (
@@ -532,6 +533,16 @@ class InMemoryStorage(SyncLogMixin):
             gone = attrs.evolve(found, revoked_at=at)
             self._tokens[found.id] = gone
         return gone
+
+    def active_entries_by_tenant(self) -> Mapping[str, int]:
+        """``EntryCensus``: active entries per tenant."""
+        counts: dict[str, int] = {}
+        with self._lock:
+            for e in self._entries.values():
+                if e.archived_at is None:
+                    tenant = tenant_key(e.user_id, e.workspace_id)
+                    counts[tenant] = counts.get(tenant, 0) + 1
+        return counts
 
     def stats(self) -> Mapping[str, Any]:
         return {"engine": "memory", "path": ":memory:", "bytes": 0,

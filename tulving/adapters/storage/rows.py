@@ -14,6 +14,7 @@ from typing import Any
 
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.lexical import searchable_text
+from tulving.domain.masks import Masks, pack_metadata, unpack_metadata
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
 
 COLUMNS = (
@@ -62,7 +63,7 @@ def entry_to_row(entry: MemoryEntry, *, text_times: bool = True) -> dict[str, An
         "archive_reason": entry.archive_reason.value if entry.archive_reason else None,
         "entity": entry.entity, "attribute": entry.attribute, "value": entry.value,
         "success_count": entry.success_count, "failure_count": entry.failure_count,
-        "metadata": json.dumps(dict(entry.metadata), sort_keys=True, ensure_ascii=False),
+        "metadata": pack_metadata(entry.metadata, entry.masks),
         "content_hash": entry.content_hash, "signature": entry.signature,
         "search_text": searchable_text(
             entry.content, entry.key, entry.tags, entry.entity, entry.attribute, entry.value
@@ -86,7 +87,7 @@ _REASONS = {r.value: r for r in ArchiveReason}
 def row_to_entry(row: Mapping[str, Any], tags: tuple[str, ...]) -> MemoryEntry:
     """Hot path of every read: enum lookups by dict, JSON parsed only when non-empty."""
     reason = row["archive_reason"]
-    meta = row["metadata"]
+    meta, masks = _metadata(row["metadata"])
     return MemoryEntry(
         id=row["id"], content=row["content"], type=_TYPES[row["type"]],
         agent_id=row["agent_id"], partition=row["partition"], scope=_SCOPES[row["scope"]],
@@ -107,7 +108,7 @@ def row_to_entry(row: Mapping[str, Any], tags: tuple[str, ...]) -> MemoryEntry:
         archive_reason=_REASONS[reason] if reason else None,
         entity=row["entity"], attribute=row["attribute"], value=row["value"],
         success_count=int(row["success_count"]), failure_count=int(row["failure_count"]),
-        metadata=_metadata(meta),
+        metadata=meta, masks=masks,
         content_hash=row["content_hash"], signature=row["signature"],
     )
 
@@ -124,6 +125,7 @@ def values_to_entry(v: Any, tags: tuple[str, ...]) -> MemoryEntry:
     (every search loads tens of entries) positions are markedly cheaper.
     """
     reason = v[31]
+    meta, masks = _metadata(v[37])
     return MemoryEntry(
         id=v[0], content=v[1], type=_TYPES[v[2]], agent_id=v[3], partition=v[4],
         scope=_SCOPES[v[5]], user_id=v[6], workspace_id=v[7], key=v[8], tags=tags,
@@ -137,7 +139,7 @@ def values_to_entry(v: Any, tags: tuple[str, ...]) -> MemoryEntry:
         last_accessed_at=_req(v[28]), access_count=int(v[29]), archived_at=parse_ts(v[30]),
         archive_reason=_REASONS[reason] if reason else None,
         entity=v[32], attribute=v[33], value=v[34],
-        success_count=int(v[35]), failure_count=int(v[36]), metadata=_metadata(v[37]),
+        success_count=int(v[35]), failure_count=int(v[36]), metadata=meta, masks=masks,
         content_hash=v[38], signature=v[39],
     )
 
@@ -147,10 +149,11 @@ assert [_AT[n] for n in ("id", "review_status", "archive_reason", "metadata", "s
     == [0, 22, 31, 37, 39], "READ_COLUMNS changed: update values_to_entry"
 
 
-def _metadata(meta: Any) -> dict[str, Any]:
+def _metadata(meta: Any) -> tuple[dict[str, Any], Masks | None]:
+    """The metadata column as the entry's metadata and the masks kept in its slot."""
     if isinstance(meta, str):
-        return {} if meta == "{}" else dict(json.loads(meta))
-    return dict(meta or {})
+        return ({}, None) if meta == "{}" else unpack_metadata(dict(json.loads(meta)))
+    return unpack_metadata(dict(meta or {}))
 
 
 def json_tuple(value: Any) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ Why it is shaped like this:
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,8 @@ class PgVectorIndex:
         change not yet re-embedded) the index reads as empty until they are cleared."""
         self._dimension = check_dimension(dimension)
         self._storage.open()
+        # the search settings ride on every connection a request keeps (``reading``)
+        self._storage.add_idle_setup(self._configure_session)
         self._ready = False
         self._make_ready(strict=False)
 
@@ -134,7 +137,7 @@ class PgVectorIndex:
         gone = sorted({i for i in ids if isinstance(i, str)})
         if not gone:
             return
-        with self._storage._read() as conn:
+        with self._storage._autocommit() as conn:
             conn.execute(
                 "UPDATE embeddings SET indexed = FALSE WHERE indexed AND entry_id = ANY(%s)",
                 (gone,),
@@ -207,20 +210,23 @@ class PgVectorIndex:
             f"WHERE {condition} ORDER BY vector <=> %b LIMIT %s"
         )
         values = [query, *params, query, k]
-        if ef == self._ef_search:
+        with self._storage._read() as conn:
             # The common case: one statement, on a connection whose session already
             # carries our search settings (set once per pooled connection).
-            with self._storage._read() as conn:
-                self._configure_session(conn)
+            self._configure_session(conn)
+            if ef == self._ef_search:
                 rows = conn.execute(select, values).fetchall()
-        else:
-
-            def work(conn: Conn) -> list[dict[str, Any]]:
-                self._configure_session(conn)
-                conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-                return conn.execute(select, values).fetchall()
-
-            rows = self._storage._atomic(work)
+            else:
+                # A wider search for this statement only, sent with it in one round trip:
+                # inside the caller's (or the request's read) transaction, then back to
+                # the usual breadth; else in a transaction of its own.
+                in_tx = conn.info.transaction_status != TransactionStatus.IDLE
+                with conn.pipeline(), nullcontext() if in_tx else conn.transaction():
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+                    cur = conn.execute(select, values)
+                    if in_tx:
+                        conn.execute(f"SET LOCAL hnsw.ef_search = {int(self._ef_search)}")
+                rows = cur.fetchall()
         hits = [ScoredId(r["entry_id"], float(r["score"])) for r in rows]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits

@@ -15,10 +15,20 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+import attrs
+
+from tulving.application.plumbing import deadline
 from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
-from tulving.domain.extraction_rules import Candidate, Turn, extract_candidates, split_turns
+from tulving.domain.extraction_rules import (
+    Candidate,
+    Turn,
+    extract_candidates,
+    split_sentences,
+    split_turns,
+    subject_of,
+)
 from tulving.domain.types import MemoryType, SourceType
 from tulving.domain.validation import MAX_CONTENT_CHARS
 
@@ -30,6 +40,12 @@ LLM_CHUNK_CHARS = 6_000
 EXTRACTED_TYPES = ("PREFERENCE", "FACT", "DECISION", "PROCEDURE", "PLAN")
 EPISODE_IMPORTANCE = 0.4
 _TURN_TYPES = (MemoryType.DECISION, MemoryType.PROCEDURE, MemoryType.PLAN)
+#: Candidates read off one sentence: in a long turn they become entries of their own.
+_SENTENCE_TYPES = (MemoryType.DECISION, MemoryType.PLAN)
+#: A turn up to this long (or of at most two sentences and ``SHORT_TWO_SENTENCES_CHARS``)
+#: is what it decides or plans.
+SHORT_TURN_CHARS = 300
+SHORT_TWO_SENTENCES_CHARS = 500
 
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "title": "extracted_memories",
@@ -96,6 +112,7 @@ def extract_fields(
                        "importance": EPISODE_IMPORTANCE, "metadata": meta, "dedup": False})
     start = 0
     for chunk in _chunks(turns):
+        deadline.check("remember")
         chunk_turns = tuple(range(start, start + len(chunk)))
         llm_found = _llm_candidates(llm, chunk, subject)
         method = "llm"
@@ -110,23 +127,35 @@ def extract_fields(
                 cands = extract_candidates(turn, subject)
                 # A turn that *is* a decision, procedure or plan is kept verbatim with that
                 # type instead of gaining a near-copy that would crowd it out of retrieval;
-                # only structured facts (entity/attribute/value) become entries of their own.
-                kinds = {c.type for c in cands}
+                # in a longer turn the one sentence that decides or plans becomes an entry
+                # of its own (the turn is not a plan because one of its sentences is).
+                kinds = {c.type for c in cands if c.entity is None}
                 promoted = next((t for t in _TURN_TYPES if t in kinds), None)
-                if promoted is not None:
+                if promoted is not None and (promoted is MemoryType.PROCEDURE
+                                             or is_short_turn(turn.text)):
                     fields[start + offset]["type"] = promoted
                     fields[start + offset]["importance"] = 0.6
+                else:
+                    cands = [attrs.evolve(c, entity=c.entity or subject_of(turn, subject))
+                             if c.type in _SENTENCE_TYPES else c for c in cands]
                 found += [(c, (start + offset,)) for c in cands if c.entity is not None]
         start += len(chunk)
         for cand, sources in found:
             item: dict[str, Any] = {**common, "content": cand.content, "type": cand.type,
                                     "importance": cand.importance,
-                                    "metadata": {"extracted_by": method},
+                                    "metadata": {"extracted_by": method,
+                                                 **({"about": cand.entity} if cand.entity
+                                                    else {})},
                                     SOURCE_TURNS: sources}
             if cand.entity and cand.attribute:
                 item.update(entity=cand.entity, attribute=cand.attribute, value=cand.value)
             fields.append(item)
     return fields
+
+
+def is_short_turn(text: str) -> bool:
+    return len(text) <= SHORT_TURN_CHARS or (
+        len(text) <= SHORT_TWO_SENTENCES_CHARS and len(split_sentences(text)) <= 2)
 
 
 def link_sources(

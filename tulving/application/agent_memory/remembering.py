@@ -17,6 +17,7 @@ from typing import Any
 from tulving.application.agent_memory.extraction import check_text, extract_fields, link_sources
 from tulving.application.agent_memory.jobs import JobQueue, RememberJob, scoped_key
 from tulving.application.agent_memory.sessions import SessionManager
+from tulving.application.plumbing import deadline
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.application.plumbing.write_order import writing
@@ -91,5 +92,6 @@ class Rememberer:
             return self.write(batch, "remember", session_id)
 
         with self.lock, writing(self.ctx):
+            deadline.check("remember")  # waited for the lock past its caller's deadline
             entries = link_sources(fields, write)
         return list({e.id: e for e in entries}.values())

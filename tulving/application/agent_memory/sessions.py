@@ -19,11 +19,19 @@ most one open implicit and one open explicit session per (agent, tenant) and end
 session once (``SessionClaims``): of two processes ending one session, one summarises it.
 The only per-process memory is when this process last noted activity on a session, which
 only saves rewriting the row within ``ACTIVITY_RESOLUTION``.
+
+Within one request of a server (``sessions_read_once``) the store is asked once: a
+request's calls (its filter, its write's session) use what the store said at its start,
+as one call always did, and the answer may come from a query the request runs anyway
+(the token lookup, ``known_sessions``). A change this thread makes to the agent's
+sessions drops that answer, so the next lookup reads the store again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from types import TracebackType
 
@@ -40,6 +48,33 @@ ABANDON_AFTER = timedelta(hours=2)
 #: Activity is persisted at most this often (each write would otherwise rewrite the row).
 ACTIVITY_RESOLUTION = timedelta(seconds=60)
 
+#: Open sessions by (agent, tenant) as the store said them in the current request.
+_known: ContextVar[dict[tuple[str, str], list[SessionRecord]] | None] = ContextVar(
+    "tulving_open_sessions", default=None)
+
+
+@contextmanager
+def sessions_read_once() -> Iterator[None]:
+    """Inside: each (agent, tenant)'s open sessions are read from the store at most once
+    on this thread (or taken from ``known_sessions``), and read again after a change of
+    them made here. Nested scopes join the outer one."""
+    if _known.get() is not None:
+        yield
+        return
+    token = _known.set({})
+    try:
+        yield
+    finally:
+        _known.reset(token)
+
+
+def known_sessions(agent_id: str, tenant: str, records: Iterable[SessionRecord]) -> None:
+    """What a query that ran anyway said of the agent's open sessions (inside
+    ``sessions_read_once``; nothing outside it)."""
+    known = _known.get()
+    if known is not None:
+        known[(agent_id, tenant)] = list(records)
+
 
 class SessionManager:
     def __init__(self, ctx: MemoryContext, llm: LLMGateway, write: Writer,
@@ -54,7 +89,21 @@ class SessionManager:
     # -- what the store says -------------------------------------------------------------
     def _open(self) -> list[SessionRecord]:
         ident = self._ctx.identity
-        return self._ctx.storage.open_sessions(ident.agent_id, ident.tenant)
+        known = _known.get()
+        slot = (ident.agent_id, ident.tenant)
+        if known is not None and slot in known:
+            return list(known[slot])
+        found = self._ctx.storage.open_sessions(ident.agent_id, ident.tenant)
+        if known is not None:
+            known[slot] = list(found)
+        return found
+
+    def _changed(self) -> None:
+        """This thread changed the agent's sessions: the next lookup reads the store."""
+        known = _known.get()
+        if known is not None:
+            ident = self._ctx.identity
+            known.pop((ident.agent_id, ident.tenant), None)
 
     def current(self) -> SessionRecord | None:
         """The agent's open explicit session, else its open implicit one, else None."""
@@ -90,6 +139,7 @@ class SessionManager:
             started_at=now, last_activity_at=now, goal=goal, implicit=False,
         )
         held = ctx.storage.open_session(record)
+        self._changed()
         if held.id != record.id:
             raise ValidationError(
                 f"session {held.id} is already active; end it before starting another")
@@ -120,10 +170,12 @@ class SessionManager:
             return current.id
         ctx = self._ctx
         now = ctx.clock.now()
-        return ctx.storage.open_session(SessionRecord(
+        opened = ctx.storage.open_session(SessionRecord(
             id=new_id(now), agent_id=ctx.identity.agent_id, tenant=ctx.identity.tenant,
             started_at=now, last_activity_at=now, implicit=True,
-        )).id
+        ))
+        self._changed()
+        return opened.id
 
     def touch(self, session_id: str | None) -> None:
         """Note activity on ``session_id`` (at most once per ``ACTIVITY_RESOLUTION`` from
@@ -146,6 +198,7 @@ class SessionManager:
         summary is written once, by the winner. A session another process ended already
         comes back as the store has it."""
         ended = self._ctx.storage.end_session(record.id, now, reason)
+        self._changed()
         if ended is None:
             return self._ctx.storage.get_session(record.id)
         self._noted.pop(record.id, None)

@@ -3,9 +3,9 @@
 ``query`` mode ranks a candidate pool from hybrid retrieval with the domain's composite
 score (relevance first, bounded boosts from recency, decayed importance, frequency, trust
 and type) and packs it with progressive disclosure. ``orient`` mode needs no query: it
-briefs a cold-started agent with sections (pinned, decisions, active plans, recent
-observations and summaries, an index of keys), each given a share of the budget, unused
-share flowing on to the next section.
+briefs a cold-started agent (``tulving.application.curation.briefing``): what is known
+about the user, pinned memories, decisions in force, active plans, procedures that
+worked, the last sessions' summaries, recent turns only with what is left, then keys.
 
 Redaction happens *inside* packing (``pack(clean=shown_text)``: secret shapes, and all of a memory stored under a
 credential-named key such as ``db/password``), before a memory is measured,
@@ -17,26 +17,23 @@ entries returned in ``CuratedContext.entries`` are redacted too. Entries held fo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any
 
-import attrs
-
+from tulving.application.curation.briefing import SECTIONS, Briefing
 from tulving.application.curation.options import CurationOptions
+from tulving.application.curation.shown import curatable, key_shown, redacted, shown_text
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.telemetry import in_span
 from tulving.application.retrieval.search import Searcher, check_query
 from tulving.domain.curated import CandidateReport, CuratedContext, CuratedEntry
 from tulving.domain.curation_report import explain as explain_packing
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, ValidationError
-from tulving.domain.injection import is_curatable
-from tulving.domain.lexical import query_terms
 from tulving.domain.packing import Packed, pack, render_full_line
 from tulving.domain.passages import excerpt
 from tulving.domain.query import EntryFilter, ScoredId
+from tulving.domain.question_parts import question_parts
 from tulving.domain.ranking import Candidate, RankingWeights, rank, spread_events
-from tulving.domain.redaction import redact_stored
-from tulving.domain.types import MemoryType
 
 MODES = ("query", "orient")
 MAX_BUDGET = 1_000_000
@@ -50,15 +47,9 @@ POOL_TRIGGER, POOL_MARGIN = 1.25, 2.0
 #: Candidates whose rendered lines are measured to estimate what fits in the budget.
 POOL_SAMPLE = 8
 
-#: Orient sections: (name, heading, share of the budget).
-ORIENT_SECTIONS: tuple[tuple[str, str, float], ...] = (
-    ("pinned", "## Pinned", 0.20),
-    ("decisions", "## Decisions", 0.25),
-    ("plans", "## Active plans", 0.15),
-    ("recent", "## Recent observations and summaries", 0.25),
-    ("keys", "## Keys", 0.15),
-)
-_SEPARATOR = "\n\n"
+#: Orient sections: (name, heading, weight); see ``tulving.application.curation.briefing``.
+ORIENT_SECTIONS: tuple[tuple[str, str, float], ...] = tuple(
+    (s.name, s.heading, s.weight) for s in SECTIONS)
 
 
 def check_budget(token_budget: object) -> int:
@@ -69,18 +60,6 @@ def check_budget(token_budget: object) -> int:
     if token_budget > MAX_BUDGET:
         raise ValidationError(f"token_budget must be <= {MAX_BUDGET}")
     return token_budget
-
-
-curatable = is_curatable  # held-for-review, rejected and archived never reach a prompt
-
-
-def shown_text(entry: MemoryEntry) -> str:
-    return redact_stored(entry.content, entry.key)
-
-
-def _redacted(entry: MemoryEntry) -> MemoryEntry:
-    clean = shown_text(entry)
-    return entry if clean == entry.content else attrs.evolve(entry, content=clean)
 
 
 class Curator:
@@ -102,7 +81,7 @@ class Curator:
         self,
         query: str | None,
         token_budget: int,
-        mode: str,
+        mode: str | None,
         flt: EntryFilter,
         weights: RankingWeights | str | dict[str, Any] | None = None,
         *,
@@ -113,6 +92,8 @@ class Curator:
         if not isinstance(explain, bool):
             raise ValidationError("explain must be True or False")
         budget = check_budget(token_budget)
+        if mode is None:  # no mode named: a query asks, no query is the briefing
+            mode = "query" if query is not None else "orient"
         if mode not in MODES:
             raise ValidationError(f"unknown curate mode {mode!r}; use 'query' or 'orient'")
         chosen = RankingWeights.resolve(weights)
@@ -144,7 +125,7 @@ class Curator:
         relative = self.searcher.options.ranker == "learned" and top > 0.0
         scale = 1.0 / top if top > 1.0 or relative else 1.0
         candidates = [
-            Candidate(entries[h.id], min(1.0, max(0.0, h.score * scale)))
+            Candidate(key_shown(entries[h.id]), min(1.0, max(0.0, h.score * scale)))
             for h in hits
             if h.id in entries and curatable(entries[h.id])
         ]
@@ -152,7 +133,7 @@ class Curator:
             # The active session's recent entries come first, whatever the query.
             recent = [e for e in self.working_memory() if curatable(e)]
             first = {e.id for e in recent}
-            candidates = [Candidate(e, 1.0) for e in recent] + [
+            candidates = [Candidate(key_shown(e), 1.0) for e in recent] + [
                 c for c in candidates if c.entry.id not in first
             ]
             entries.update({e.id: e for e in recent})
@@ -160,10 +141,11 @@ class Curator:
         opts = self.options
         if opts.session_decay < 1.0:
             ranked = spread_events(ranked, opts.session_decay)
-        terms = query_terms(query)
-        packed = pack(ranked, budget=budget, tokenizer=self.tokenizer,
+        asked = question_parts(query)
+        packed = in_span("curate.pack", pack)(ranked, budget=budget, tokenizer=self.tokenizer,
                       header="## Memory", now=now, clean=shown_text,
-                      excerpt=(lambda text: excerpt(text, terms, opts.excerpt_chars))
+                      excerpt=(lambda text: excerpt(text, asked, opts.excerpt_chars,
+                                                    choice=opts.passages))
                       if opts.excerpts else None,
                       excerpt_share=opts.excerpt_share,
                       duplicate_threshold=opts.duplicate_threshold)
@@ -210,94 +192,7 @@ class Curator:
     def _orient(
         self, budget: int, flt: EntryFilter, weights: RankingWeights, explain: bool
     ) -> CuratedContext:
-        now = self.ctx.clock.now()
-        parts: list[str] = []
-        shown: list[CuratedEntry] = []
-        report: list[CandidateReport] = []
-        seen: set[str] = set()
-        consulted = omitted = 0
-        carry = 0
-        tokenizer = self.tokenizer
-        for name, heading, share in ORIENT_SECTIONS:
-            room = int(budget * share) + carry
-            join_cost = tokenizer.count(_SEPARATOR) if parts else 0
-            if name == "keys":
-                text, used_keys = self._key_index(flt, heading, room - join_cost, seen)
-                consulted += used_keys
-                if text:
-                    parts.append(text)
-                carry = room - (tokenizer.count(text) + join_cost if text else 0)
-                continue
-            section = [e for e in self._section(name, flt, now) if e.id not in seen]
-            section = [e for e in section if curatable(e)]
-            consulted += len(section)
-            ranked = rank([Candidate(e) for e in section], now, weights)
-            packed = pack(ranked, budget=max(0, room - join_cost), tokenizer=tokenizer,
-                          header=heading, now=now, clean=shown_text)
-            omitted += packed.omitted
-            if explain:
-                report += explain_packing(ranked, packed, tokenizer, now=now,
-                                          clean=shown_text, section=name)
-            by_id = {r.id: r for r in ranked}
-            for item in packed.included:
-                seen.add(item.entry_id)
-                shown.append(CuratedEntry(_redacted(by_id[item.entry_id].entry),
-                                          by_id[item.entry_id].score, item.disclosure.value,
-                                          name))
-            if packed.content:
-                parts.append(packed.content)
-                carry = room - packed.token_count - join_cost
-            else:
-                carry = room
-        content = _SEPARATOR.join(parts)
-        used = tokenizer.count(content)
-        while used > budget and parts:  # separators merged differently: drop the tail
-            parts.pop()
-            content = _SEPARATOR.join(parts)
-            used = tokenizer.count(content)
-        return CuratedContext(content, used, budget, tuple(shown), omitted, consulted,
-                              "orient", None, tuple(report))
-
-    def _section(self, name: str, flt: EntryFilter, now: datetime) -> list[MemoryEntry]:
-        storage = self.ctx.storage
-        base = attrs.asdict(flt, recurse=False)
-        if name == "pinned":
-            return storage.query(EntryFilter(**{**base, "pinned": True}), limit=200)
-        if name == "decisions":
-            return storage.query(EntryFilter(**{**base, "types": _only(flt, MemoryType.DECISION)}),
-                                 limit=200)
-        if name == "plans":
-            plans = storage.query(EntryFilter(**{**base, "types": _only(flt, MemoryType.PLAN)}),
-                                  limit=200)
-            return [p for p in plans if p.valid_until is None or p.valid_until > now]
-        recent_types = _only(flt, MemoryType.OBSERVATION, MemoryType.SUMMARY, MemoryType.EPISODE)
-        return storage.query(EntryFilter(**{**base, "types": recent_types}), limit=100)
-
-    def _key_index(
-        self, flt: EntryFilter, heading: str, room: int, seen: set[str]
-    ) -> tuple[str, int]:
-        tokenizer = self.tokenizer
-        entries = [e for e in self.ctx.storage.query(flt, limit=2000) if e.key and curatable(e)]
-        entries.sort(key=lambda e: e.key or "")
-        if room <= 0 or not entries:
-            return "", len(entries)
-        lines = [heading]
-        used = tokenizer.count(heading)
-        for entry in entries:
-            line = f"- {entry.key} ({entry.type.value.lower()})"
-            cost = tokenizer.count("\n" + line)
-            if used + cost > room:
-                lines.append(f"- … {len(entries) - len(lines) + 1} more keys")
-                if tokenizer.count("\n".join(lines)) > room:
-                    lines.pop()
-                break
-            lines.append(line)
-            used += cost
-        text = "\n".join(lines) if len(lines) > 1 else ""
-        while text and tokenizer.count(text) > room:
-            lines.pop()
-            text = "\n".join(lines) if len(lines) > 1 else ""
-        return text, len(entries)
+        return Briefing(self.ctx, self.tokenizer).build(budget, flt, weights, explain)
 
     # shared ---------------------------------------------------------------------------
     def _result(
@@ -306,15 +201,8 @@ class Curator:
         report: tuple[CandidateReport, ...] = (),
     ) -> CuratedContext:
         shown = tuple(
-            CuratedEntry(_redacted(entries[i.entry_id]), scores[i.entry_id], i.disclosure.value)
+            CuratedEntry(redacted(entries[i.entry_id]), scores[i.entry_id], i.disclosure.value)
             for i in packed.included
         )
         return CuratedContext(packed.content, packed.token_count, budget, shown,
                               packed.omitted, consulted, mode, query, report)
-
-
-def _only(flt: EntryFilter, *types: MemoryType) -> tuple[MemoryType, ...]:
-    if flt.types is None:
-        return types
-    return tuple(t for t in types if t in flt.types) or ()
-

@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from tulving.domain.packing import DEFAULT_EXCERPT_SHARE
+from tulving.domain.passages import DEFAULT_CHOICE, PassageChoice
 from tulving.domain.similarity import DEFAULT_THRESHOLD
 
 
@@ -19,7 +20,8 @@ class CurationOptions:
     - ``excerpts``: a long memory (its line over ``excerpt_share`` of the budget) is shown
       as the passage that bears on the query (``excerpt_chars`` characters at most, after
       the memory's first words), marked with its id, instead of whole or truncated
-      (`tulving.domain.passages`).
+      (`tulving.domain.passages`), chosen as ``passages`` says (issue 47: the item a
+      question asks for, not the opening that restates its topic).
     - ``session_decay``: each candidate's score is multiplied by this for every better
       candidate of the same event time (session) before packing
       (`tulving.domain.ranking.spread_events`); 1.0 leaves the order alone.
@@ -32,3 +34,4 @@ class CurationOptions:
     duplicate_threshold: float = DEFAULT_THRESHOLD
     excerpt_share: float = DEFAULT_EXCERPT_SHARE
     excerpt_chars: int = 400
+    passages: PassageChoice = DEFAULT_CHOICE

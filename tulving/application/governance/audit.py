@@ -84,11 +84,23 @@ class AuditTrail:
         """Append one record now (call it inside the operation's transaction)."""
         self.record_many([self.draft(action, inputs, entry_id=entry_id, details=details)])
 
-    def record_many(self, drafts: Sequence[AuditDraft]) -> None:
-        """Append now, after any queued read records so the log stays in call order."""
-        batch = [*self._reads.take(), *drafts]
+    def record_many(self, drafts: Sequence[AuditDraft], *,
+                    earlier: Sequence[AuditDraft] = ()) -> None:
+        """Append now, after any queued read records so the log stays in call order
+        (``earlier``: read records taken from the queue before, by ``take_reads``)."""
+        batch = [*earlier, *self._reads.take(), *drafts]
         if batch:
             self._storage.append_audit(batch)
+
+    def take_reads(self) -> list[AuditDraft]:
+        """The queued read records, removed from the queue (a write appends them before
+        its own; if it writes nothing, it hands them to ``record_many(earlier=...)``)."""
+        return self._reads.take()
+
+    def requeue_reads(self, drafts: Sequence[AuditDraft]) -> None:
+        """Queue again read records ``take_reads`` gave to a write that failed."""
+        if drafts:
+            self._reads.add(drafts)
 
     def record_read(self, action: str, inputs: Any, ids: Iterable[str]) -> None:
         """Queue one record for a read call (get, search, curate) with the ids it returned."""

@@ -96,6 +96,51 @@ def replay(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,
                   extra={"replayed": True, "before": before.isoformat()})
 
 
+def every_version(ctx: MemoryContext, entry: MemoryEntry) -> list[str]:
+    """What ``forget(hard=True)`` deletes with ``entry``: every version of its key in its
+    partition (archived, superseded, corrected, rolled back), every entry its supersede
+    chain links to, and every memory derived from those (a fact read off it, a summary
+    of it, transitively); ids in order."""
+    storage = ctx.storage
+    doomed: dict[str, MemoryEntry] = {entry.id: entry}
+    if entry.key is not None:
+        for e in storage.query(EntryFilter(partitions=(entry.partition,), key_prefix=entry.key,
+                                           include_archived=True)):
+            if e.key == entry.key:
+                doomed[e.id] = e
+    links = {i for e in doomed.values() for i in (e.supersedes, e.superseded_by) if i}
+    while links - set(doomed):
+        found = storage.get_many(sorted(links - set(doomed)))
+        if not found:
+            break
+        for e in found:
+            doomed[e.id] = e
+        links = {i for e in doomed.values() for i in (e.supersedes, e.superseded_by) if i}
+    tenant = tenant_of_partition(entry.partition)
+    everything = [e for e in storage.query(EntryFilter(partitions=STORE_WIDE,
+                                                       include_archived=True))
+                  if tenant_of_partition(e.partition) == tenant]
+    ids = set(doomed)
+    grew = True
+    while grew:  # what was derived from them, and what was derived from that
+        grew = False
+        for e in everything:
+            if e.id not in ids and ids.intersection(e.source_entry_ids):
+                ids.add(e.id)
+                grew = True
+    return sorted(ids)
+
+
+def scrub(ctx: MemoryContext, ids: set[str] | list[str]) -> None:
+    """After deleting ``ids``: no trace in the vector index cache (rebuilt and written
+    anew) nor in the store's files (full-text segments merged, the file vacuumed, the
+    write-ahead log checkpointed and truncated)."""
+    if ctx.vectors is not None:
+        ctx.vectors.remove(list(ids))
+        rebuild_index(ctx)
+    ctx.storage.maintenance("vacuum")
+
+
 def _erase(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,
            matches: Callable[[MemoryEntry], bool], *,
            quiet_when_empty: bool = False,
@@ -126,8 +171,5 @@ def _erase(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,
                 **(extra or {}),
             },
         )
-    if ctx.vectors is not None:
-        ctx.vectors.remove(doomed)
-        rebuild_index(ctx)  # a fresh cache file: no trace of the erased vectors or ids
-    storage.maintenance("vacuum")
+    scrub(ctx, doomed)  # a fresh cache file: no trace of the erased vectors or ids
     return {"subject": kind, "deleted": deleted, "derived": len(doomed) - direct}

@@ -13,6 +13,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from tulving.application.plumbing.telemetry import engines_traced
+from tulving.application.plumbing.traced_ports import traced_port
 from tulving.distribution import DEFAULT_PARTS
 from tulving.domain.errors import ConfigError
 from tulving.plugins.registry import AdapterContext, get_manager
@@ -61,7 +63,14 @@ def resolve(
     options: Mapping[str, Any] | None = None,
 ) -> Any:
     """An adapter instance from a name, an instance, or the default name (``None`` stays
-    ``None``: the caller asked for no adapter of this kind)."""
+    ``None``: the caller asked for no adapter of this kind); behind a traced proxy when
+    spans are recorded (``plumbing.traced_ports``)."""
+    adapter = _resolve(kind, choice, default, context, options)
+    return traced_port(kind, adapter) if engines_traced() else adapter
+
+
+def _resolve(kind: str, choice: Any, default: str | None, context: AdapterContext,
+             options: Mapping[str, Any] | None) -> Any:
     defaulted = choice is DEFAULT
     if defaulted:
         choice = default

@@ -16,12 +16,17 @@ for an entry that is stored, the newest of its event time for one that is not ye
 from __future__ import annotations
 
 import bisect
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import attrs
 import numpy as np
 
+from tulving.application.plumbing import deadline
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import EntryFilter
@@ -44,28 +49,86 @@ def representation_id(window: int) -> str:
     return f"rule-{RULE};context-{window}"
 
 
+#: Texts embedded per call: between calls a call's deadline is checked (a write of
+#: thousands of memories stops within one batch of its time limit).
+EMBED_BATCH = 256
+
+
+#: Plain vectors of the entries embedded last, so a writer that stores a session in
+#: several batches (``remember()``: the turns, then what the rules read off them) mixes
+#: the context of a batch's first entries from vectors it computed a moment ago instead of
+#: running the model over those predecessors again (long turns: the most costly texts).
+#: Keyed by model, id and content hash: a text under an id never changes, and a store
+#: written by another process simply misses.
+PLAIN_KEPT = 512
+_plain_lock = threading.Lock()
+_recent_plain: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+
+
+def _plain_key(embedder: Any, entry_id: str, content: str) -> tuple[str, str, str]:
+    digest = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=16)
+    return (str(embedder.model_id), entry_id, digest.hexdigest())
+
+
+def _keep_plain(embedder: Any, items: Sequence[tuple[str, str]], rows: np.ndarray) -> None:
+    with _plain_lock:
+        for (entry_id, content), row in zip(items, rows, strict=True):
+            key = _plain_key(embedder, entry_id, content)
+            _recent_plain[key] = row
+            _recent_plain.move_to_end(key)
+        while len(_recent_plain) > PLAIN_KEPT:
+            _recent_plain.popitem(last=False)
+
+
+def _kept_plain(embedder: Any, entry_id: str, content: str) -> np.ndarray | None:
+    with _plain_lock:
+        return _recent_plain.get(_plain_key(embedder, entry_id, content))
+
+
+def _embed(embedder: Any, texts: list[str]) -> np.ndarray:
+    if len(texts) <= EMBED_BATCH:
+        return np.asarray(embedder.embed(texts), dtype=np.float32)
+    parts = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        deadline.check("embedding")
+        parts.append(np.asarray(embedder.embed(texts[start:start + EMBED_BATCH]),
+                                dtype=np.float32))
+    return np.concatenate(parts)
+
+
 def embed_entries(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> np.ndarray:
     """One vector row per entry, in order (the embedder must be configured).
 
     Each content goes through the model once; the context is mixed in from the plain
     vectors of the entries written just before it (:func:`mix`), never by a second
     model pass over a longer text. Predecessors in the same batch are already embedded;
-    a predecessor already stored is embedded again (its plain vector is not kept), at
-    most ``window`` of them per group and batch.
+    a predecessor already stored takes the plain vector this process computed for it
+    when it is among the last ``PLAIN_KEPT`` (a session written in several batches),
+    else it is embedded again (storage keeps only the mixed vector), at most ``window``
+    of them per group and batch.
     """
     embedder = ctx.embedder
     assert embedder is not None
-    plain = np.asarray(embedder.embed([e.content for e in entries]), dtype=np.float32)
+    plain = _embed(embedder, [e.content for e in entries])
     window = ctx.context_window
     if window <= 0 or not entries:
         return plain
+    _keep_plain(embedder, [(e.id, e.content) for e in entries], plain)
     before = [items if context_weight(len(entry.content)) > 0 else []  # a long one: none
               for entry, items in zip(entries, _preceding(ctx, entries, window), strict=True)]
     position = {e.id: i for i, e in enumerate(entries)}
     outside = sorted({item for items in before for item in items if item[0] not in position})
-    extra = (np.asarray(embedder.embed([content for _, content in outside]), dtype=np.float32)
-             if outside else np.zeros((0, plain.shape[1]), dtype=np.float32))
-    row_of = {entry_id: extra[i] for i, (entry_id, _) in enumerate(outside)}
+    row_of: dict[str, np.ndarray] = {}
+    missing = []
+    for entry_id, content in outside:
+        kept = _kept_plain(embedder, entry_id, content)
+        if kept is None:
+            missing.append((entry_id, content))
+        else:
+            row_of[entry_id] = kept
+    if missing:
+        extra = _embed(embedder, [content for _, content in missing])
+        row_of.update((entry_id, extra[i]) for i, (entry_id, _) in enumerate(missing))
     out = plain.copy()
     for i, items in enumerate(before):
         if not items:

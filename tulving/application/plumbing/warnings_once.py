@@ -1,4 +1,11 @@
-"""Degradations are said loudly but once: a warning per reason per process."""
+"""Degradations are said loudly but once: a warning per reason per process.
+
+Once means one line where a person reads it: the ``TulvingWarning`` alone (stderr by
+default, ``pytest.warns`` in tests, the logs of an application that calls
+``logging.captureWarnings(True)``). A log record beside it printed the same text a
+second time (Python's last-resort handler writes a record nobody configured a handler
+for to stderr too).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +27,6 @@ def warn_once(reason: str, message: str) -> None:
         if reason in _said:
             return
         _said.add(reason)
-    log.warning(message)
     warnings.warn(message, TulvingWarning, stacklevel=3)
 
 

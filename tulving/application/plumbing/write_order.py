@@ -6,21 +6,46 @@ processes: a PostgreSQL advisory lock, the same that chains the tenant's audit l
 the key locks and entry rows the storage takes in sorted order. Taking the tenant lock
 first means writers of one tenant never hold a row another one waits for while waiting
 for the audit lock that one holds, and a write decides (dedup, supersede, conflict flags)
-from what the last writer committed, not from a read made before it.
+from what the last writer committed, not from a read made before it (or, on a store with
+``WriteMarks``, from a read made before it and checked under the lock against what was
+written since: ``commit_at_once``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.telemetry import note_write_lock, write_lock
+from tulving.ports.storage import PlannedCommit
+
+T = TypeVar("T")
 
 
 @contextmanager
 def writing(ctx: MemoryContext) -> Iterator[None]:
     """A transaction of ``ctx``'s store holding its tenant's write lock (nested calls join
-    the outer transaction; the lock is re-entrant)."""
-    with ctx.storage.transaction():
+    the outer transaction; the lock is re-entrant). ``write_lock`` times the wait for
+    the lock and its hold for the server's metrics."""
+    with write_lock() as lock, ctx.storage.transaction():
         ctx.storage.lock_tenant_writes(ctx.identity.tenant)
+        lock.acquired()
         yield
+
+
+def commit_at_once(ctx: MemoryContext, commit: Callable[[], T]) -> T:
+    """The same order in one storage call (``WriteMarks.commit_planned``): a write planned
+    before the lock is committed by a transaction that takes the tenant's write lock,
+    checks the plan and writes, in one round trip, holding nothing else before it (not
+    the Memory's lock either: no index of this process has to follow it). ``ctx`` is
+    the writer's. The lock's hold is the one the store measured (``PlannedCommit.held``);
+    its wait, the rest of the call, round trip included."""
+    began = time.perf_counter()
+    result = commit()
+    if isinstance(result, PlannedCommit):
+        held = max(0.0, float(result.held))
+        note_write_lock(max(0.0, time.perf_counter() - began - held), held)
+    return result

@@ -136,7 +136,7 @@ class DecryptingReader(io.RawIOBase):
         raw = source.read(size)
         try:
             header = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise BundleError("the encrypted bundle's header is damaged") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise BundleError("the encrypted bundle's header is damaged")

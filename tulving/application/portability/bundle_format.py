@@ -41,7 +41,7 @@ import attrs
 from tulving.application.plumbing.sealed_spool import sealed_spool
 from tulving.application.portability.entry_codec import digest_of
 from tulving.domain.errors import BundleError
-from tulving.domain.validation import first_invalid_text
+from tulving.domain.validation import MAX_DEPTH, first_invalid_text, nesting_of
 
 FORMAT = "tulving-bundle"
 #: The version this library writes. Earlier versions are converted on read by the steps
@@ -280,6 +280,35 @@ def _line(record: dict[str, Any]) -> bytes:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
+def load_json(data: bytes, what: str) -> Any:
+    """``data`` parsed, every fault of the input a ``BundleError``: not JSON, not UTF-8,
+    or nested deeper than ``MAX_DEPTH`` (a manifest 50,000 brackets deep overflowed the
+    parser's recursion: a 500 at the server, a traceback at the CLI)."""
+    if nesting_of(data):
+        raise BundleError(f"{what} nests deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise BundleError(f"{what} is not JSON: {str(exc)[:200]}") from exc
+
+
+def declared_entries(source: IO[bytes]) -> int | None:
+    """How many entries the bundle in ``source`` declares (its manifest read, nothing
+    else inflated), or None when it is not a plain bundle this can read (an encrypted
+    one; a damaged one, which the import itself reports). ``source`` is rewound."""
+    try:
+        reader = BundleReader(source)
+    except BundleError:
+        return None
+    finally:
+        source.seek(0)
+    try:
+        return reader.manifest.entry_count
+    finally:
+        reader.close()
+        source.seek(0)
+
+
 class BundleReader:
     """Reads a bundle from a binary file, checking names, sizes and digests as it goes."""
 
@@ -308,10 +337,7 @@ class BundleReader:
         manifest_info = self._members[MANIFEST]
         if manifest_info.file_size > MAX_MANIFEST:
             raise BundleError("the manifest is oversized")
-        try:
-            raw = json.loads(self._read(MANIFEST, MAX_MANIFEST))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BundleError(f"the manifest is not JSON: {exc}") from exc
+        raw = load_json(self._read(MANIFEST, MAX_MANIFEST), "the manifest")
         self.manifest = check_manifest(raw)
         dims = self.manifest.dimensions
         self.row_bytes = 4 * dims if dims else 0
@@ -349,10 +375,7 @@ class BundleReader:
                         break
                     if len(line) > MAX_LINE:
                         raise BundleError(f"entry line {count + 1} is over {MAX_LINE} bytes")
-                    try:
-                        record = json.loads(line)
-                    except (ValueError, UnicodeDecodeError) as exc:
-                        raise BundleError(f"entry line {count + 1} is not JSON") from exc
+                    record = load_json(line, f"entry line {count + 1}")
                     invalid = first_invalid_text(record, "entry")
                     if invalid is not None:
                         raise BundleError(f"entry line {count + 1}: {invalid} is not valid "

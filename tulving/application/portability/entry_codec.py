@@ -32,7 +32,9 @@ _ENUMS: dict[str, Any] = {"type": MemoryType, "scope": Scope, "source_type": Sou
 _ID_LISTS = ("related_to", "source_entry_ids", "conflict_ids")
 _UNIT = ("importance", "confidence", "trust")
 _COUNTS = ("access_count", "success_count", "failure_count")
-FIELDS = tuple(f.name for f in attrs.fields(MemoryEntry))
+#: Every field of the domain model but ``masks`` (a cache of where to mask, found again
+#: by the receiving side rather than trusted from a file).
+FIELDS = tuple(f.name for f in attrs.fields(MemoryEntry) if f.name != "masks")
 #: Record keys that are not entry fields: the digest and the row of the vector.
 DIGEST, VECTOR_ROW = "digest", "vector_row"
 

@@ -27,7 +27,14 @@ from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import SecurityError, StorageError, ValidationError
 from tulving.domain.pii import redact_pii
 from tulving.domain.query import EntryFilter
-from tulving.domain.redaction import map_strings, redact, redact_stored
+from tulving.domain.redaction import (
+    map_strings,
+    redact,
+    shown_content,
+    shown_key,
+    shown_tags,
+    shown_value,
+)
 from tulving.domain.types import Scope
 
 PAGE = 1000
@@ -51,12 +58,16 @@ def _clean(text: str) -> str:
 
 
 def _scrub(entry: MemoryEntry) -> MemoryEntry:
-    content = redact_pii(redact_stored(entry.content, entry.key))[0]
+    content = redact_pii(shown_content(entry))[0]
+    value = shown_value(entry)
+    key = shown_key(entry)
     return attrs.evolve(
         entry, content=content,
         entity=_clean(entry.entity) if entry.entity is not None else None,
-        value=_clean(entry.value) if entry.value is not None else None,
-        metadata=map_strings(dict(entry.metadata), _clean))
+        value=redact_pii(value)[0] if value is not None else None,
+        key=redact_pii(key)[0] if key is not None else None,
+        tags=tuple(redact_pii(t)[0] for t in shown_tags(entry)),
+        metadata=map_strings(dict(entry.metadata), _clean), masks=None)
 
 
 def export(

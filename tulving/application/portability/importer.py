@@ -32,6 +32,7 @@ import attrs
 import numpy as np
 
 from tulving.application.governance.audit import AuditTrail
+from tulving.application.plumbing import deadline
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.representation import embed_entries
 from tulving.application.plumbing.write_order import writing
@@ -227,6 +228,7 @@ class Importer:
                 vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
             pending.append((entry, vector))
             if len(pending) >= BATCH:
+                deadline.check("the import")  # a server's --timeout: stop between batches
                 done += self._batch(pending)
                 pending = []
                 if self.progress is not None:

@@ -284,7 +284,7 @@ def read_erasures(data: bytes, key: EncryptionKey | None) -> list[dict[str, str]
         assert raw["format"] == ERASURES
         return [{"kind": str(e["kind"]), "subject_sha256": str(e["subject_sha256"]),
                  "before": str(e["before"])} for e in events]
-    except (ValueError, KeyError, TypeError, AssertionError):
+    except (ValueError, KeyError, TypeError, AssertionError, RecursionError):
         raise BundleError("a malformed erasure delta") from None
 
 

@@ -28,13 +28,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.query import EntryFilter
+from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.types import ArchiveReason, CognitiveKind, MemoryType
 from tulving.ports.storage import WriteOutcome
 
@@ -117,12 +117,15 @@ def plan_writes(
     dedup: Sequence[bool],
     now: datetime,
     may_change: Callable[[MemoryEntry], bool] = lambda _old: True,
+    reads: PlanReads | None = None,
 ) -> WritePlan:
     """``may_change(old)`` says whether this writer may supersede ``old``: an entry it
-    may not (another agent's shared entry) is flagged as a conflict, never superseded."""
+    may not (another agent's shared entry) is flagged as a conflict, never superseded.
+    ``reads`` is where the plan reads existing entries from (default: the store and the
+    vector index now, :class:`StoreReads`)."""
     plan = WritePlan()
-    storage = ctx.storage
-    check_vectors = ctx.vectors is not None and len(entries) <= VECTOR_CHECK_MAX_BATCH
+    reads = reads if reads is not None else StoreReads(ctx)
+    check_vectors = checks_vectors(ctx, entries)
     batch_hashes: dict[tuple[str, str], int] = {}
     batch_facts: dict[tuple[str, str, str], int] = {}
 
@@ -133,7 +136,7 @@ def plan_writes(
         use_dedup = wants_dedup and dedups(entry)
         # 1. exact restatement
         if use_dedup:
-            existing = _same_hash(storage, entry, plan, batch_hashes)
+            existing = _same_hash(reads, entry, plan, batch_hashes)
             if existing is not None:
                 plan.slots.append(existing)
                 plan.decisions.append("noop")
@@ -141,7 +144,7 @@ def plan_writes(
         decision = "add"
         # 2. structured fact
         if entry.entity is not None and entry.attribute is not None:
-            olds = _holders(storage, entry, plan, batch_facts)
+            olds = _holders(reads, entry, plan, batch_facts)
             noop: MemoryEntry | None = None
             for old in olds:
                 old = current(old)
@@ -165,8 +168,8 @@ def plan_writes(
                 plan.decisions.append("noop")
                 continue
         # 3. near duplicates and undecidable conflicts, by cosine
-        elif use_dedup and check_vectors and vector is not None and entry.key is None:
-            outcome = _by_vector(ctx, entry, vector, plan, now, current, may_change)
+        elif wants_vector_check(entry, vector, use_dedup, check_vectors):
+            outcome = _by_vector(reads, entry, vector, plan, now, current, may_change)
             if isinstance(outcome, MemoryEntry) and outcome.id != entry.id:
                 plan.slots.append(outcome)
                 plan.decisions.append("noop")
@@ -188,17 +191,13 @@ def plan_writes(
 
 
 def _same_hash(
-    storage: Any, entry: MemoryEntry, plan: WritePlan, batch: dict[tuple[str, str], int]
+    reads: PlanReads, entry: MemoryEntry, plan: WritePlan, batch: dict[tuple[str, str], int]
 ) -> MemoryEntry | None:
     index = batch.get((entry.partition, entry.content_hash))
     candidates: list[MemoryEntry] = []
     if index is not None:
         candidates.append(plan.inserts[index][0])
-    # ids first: the common case (no twin) then costs one index probe, no row decoding
-    twins = storage.ids_matching(
-        EntryFilter(partitions=(entry.partition,), content_hash=entry.content_hash))
-    if twins:
-        candidates += storage.get_many(sorted(twins)[:5])
+    candidates += reads.twins(entry)
     for old in candidates:
         old = plan.updates.get(old.id, old)
         if (
@@ -211,14 +210,10 @@ def _same_hash(
 
 
 def _holders(
-    storage: Any, entry: MemoryEntry, plan: WritePlan, batch: dict[tuple[str, str, str], int]
+    reads: PlanReads, entry: MemoryEntry, plan: WritePlan, batch: dict[tuple[str, str, str], int]
 ) -> list[MemoryEntry]:
-    assert entry.entity is not None and entry.attribute is not None
-    olds: list[MemoryEntry] = list(storage.query(
-        EntryFilter(partitions=(entry.partition,), entity=entry.entity, attribute=entry.attribute),
-        limit=20,
-    ))
-    index = batch.get((entry.partition, entry.entity, entry.attribute))
+    olds = reads.holders(entry)
+    index = batch.get((entry.partition, entry.entity or "", entry.attribute or ""))
     if index is not None:
         # An earlier item of the same batch states the same fact: the later one wins.
         olds = [plan.inserts[index][0], *olds]
@@ -226,25 +221,20 @@ def _holders(
 
 
 def _by_vector(
-    ctx: MemoryContext, entry: MemoryEntry, vector: Any, plan: WritePlan, now: datetime,
+    reads: PlanReads, entry: MemoryEntry, vector: Any, plan: WritePlan, now: datetime,
     current: Callable[[MemoryEntry], MemoryEntry],
     may_change: Callable[[MemoryEntry], bool],
 ) -> MemoryEntry | tuple[MemoryEntry, str] | None:
-    assert ctx.vectors is not None
-    hits = [h for h in ctx.vectors.query(vector, _NEIGHBOURS) if h.score >= CONFLICT_THRESHOLD]
+    hits = reads.neighbours(entry, vector)
     if not hits:
         return None
-    olds = {e.id: e for e in ctx.storage.get_many([h.id for h in hits])}
     decision = "add"
-    for hit in hits:
-        old = olds.get(hit.id)
-        if old is None:
-            continue
+    for old, score in hits:
         old = current(old)
         if (not old.is_active or old.partition != entry.partition or old.type is not entry.type
                 or old.key is not None or not may_change(old)):
             continue
-        if hit.score >= UPDATE_THRESHOLD and not diverges(old.content, entry.content):
+        if score >= UPDATE_THRESHOLD and not diverges(old.content, entry.content):
             if entry.trust + 1e-9 < old.trust or old.pinned:
                 return old  # NOOP: a weaker restatement adds nothing
             plan.updates[old.id] = _supersede(old, entry, now)
@@ -257,3 +247,77 @@ def _by_vector(
             plan.links.add((old.id, entry.id))
             decision = "conflict"
     return (entry, decision) if decision != "add" else None
+
+
+def checks_vectors(ctx: MemoryContext, entries: Sequence[MemoryEntry]) -> bool:
+    """Whether rule 3 runs for this batch at all (an index, and a batch small enough)."""
+    return ctx.vectors is not None and len(entries) <= VECTOR_CHECK_MAX_BATCH
+
+
+def wants_vector_check(entry: MemoryEntry, vector: Any, use_dedup: bool,
+                       check_vectors: bool) -> bool:
+    """Whether rule 3 may read ``entry``'s neighbours (rule 2 decides facts instead)."""
+    return (use_dedup and check_vectors and vector is not None and entry.key is None
+            and (entry.entity is None or entry.attribute is None))
+
+
+class PlanReads(Protocol):
+    """What a plan reads of existing entries: the store now (:class:`StoreReads`), or
+    what was read before the tenant's write lock checked under it (``write_plans``)."""
+
+    def twins(self, entry: MemoryEntry) -> list[MemoryEntry]:
+        """Active entries of ``entry``'s partition with its content hash (a few)."""
+        ...
+
+    def holders(self, entry: MemoryEntry) -> list[MemoryEntry]:
+        """Active entries of ``entry``'s partition stating its entity and attribute,
+        newest first (at most 20)."""
+        ...
+
+    def neighbours(self, entry: MemoryEntry, vector: Any) -> list[tuple[MemoryEntry, float]]:
+        """The nearest indexed entries to ``vector`` (``entry``'s; of any partition)
+        whose cosine is at least ``CONFLICT_THRESHOLD``, best first, among the
+        ``NEIGHBOURS`` nearest."""
+        ...
+
+
+#: How many nearest entries rule 3 looks at.
+NEIGHBOURS = _NEIGHBOURS
+#: At most this many exact twins are read (one is the common case).
+TWINS_READ = 5
+#: At most this many holders of a fact are read.
+HOLDERS_READ = 20
+
+
+class StoreReads:
+    """The plan's reads from the store and the vector index as they are now."""
+
+    def __init__(self, ctx: MemoryContext) -> None:
+        self.ctx = ctx
+
+    def twin_ids(self, entry: MemoryEntry) -> list[str]:
+        # ids first: the common case (no twin) then costs one index probe, no row decoding
+        return sorted(self.ctx.storage.ids_matching(
+            EntryFilter(partitions=(entry.partition,), content_hash=entry.content_hash)))
+
+    def twins(self, entry: MemoryEntry) -> list[MemoryEntry]:
+        twins = self.twin_ids(entry)
+        return self.ctx.storage.get_many(twins[:TWINS_READ]) if twins else []
+
+    def holders(self, entry: MemoryEntry) -> list[MemoryEntry]:
+        return list(self.ctx.storage.query(
+            EntryFilter(partitions=(entry.partition,), entity=entry.entity,
+                        attribute=entry.attribute),
+            limit=HOLDERS_READ,
+        ))
+
+    def scored(self, vector: Any, k: int = NEIGHBOURS) -> list[ScoredId]:
+        assert self.ctx.vectors is not None
+        return list(self.ctx.vectors.query(vector, k))
+
+    def neighbours(self, entry: MemoryEntry, vector: Any) -> list[tuple[MemoryEntry, float]]:
+        hits = [h for h in self.scored(vector) if h.score >= CONFLICT_THRESHOLD]
+        if not hits:
+            return []
+        olds = {e.id: e for e in self.ctx.storage.get_many([h.id for h in hits])}
+        return [(olds[h.id], h.score) for h in hits if h.id in olds]

@@ -2,13 +2,16 @@
 
 In order, for a batch:
 1. each item becomes a validated entry (:func:`tulving.domain.entry_factory.build_entry`),
-   goes through the plugins' ``tulving_before_write`` chain (write policy, PII) and is
-   sealed (content hash, signature);
+   goes through the plugins' ``tulving_before_write`` chain (write policy, PII), gets the
+   spans every door will mask (:func:`tulving.domain.redaction.find_masks`, kept with it so
+   showing it later only applies them) and is sealed (content hash, signature);
 2. the batch is embedded once, each entry read with what was written just before it
    (:mod:`tulving.application.plumbing.representation`);
 3. under the Memory's lock and in one writing transaction (the tenant's write lock taken
    first, :mod:`tulving.application.plumbing.write_order`), write-time decisions are
-   planned from what the store holds now (:mod:`tulving.application.writing.contradictions`):
+   planned from what the store holds now (:mod:`tulving.application.writing.contradictions`;
+   on a store with ``WriteMarks``, from candidates read before the lock and checked under
+   it against what was written meanwhile, :mod:`tulving.application.writing.write_plans`):
    supersede by key or fact, deduplicate restatements, flag conflicts; then the same
    transaction supersedes and links existing entries by targeted updates (only the link
    fields, rows locked in id order, never a row rewritten from an older read), inserts
@@ -33,20 +36,25 @@ from typing import Any
 import attrs
 
 from tulving.application.governance.audit import AuditTrail
+from tulving.application.governance.erasure import every_version, scrub
 from tulving.application.governance.integrity import Governance
+from tulving.application.plumbing import deadline
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.representation import embed_entries
 from tulving.application.plumbing.vector_sync import catch_up, follows_log, save_index
-from tulving.application.plumbing.write_order import writing
+from tulving.application.plumbing.write_order import commit_at_once, writing
 from tulving.application.writing.contradictions import WritePlan, plan_writes
 from tulving.application.writing.write_hooks import apply_before_write
+from tulving.application.writing.write_plans import PlannedReads
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import build_entry
 from tulving.domain.errors import TulvingError, ValidationError
+from tulving.domain.records import AuditDraft
+from tulving.domain.redaction import find_masks
 from tulving.domain.types import ArchiveReason
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.hooks import WriteContext
-from tulving.ports.storage import Archival, Supersession, WriteOutcome
+from tulving.ports.storage import Archival, Supersession, WriteMarks, WriteOutcome
 
 
 class Writer:
@@ -79,37 +87,99 @@ class Writer:
             )
             for fields in batch
         ]
-        entries = [self.governance.seal(e) for e in self._keep_unnamed(entries, named)]
+        # what every door will mask, found once here and kept with the entry (see masks)
+        entries = [self.governance.seal(attrs.evolve(e, masks=find_masks(e)))
+                   for e in self._keep_unnamed(entries, named)]
         vectors: list[Any] = [None] * len(entries)
         if ctx.embedder is not None and entries:
             matrix = embed_entries(ctx, entries)
             vectors = [matrix[i] for i in range(len(entries))]
+        deadline.check("the write")
+        planned = None
+        earlier: list[AuditDraft] = []  # read records a failed planned commit took
+        if isinstance(ctx.storage, WriteMarks) and ctx.storage.plans_ahead():
+            # plan now, check under the lock (write_plans)
+            planned = PlannedReads(ctx, ctx.storage)
+            planned.prefetch(entries, vectors, dedup)
+            done, earlier = self._commit_planned(ctx.storage, planned, batch, entries,
+                                                 vectors, dedup, now, operation)
+            if done is not None:
+                return done
         with self.serial:
             with writing(ctx):  # the audit record exists iff the write happened
+                # a call past its deadline (a server's --timeout) waited here for the lock
+                # and its caller has been answered: it must not commit now
+                deadline.check("the write")
                 self._check_keys(entries)
                 plan = plan_writes(ctx, entries, vectors, dedup, now,
-                                   self.governance.may_change)
+                                   self.governance.may_change,
+                                   planned.checked(entries) if planned else None)
                 lost = self._supersede(plan, now)
                 written = ctx.storage.write_many(plan.inserts)
                 if plan.links:
                     ctx.storage.link_conflicts(sorted(plan.links), now)
                 outcomes = plan.outcomes(written)
-                self.audit.record_many([
-                    self.audit.draft(operation, fields, entry_id=o.entry.id, details={
-                        "superseded": o.superseded.id if o.superseded else None,
-                        "review": o.entry.review_status.value,
-                        "decision": decision,
-                    })
-                    for fields, o, decision in zip(batch, outcomes, plan.decisions,
-                                                   strict=True)
-                ])
+                self.audit.record_many(self._drafts(operation, batch, outcomes, plan),
+                                       earlier=earlier)
             if not getattr(ctx.vectors, "in_store", False):
                 # Still under the lock: the next writer's near-duplicate check must find
                 # these vectors in an index this process keeps (storage already has them).
                 self._update_index(written, plan, lost)
-        if getattr(ctx.vectors, "in_store", False):  # indexed by the commit already
-            self._update_index(written, plan, lost)
+        # An index inside the store (pgvector) was changed by the commit itself: the
+        # vectors written are indexed, the superseded ones un-flagged; nothing to add.
         return outcomes
+
+    def _drafts(self, operation: str, batch: Sequence[dict[str, Any]],
+                outcomes: Sequence[WriteOutcome], plan: WritePlan) -> list[AuditDraft]:
+        """One audit record per item: what it became and which decision made it so."""
+        return [
+            self.audit.draft(operation, fields, entry_id=o.entry.id, details={
+                "superseded": o.superseded.id if o.superseded else None,
+                "review": o.entry.review_status.value,
+                "decision": decision,
+            })
+            for fields, o, decision in zip(batch, outcomes, plan.decisions, strict=True)
+        ]
+
+    def _commit_planned(self, marks: WriteMarks, planned: PlannedReads,
+                        batch: Sequence[dict[str, Any]], entries: Sequence[MemoryEntry],
+                        vectors: Sequence[Any], dedup: Sequence[bool], now: Any,
+                        operation: str) -> tuple[list[WriteOutcome] | None, list[AuditDraft]]:
+        """A batch without keys, planned from the prefetch and committed by one storage
+        call that checks the plan under the tenant's lock (``write_plans``). None when
+        this path does not apply or the check failed (nothing was written then), with
+        the queued read records it took for the write under the lock to append."""
+        ctx = self.ctx
+        if (any(e.key is not None for e in entries)
+                or (ctx.vectors is not None and not getattr(ctx.vectors, "in_store", False))):
+            return None, []  # a key's holder, an index in this process: under the locks
+        reads = planned.plan_reads()
+        plan = plan_writes(ctx, entries, vectors, dedup, now, self.governance.may_change,
+                           reads)
+        if reads.missed:
+            return None, []
+        inserted = {e.id for e, _ in plan.inserts}
+        flags = {side: plan.updates[side].conflict_ids for pair in plan.links
+                 for side in pair if side not in inserted and side in plan.updates}
+        outcomes = plan.outcomes([WriteOutcome(entry=e) for e, _ in plan.inserts])
+        check = planned.plan_check(entries, vectors, dedup)
+        drafts = self._drafts(operation, batch, outcomes, plan)
+        supersede = self._supersessions(plan, now)
+        earlier = self.audit.take_reads()
+        try:
+            committed = commit_at_once(ctx, lambda: marks.commit_planned(
+                check, supersede, flags, plan.inserts, [*earlier, *drafts], now))
+        except BaseException:
+            self.audit.requeue_reads(earlier)
+            raise
+        return (outcomes, []) if committed is not None else (None, earlier)
+
+    def _supersessions(self, plan: WritePlan, now: Any) -> list[Supersession]:
+        """The plan's supersedes as targeted updates (signed anew: ``valid_until`` moved)."""
+        return [Supersession(old_id, changed.superseded_by or "", changed.archived_at or now,
+                             changed.valid_until or now, self.governance.seal(changed).signature)
+                for old_id, changed in plan.updates.items()
+                if changed.archived_at is not None and changed.superseded_by is not None]
 
     def _update_index(self, written: Sequence[WriteOutcome], plan: WritePlan,
                       lost: set[str]) -> None:
@@ -123,15 +193,10 @@ class Writer:
         the ids left alone: one another writer archived first (a writer outside this lock
         order) is not superseded twice, and the new entry that meant to replace it is
         written as a plain addition rather than as a second successor."""
-        wanted = {old_id: changed for old_id, changed in plan.updates.items()
-                  if changed.archived_at is not None and changed.superseded_by is not None}
-        if not wanted:
+        items = self._supersessions(plan, now)
+        if not items:
             return set()
-        items = [Supersession(old_id, changed.superseded_by or "", changed.archived_at or now,
-                              changed.valid_until or now,
-                              self.governance.seal(changed).signature)
-                 for old_id, changed in wanted.items()]
-        lost = set(wanted) - set(self.ctx.storage.supersede_entries(items))
+        lost = {i.entry_id for i in items} - set(self.ctx.storage.supersede_entries(items))
         if lost:
             plan.inserts[:] = [
                 (attrs.evolve(e, supersedes=None) if e.supersedes in lost else e, v)
@@ -210,18 +275,26 @@ class Writer:
             index.remove(gone)
 
     def forget(self, entry: MemoryEntry, key_or_id: str, *, hard: bool) -> MemoryEntry:
-        """Archive ``entry`` (reason ``forgotten``) or, with ``hard``, delete it for good;
-        audited in the same transaction."""
+        """Archive ``entry`` (reason ``forgotten``) or, with ``hard``, erase it: every
+        version of its key and what was derived from them (``erasure.every_version``),
+        deleted and scrubbed from the files; audited in the same transaction, without
+        content (the key or id hashed, how many versions went)."""
         ctx = self.ctx
+        doomed = every_version(ctx, entry) if hard else [entry.id]
         with self.serial, writing(ctx):
             if hard:
-                ctx.storage.delete([entry.id])
+                ctx.storage.delete(doomed)
             else:
                 ctx.storage.archive(
                     [Archival(entry.id, ArchiveReason.FORGOTTEN, ctx.clock.now())])
+            details: dict[str, Any] = {"hard": hard}
+            if hard:
+                details["erased"] = len(doomed)
             self.audit.record("forget", {"key_or_id": key_or_id, "hard": hard},
-                              entry_id=entry.id, details={"hard": hard})
-        if ctx.vectors is not None:
+                              entry_id=entry.id, details=details)
+        if hard:
+            scrub(ctx, doomed)
+        elif ctx.vectors is not None:
             ctx.vectors.remove([entry.id])
         return entry
 

@@ -31,9 +31,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tulving.domain.errors import NotFoundError, SecurityError, StorageError, ValidationError
-from tulving.domain.records import TokenRecord
+from tulving.domain.records import SessionRecord, TokenRecord
 from tulving.interfaces.auth.token_door import adopt_token_file, open_token_store, token_file_for
-from tulving.ports.storage import TokenStore
+from tulving.ports.storage import TokenSessions, TokenStore
 
 __all__ = ["TOKEN_PREFIX", "TokenRecord", "TokenRegistry", "adopt_token_file",
            "registry_for", "token_file_for"]
@@ -112,14 +112,25 @@ class TokenRegistry:
     def verify(self, token: str) -> TokenRecord:
         """The record of a valid token; SecurityError otherwise (same message for every
         failure, so a caller learns nothing about which part was wrong)."""
+        return self.verify_with_sessions(token, None)[0]
+
+    def verify_with_sessions(self, token: str, agent_id: str | None
+                             ) -> tuple[TokenRecord, list[SessionRecord] | None]:
+        """``verify``, and with ``agent_id`` on a store that reads them together
+        (``TokenSessions``), the open sessions of the agent the request acts as (the
+        token's bound agent, else ``agent_id``) from the same read; None when not read."""
         match = _TOKEN.match(token or "")
         if match:
             token_id, secret = match.groups()
-            record = self._store.get_token(token_id)
+            sessions: list[SessionRecord] | None = None
+            if agent_id is not None and isinstance(self._store, TokenSessions):
+                record, sessions = self._store.token_with_sessions(token_id, agent_id)
+            else:
+                record = self._store.get_token(token_id)
             if record is not None and hmac.compare_digest(
                 record.digest, _digest(record.salt, secret)
             ):
-                return record
+                return record, sessions
         raise SecurityError("invalid or revoked token")
 
 

@@ -145,9 +145,14 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
         for command, (extra, modules) in extras.COMMANDS.items()
     ]
     memory = None
+    absent = _absent_store(settings)
     try:
         began = time.perf_counter()
-        memory = open_memory(settings, progress=ProgressLine())
+        if absent:     # the checks need no store, and a check must not create one
+            memory = settings.open_memory(storage="memory", vectors="exact",
+                                          progress=ProgressLine())
+        else:
+            memory = open_memory(settings, progress=ProgressLine())
         memory.startup()
         checks["startup_s"] = round(time.perf_counter() - began, 3)
         ctx = memory.ctx
@@ -166,12 +171,18 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
         tokenizer = ctx.tokenizer
         if tokenizer is not None:
             checks["tokenizer"] = {"name": tokenizer.name, "ok": tokenizer.count("hello world") > 0}
-        report = memory.maintenance("inspect")
-        checks["store"] = report["storage"]
-        checks["integrity_ok"] = report["integrity_ok"]
-        checks["index"] = report["index"]
-        if not report["integrity_ok"] or (report["index"] and not report["index"]["healthy"]):
-            problems += 1
+        if absent:
+            checks["store"] = {"engine": "sqlite", "exists": False, "path": settings.path}
+            checks["integrity_ok"] = True
+            checks["index"] = None
+        else:
+            report = memory.maintenance("inspect")
+            checks["store"] = report["storage"]
+            checks["integrity_ok"] = report["integrity_ok"]
+            checks["index"] = report["index"]
+            if not report["integrity_ok"] or (report["index"]
+                                              and not report["index"]["healthy"]):
+                problems += 1
     except TulvingError as exc:
         checks["error"] = f"{type(exc).__name__}: {exc}"
         problems += 1
@@ -182,6 +193,15 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
     checks["reindex_hint"] = hint(args, "maintenance", "reindex")
     out.result(checks, _doctor_text(checks))
     return OK if problems == 0 else INTEGRITY
+
+
+def _absent_store(settings: Any) -> bool:
+    """A SQLite store that is not there yet (the default location before a first write):
+    ``doctor`` reports it and creates nothing, neither the file nor its folder."""
+    path = settings.path
+    sqlite = (settings.storage in (None, "sqlite") and "://" not in path
+              and path != ":memory:")
+    return sqlite and not os.path.exists(os.path.expanduser(path))
 
 
 def _adapter_available(spec: Any) -> bool:
@@ -224,11 +244,15 @@ def _doctor_text(checks: dict[str, Any]) -> str:
         lines.append(f"tokenizer: {tok.get('name')} {'ok' if tok.get('ok') else 'FAILED'}")
         store = checks.get("store") or {}
         size = store.get("bytes")
-        lines.append(
-            f"storage: {store.get('engine')} "
-            + (render.human_bytes(size) if isinstance(size, int) else "")
-            + f", integrity {'ok' if checks.get('integrity_ok') else 'FAILED'}"
-        )
+        if store.get("exists") is False:
+            lines.append(f"storage: {store.get('engine')}, not created yet (the first "
+                         "write creates it)")
+        else:
+            lines.append(
+                f"storage: {store.get('engine')} "
+                + (render.human_bytes(size) if isinstance(size, int) else "")
+                + f", integrity {'ok' if checks.get('integrity_ok') else 'FAILED'}"
+            )
         index = checks.get("index")
         if index:
             lines.append(

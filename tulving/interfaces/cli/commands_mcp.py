@@ -23,6 +23,11 @@ def register(sub: Any) -> None:
     p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 = any)")
     p.add_argument("--host", default="127.0.0.1", help="only 127.0.0.1/localhost are accepted")
+    p.add_argument("--read-only", action="store_true", dest="read_only_store",
+                   help="serve reads only, beside the process that writes the store (another "
+                        "MCP server, tulving serve): search, curate and get work; writes "
+                        "answer with an error. Without it, a SQLite store another process "
+                        "holds is served read-only too, with a warning")
     add_common(p)
     p.set_defaults(func=_serve)
     tokens = p.add_subparsers(dest="mcp_command", metavar="{token}")
@@ -55,13 +60,41 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
         check_host(args.host)
         if not 0 <= args.port <= 65535:
             raise ValidationError(f"--port must be 0..65535, got {args.port}")
+    read_only = bool(getattr(args, "read_only_store", False))
     run(
-        lambda: open_memory(settings),
+        lambda: _open_for_serving(settings, read_only),
         http=args.http,
         port=args.port,
         host=args.host,
     )
     return OK
+
+
+def _open_for_serving(settings: Any, read_only: bool) -> Any:
+    """The served Memory: read-only when asked; otherwise the store for writing, or, when
+    another process holds a SQLite store's writer lock, the same store read-only (so an
+    agent can still search it) with a warning that says what happened and how to write."""
+    import logging
+
+    from tulving.domain.errors import LockError
+
+    if read_only:
+        return open_memory(settings, read_only=True).startup()
+    memory = open_memory(settings)
+    try:
+        return memory.startup()
+    except LockError as exc:
+        memory.close()
+        sqlite = (settings.storage in (None, "sqlite") and "://" not in settings.path
+                  and settings.path != ":memory:")
+        if not sqlite:
+            raise
+        logging.getLogger("tulving.mcp").warning(
+            "%s. Serving it read-only: search, curate and get work, writes answer with an "
+            "error until the other process stops (tulving mcp --read-only says this on "
+            "purpose)",
+            exc)
+        return open_memory(settings, read_only=True).startup()
 
 
 def _with_registry(args: argparse.Namespace, fn: Any) -> Any:

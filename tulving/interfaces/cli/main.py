@@ -73,13 +73,29 @@ def _open_for(args: argparse.Namespace, settings: Any, extra: dict[str, Any]) ->
 
     sqlite = (settings.storage in (None, "sqlite") and "://" not in settings.path
               and settings.path != ":memory:")
-    if getattr(args, "command", None) in READ_ONLY_COMMANDS and sqlite:
+    reading = getattr(args, "command", None) in READ_ONLY_COMMANDS
+    if reading and sqlite:
+        _refuse_missing_folder(settings.path)
+    if reading and sqlite:
         memory = open_memory(settings, read_only=True, **extra)
         try:
             return memory.startup()
         except ReadOnlyError:
             memory.close()
     return open_memory(settings, **extra)
+
+
+def _refuse_missing_folder(path: str) -> None:
+    """A command that only reads creates nothing: a path whose folder does not exist (a
+    typo, an unmounted volume) is reported, not made into a new, empty store there."""
+    import os
+
+    from tulving.domain.errors import NotFoundError
+
+    folder = os.path.dirname(os.path.abspath(os.path.expanduser(path)))
+    if not os.path.exists(folder):  # a file there instead is the store's error (exit 4)
+        raise NotFoundError(f"no memory at {path}: the folder {folder} does not exist "
+                            "(a command that only reads creates nothing)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,31 +20,37 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tulving.interfaces.auth.bearer_tokens import TokenRegistry, registry_for
 from tulving.interfaces.http import errors
 from tulving.interfaces.http.api_docs import include_api_docs
+from tulving.interfaces.http.auth_gate import refuse_unknown_token
 from tulving.interfaces.http.errors import body as error_body
 from tulving.interfaces.http.inspector import include_inspector
+from tulving.interfaces.http.limits import (
+    DEFAULT_TIMEOUT,
+    MAX_BODY,
+    MAX_BUNDLE,
+    Limits,
+)
+from tulving.interfaces.http.observability import (
+    ObservabilityOptions,
+    fastapi_telemetry_off,
+)
+from tulving.interfaces.http.observability import install as install_observability
 from tulving.interfaces.http.routes import include_routes
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 from tulving.interfaces.http.tenancy import Tenancy
 from tulving.ports.storage import SyncLog
 
-#: Body size limits: JSON calls, and bundle uploads to ``/v1/import``.
-MAX_BODY = 4 * 1024 * 1024
-MAX_BUNDLE = 1024 * 1024 * 1024
-DEFAULT_TIMEOUT = 60.0
-
 
 class BodyLimit:
     """413 for a body over the limit, by its declared length or as it streams in."""
 
-    def __init__(self, app: ASGIApp, limit: int, bundle_limit: int) -> None:
-        self.app, self.limit, self.bundle_limit = app, limit, bundle_limit
+    def __init__(self, app: ASGIApp, limits: Limits) -> None:
+        self.app, self.limits = app, limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = (self.bundle_limit if scope["path"] in ("/v1/import", "/v1/sync/deltas")
-                 else self.limit)
+        limit = self.limits.body_limit(scope["path"])
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             await _too_large(send, limit)
@@ -90,13 +96,21 @@ def create_app(
     max_body: int = MAX_BODY,
     max_bundle: int = MAX_BUNDLE,
     sync_dir: str | None = None,
+    limits: Limits | None = None,
+    observability: ObservabilityOptions | None = None,
 ) -> FastAPI:
     """The server for ``memory`` (an unopened or open ``Memory``; the app owns it and
     closes it on shutdown). Tokens come from ``registry`` (default: the store's own, as
     ``tulving serve token create`` writes them). ``/v1/sync`` is served when the store
     keeps a sync log (``tulving.ports.storage.SyncLog``: SQLite, PostgreSQL, in memory);
     a sync log left as files by an older server (``sync_dir``, default ``<store>.sync``
-    beside a file store) is moved into the store first (see ``legacy_delta_log``)."""
+    beside a file store) is moved into the store first (see ``legacy_delta_log``).
+    ``limits`` bounds each request (see ``limits``); ``timeout``, ``max_body`` and
+    ``max_bundle`` are its older spelling and apply when it is not given.
+    ``observability``: request ids, spans, ``/metrics`` and access log lines (see
+    ``observability``; default: all on, ``/metrics`` for this machine only)."""
+    if limits is None:
+        limits = Limits(timeout=timeout, max_body=max_body, max_bundle=max_bundle)
     tenancy_box: dict[str, Tenancy] = {}
 
     @asynccontextmanager
@@ -109,13 +123,13 @@ def create_app(
 
     app = FastAPI(title="Tulving memory server", version=str(SCHEMA_VERSION),
                   openapi_url="/v1/openapi.json", docs_url=None, redoc_url=None,
-                  lifespan=lifespan)
+                  lifespan=lifespan, **fastapi_telemetry_off())
     memory.startup()
     tenancy = Tenancy(memory, registry or registry_for(memory), limiter=concurrency)
     tenancy_box["t"] = tenancy
     app.state.tenancy = tenancy
-    errors.install(app)
-    include_routes(app, tenancy, timeout=timeout, version=SCHEMA_VERSION)
+    errors.install(app, before_body_error=refuse_unknown_token)
+    include_routes(app, tenancy, limits=limits, version=SCHEMA_VERSION)
     include_inspector(app)
     include_api_docs(app)
     if isinstance(memory.ctx.storage, SyncLog):
@@ -128,6 +142,7 @@ def create_app(
             from tulving.interfaces.http.legacy_delta_log import migrate
 
             migrate(memory, sync_dir, tenancy.registry)
-        include_sync_routes(app, tenancy, timeout=timeout, version=SCHEMA_VERSION)
-    app.add_middleware(BodyLimit, limit=max_body, bundle_limit=max_bundle)
+        include_sync_routes(app, tenancy, timeout=limits.timeout, version=SCHEMA_VERSION)
+    app.add_middleware(BodyLimit, limits=limits)
+    install_observability(app, tenancy, observability or ObservabilityOptions())  # outermost
     return app

@@ -4,6 +4,7 @@ fault it was, never a stack trace (the message is redacted like every other emis
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,6 +26,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (E.ScopeError, 403),
     (E.SecurityError, 403),
     (E.LockError, 503),
+    (E.DeadlineExceeded, 503),  # past serve --timeout: cancelled, nothing written
     (E.ReadOnlyError, 409),  # a write to `tulving serve --read-only`: not a server fault
     (E.StorageError, 503),
     (E.IntegrityError, 409),
@@ -68,7 +70,11 @@ def status_for(exc: Exception) -> int:
     return 500
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI,
+            before_body_error: Callable[[Request], Awaitable[None]] | None = None) -> None:
+    """The error handlers of ``app``. ``before_body_error`` runs before a 422 about a
+    request's body is sent and may refuse the request instead by raising ``HTTPError``
+    (the server checks the caller's token there: ``auth_gate``)."""
     @app.exception_handler(E.TulvingError)
     async def tulving_error(_request: Request, exc: E.TulvingError) -> JSONResponse:
         exc = as_caller_sees_it(exc)
@@ -79,8 +85,22 @@ def install(app: FastAPI) -> None:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse(body(exc.kind, str(exc)), status_code=exc.status, headers=headers)
 
+    async def unknown_token(request: Request) -> JSONResponse | None:
+        """401 instead of a description of the body for a caller whose token is not live
+        (see ``auth_gate``)."""
+        if before_body_error is None:
+            return None
+        try:
+            await before_body_error(request)
+        except HTTPError as refused:
+            return await http_error(request, refused)
+        return None
+
     @app.exception_handler(RequestValidationError)
-    async def bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        refused = await unknown_token(request)
+        if refused is not None:
+            return refused
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg')}"
             for err in exc.errors()[:10])
@@ -88,7 +108,17 @@ def install(app: FastAPI) -> None:
                             status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
-    async def starlette_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def starlette_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and "parsing the body" in str(exc.detail):
+            refused = await unknown_token(request)
+            if refused is not None:
+                return refused
+            # FastAPI's answer to a body its JSON parser gave up on (a recursion limit
+            # reached by deep nesting, among others): the input's fault, a 422 like any
+            # other malformed body
+            return JSONResponse(body("ValidationError", "the request body is not JSON this "
+                                     "server reads (malformed, or nested too deeply)"),
+                                status_code=422)
         return JSONResponse(body("HTTPError", str(exc.detail)), status_code=exc.status_code)
 
     @app.exception_handler(Exception)

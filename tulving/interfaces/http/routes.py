@@ -10,36 +10,36 @@ import math
 from collections.abc import Callable, Iterator
 from typing import IO, Annotated, Any
 
-import anyio
-from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from tulving.application.plumbing.sealed_spool import sealed_spool
+from tulving.application.portability.bundle_format import declared_entries
 from tulving.interfaces import render
 from tulving.interfaces.http import schemas as S
+from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
+from tulving.interfaces.http.limits import Limits, bounded
 from tulving.interfaces.http.tenancy import Tenancy
 
 Named = dict[str, Any]
 UserQ = Annotated[str | None, Query(max_length=256)]
 
 
-def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: int) -> None:
+def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = None,
+                   timeout: float | None = None, version: int) -> None:
     """Mount the ``/v1`` router on ``app`` (a separate function so other doors, such as an
     inspector UI, can be mounted beside it on the same app)."""
-    router = APIRouter(prefix="/v1")
+    if limits is None:
+        limits = Limits() if timeout is None else Limits(timeout=timeout)
+    router = APIRouter(prefix="/v1", dependencies=[Depends(authenticated(tenancy))])
 
     async def act(request: Request, named: Named, fn: Callable[[Any], dict[str, Any]], *,
                   write: bool = False) -> dict[str, Any]:
-        token = tenancy.verify(request.headers.get("authorization"))
-        caller = await tenancy.run(tenancy.caller, token, named)
-        if write:
-            caller.check_writable()
-        try:
-            with anyio.fail_after(timeout):
-                result = await tenancy.run(fn, caller.memory)
-        except TimeoutError as exc:
-            raise HTTPError(503, "Timeout", f"the call took over {timeout} s") from exc
+        # the token, the caller's view and the call: one worker thread, one read scope
+        # of the store (Tenancy.serve), under the call's time limit
+        result = await bounded(tenancy.serve, request.state.tulving_authorization, named,
+                               fn, write, timeout=limits.timeout, limiter=tenancy.limiter)
         return {"schema_version": version, **result}
 
     def named(body: S.Body) -> Named:
@@ -63,6 +63,10 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
 
     @router.post("/remember")
     async def remember(request: Request, body: S.Remember) -> dict[str, Any]:
+        refused = limits.remember_refusal(body.text)
+        if refused:
+            raise HTTPError(413, "PayloadTooLarge", refused)
+
         def do(m: Any) -> dict[str, Any]:
             entries = m.remember(body.text, subject=body.subject, source_type=body.source_type,
                                  valid_from=body.valid_from,
@@ -159,7 +163,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
                    user_id: UserQ = None, workspace_id: UserQ = None,
                    agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
-                         lambda m: {"keys": m.list_keys(prefix)})
+                         lambda m: {"keys": render.scrub(m.list_keys(prefix))})
 
     @router.get("/entries")
     async def entries(request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -246,6 +250,10 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float, version: i
             async for chunk in request.stream():
                 spool.write(chunk)
             spool.seek(0)
+            declared = await tenancy.run(declared_entries, spool)
+            refused = limits.import_refusal(declared) if declared is not None else None
+            if refused:
+                raise HTTPError(413, "PayloadTooLarge", refused)
 
             def do(m: Any) -> dict[str, Any]:
                 report = m.import_bundle(spool, reembedding=reembedding,

@@ -32,10 +32,14 @@ def _iso_time(value: Any) -> Any:
     if not isinstance(value, str):
         raise ValueError("a time must be an ISO-8601 string such as 2026-01-31T09:00:00Z")
     try:
-        return datetime.fromisoformat(value)
+        parsed = datetime.fromisoformat(value)
     except ValueError:
         raise ValueError("a time must be an ISO-8601 string such as "
                          "2026-01-31T09:00:00Z") from None
+    if parsed.tzinfo is None:  # said here in the wire's terms, not the library's Python
+        raise ValueError(f"the time {value[:40]!r} has no UTC offset: write it as "
+                         "2026-01-31T09:00:00Z or 2026-01-31T09:00:00+02:00")
+    return parsed
 
 
 #: A time in a body or a query: ISO-8601 text only.
@@ -119,7 +123,8 @@ class Search(Body):
 class Curate(Body):
     query: str | None = Field(default=None, max_length=4000)
     token_budget: int = Field(default=2000, ge=50, le=200_000)
-    mode: Literal["query", "orient"] = "query"
+    #: Omitted: ``query`` with a query, ``orient`` (the cold-start briefing) without one.
+    mode: Literal["query", "orient"] | None = None
     types: list[MemoryTypeName] | None = None
     tags: list[str] | None = Field(default=None, max_length=64)
     since: Time | None = None

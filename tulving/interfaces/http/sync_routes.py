@@ -29,11 +29,13 @@ from typing import Annotated, Any
 
 import anyio
 import attrs
-from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import Response
 
 from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
+from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
+from tulving.interfaces.http.limits import bounded
 from tulving.interfaces.http.tenancy import Tenancy
 from tulving.ports.storage import DELTA_PENDING
 
@@ -86,21 +88,18 @@ class BackgroundMerge:
 
 def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
                         version: int) -> None:
-    router = APIRouter(prefix="/v1/sync")
+    router = APIRouter(prefix="/v1/sync",
+                       dependencies=[Depends(authenticated(tenancy, lookup=True))])
     merges = BackgroundMerge(tenancy.root)
     app.state.sync_merge = merges
 
     async def service(request: Request, agent_id: str | None) -> tuple[Any, Any]:
-        token = tenancy.verify(request.headers.get("authorization"))
+        token = request.state.tulving_token
         who = await tenancy.run(tenancy.caller, token, {"agent_id": agent_id})
         return who, await tenancy.run(who.memory.sync_service)
 
     async def run(fn: Any, *args: Any) -> Any:
-        try:
-            with anyio.fail_after(timeout):
-                return await tenancy.run(fn, *args)
-        except TimeoutError as exc:
-            raise HTTPError(503, "Timeout", f"the call took over {timeout} s") from exc
+        return await bounded(fn, *args, timeout=timeout, limiter=tenancy.limiter)
 
     @router.post("/deltas")
     async def push(request: Request, device: Annotated[str, Query(max_length=64)],

@@ -13,16 +13,20 @@ server.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import attrs
 
+from tulving.application.agent_memory.sessions import known_sessions, sessions_read_once
 from tulving.domain.errors import SecurityError
+from tulving.domain.identity import Identity
 from tulving.interfaces.auth.bearer_tokens import TokenRecord, TokenRegistry
 from tulving.interfaces.http.errors import HTTPError
+from tulving.ports.storage import ReadTransactions
 
 #: Agent id for calls whose token and request name none.
 DEFAULT_AGENT = "default"
@@ -52,13 +56,46 @@ class Tenancy:
         """A blocking library call off the event loop (``limiter`` of them at once)."""
         return await anyio.to_thread.run_sync(lambda: fn(*args), limiter=self.limiter)
 
-    def verify(self, authorization: str | None) -> TokenRecord:
+    def serve(self, authorization: str | None, named: Mapping[str, Any],
+              fn: Callable[[Any], Any], write: bool) -> Any:
+        """One request on this worker thread: the token checked, the caller's memory, then
+        ``fn(memory)``, in one read scope of the store (``request_scope``)."""
+        with self.request_scope():
+            token = self.verify(authorization, named)
+            caller = self.caller(token, named)
+            if write:
+                caller.check_writable()
+            return fn(caller.memory)
+
+    @contextmanager
+    def request_scope(self) -> Iterator[None]:
+        """What one request reads, read together: in one read transaction of a store that
+        has them (PostgreSQL: a recall is one transaction, a store two), and each agent's
+        open sessions read once (with the token, where the store reads them together).
+        The token is read at every request, so a revocation applies at the next one."""
+        storage = self.root.ctx.storage
+        reads = storage.reading() if isinstance(storage, ReadTransactions) else nullcontext()
+        with sessions_read_once(), reads:
+            yield
+
+    def verify(self, authorization: str | None,
+               named: Mapping[str, Any] | None = None) -> TokenRecord:
         if not authorization or not authorization.lower().startswith("bearer "):
             raise HTTPError(401, "Unauthorized", "a bearer token is required")
+        agent = str((named or {}).get("agent_id") or DEFAULT_AGENT)
         try:
-            return self.registry.verify(authorization[7:].strip())
+            token, sessions = self.registry.verify_with_sessions(authorization[7:].strip(),
+                                                                 agent)
         except SecurityError as exc:
             raise HTTPError(401, "Unauthorized", str(exc)) from exc
+        if sessions is not None:
+            acting = token.agent_id or agent
+            try:
+                tenant = Identity(acting, token.user_id, token.workspace_id).tenant
+            except ValueError:  # a bad agent id is refused by ``caller``, as before
+                return token
+            known_sessions(acting, tenant, sessions)
+        return token
 
     def caller(self, token: TokenRecord, named: Mapping[str, Any]) -> Caller:
         """The caller's memory; 403 (audited) when the request names another tenant or,

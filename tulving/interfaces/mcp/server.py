@@ -42,8 +42,8 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 LOCAL_HOSTS = {"127.0.0.1": "127.0.0.1", "localhost": "127.0.0.1"}
 INSTRUCTIONS = (
     "Tulving is your persistent memory across sessions. At the start of a session call "
-    "memory_curate with mode='orient'. Before a task, memory_curate or memory_search with "
-    "the task. Store durable facts, decisions, preferences and procedures with memory_store "
+    "memory_curate with no query (the briefing). Before a task, memory_curate or "
+    "memory_search with the task. Store durable facts, decisions, preferences and procedures with memory_store "
     "(give changing facts a key); fix wrong ones with memory_correct."
 )
 log = logging.getLogger("tulving.mcp")

@@ -85,9 +85,11 @@ class MemoryService:
 
 def _end_and_close(memory: Any) -> None:
     """The server's session ends with reason ``shutdown`` (summarised), then the memory
-    closes; a failure to summarise never keeps the store from closing."""
+    closes; a failure to summarise never keeps the store from closing. A read-only
+    memory (``tulving mcp --read-only``, or beside a writer) has no session to end."""
     try:
-        memory.shutdown_session()
+        if not memory.read_only:
+            memory.shutdown_session()
     except Exception:  # the store must still close cleanly
         log.exception("ending the MCP session failed")
     finally:

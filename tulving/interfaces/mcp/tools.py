@@ -208,7 +208,8 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
     async def memory_curate(
         query: Annotated[
             str | None,
-            Field(description="The task at hand. Omit with mode='orient'.", max_length=4000),
+            Field(description="The task at hand. Omit it for the briefing (mode='orient').",
+                  max_length=4000),
         ] = None,
         token_budget: Annotated[
             int,
@@ -220,12 +221,12 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             ),
         ] = 2000,
         mode: Annotated[
-            Literal["query", "orient"],
+            Literal["query", "orient"] | None,
             LOWER,
             Field(
-                description="'query': memories relevant to `query`. 'orient': a cold-start briefing (decisions, plans, preferences, recent episodes) when starting or resuming work."
+                description="'query' (the default with a query): memories relevant to `query`. 'orient' (the default without one): a cold-start briefing (what is known about the user, pinned memories, decisions, plans, procedures, recent sessions and turns) when starting or resuming work."
             ),
-        ] = "query",
+        ] = None,
         types: Types = None,
         tags: Tags = None,
         since: Annotated[
@@ -237,7 +238,8 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             if mode == "query" and not query:
-                raise ValidationError("memory_curate needs a query (or mode='orient')")
+                raise ValidationError("memory_curate(mode='query') needs a query; omit the "
+                                      "query (or use mode='orient') for the briefing")
             curated = memory.curate(
                 query,
                 token_budget=token_budget,
@@ -322,9 +324,10 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         (
             memory_curate,
             "Build a prompt-ready context of the most useful memories that fits a "
-            "token budget. Use mode='orient' (no query) at the start of a session, after a "
-            "break or when you do not yet know what to ask: it briefs you on decisions, plans, "
-            "preferences and recent episodes. Use a query when starting a specific task.",
+            "token budget. Call it with no query (mode='orient') at the start of a session, "
+            "after a break or when you do not yet know what to ask: it briefs you on the user (their "
+            "preferences and facts), pinned memories, decisions, plans, procedures and recent "
+            "sessions. Use a query when starting a specific task.",
         ),
         (
             memory_forget,

@@ -5,6 +5,16 @@ out of the pool for its thread and every storage call made inside it on that thr
 it. Work that needs atomicity but runs outside a caller's transaction goes through
 ``_atomic``, which retries on deadlock/serialisation failures (only then: inside a
 caller's transaction the caller owns the retry decision).
+
+``reading()`` (the port's ``ReadTransactions``) keeps one pooled connection for the
+thread for a whole request: its reads share one read transaction, begun at the first
+read and committed when a write transaction begins on that connection or the scope ends,
+so a request costs one transaction (and one pool checkout) however many statements it
+reads with, not one per statement. A write never joins it: one-statement writes go
+through ``_autocommit`` (committed at once, as outside the scope), others through
+``_atomic`` or ``transaction()``. Each statement still reads what was committed when it
+started (READ COMMITTED, as in autocommit), so a decision made inside a write transaction
+still sees the last writer's commit.
 """
 
 from __future__ import annotations
@@ -14,12 +24,13 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors, sql
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -85,6 +96,9 @@ class PgConnections:
         self._vector_oid = 0
         self._local = threading.local()
         self._open_lock = threading.Lock()
+        #: Run on an idle connection before a read transaction begins on it (session
+        #: settings another adapter needs, e.g. pgvector's search breadth).
+        self._idle_setup: list[Callable[[Conn], None]] = []
         self.location = redact(url)
 
     # -- lifecycle -------------------------------------------------------------------
@@ -188,9 +202,36 @@ class PgConnections:
         conn: Conn | None = getattr(self._local, "conn", None)
         return conn
 
+    def _reader(self) -> Conn | None:
+        conn: Conn | None = getattr(self._local, "reader", None)
+        return conn
+
+    def add_idle_setup(self, setup: Callable[[Conn], None]) -> None:
+        """Run ``setup`` on a kept connection while it is idle, before each read
+        transaction begins on it (idempotent settings: it may run more than once)."""
+        if setup not in self._idle_setup:
+            self._idle_setup.append(setup)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Reads of this thread share one read transaction on one connection until the
+        scope ends (see the module doc); nested in a transaction or another scope, joins."""
+        if self._outer() is not None or self._reader() is not None:
+            yield
+            return
+        with self.pool.connection() as conn:
+            self._local.reader = conn
+            try:
+                yield
+            finally:
+                self._local.reader = None
+                _end_read(conn)
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """A transaction on this thread's connection; nested calls join the outer one."""
+        """A transaction on this thread's connection; nested calls join the outer one.
+        Inside ``reading()``, the read transaction is committed first and the write
+        transaction runs on the same connection."""
         if self._outer() is not None:
             self._local.depth += 1
             try:
@@ -198,7 +239,12 @@ class PgConnections:
             finally:
                 self._local.depth -= 1
             return
-        with self.pool.connection() as conn:
+        reader = self._reader()
+        with (nullcontext(reader) if reader is not None else self.pool.connection()) as conn:
+            if reader is not None:
+                _end_read(conn)
+            for setup in self._idle_setup:
+                setup(conn)
             self._local.conn = conn
             self._local.depth = 1
             try:
@@ -214,6 +260,45 @@ class PgConnections:
         if outer is not None:
             yield outer
             return
+        reader = self._reader()
+        if reader is not None:
+            if reader.info.transaction_status == TransactionStatus.IDLE:
+                for setup in self._idle_setup:
+                    setup(reader)
+                reader.execute("BEGIN")
+            try:
+                yield reader
+            except BaseException:
+                # a failed statement aborts the read transaction: end it, so the next
+                # read of the scope starts a fresh one instead of failing too
+                if reader.info.transaction_status == TransactionStatus.INERROR:
+                    reader.rollback()
+                raise
+            return
+        with self.pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _autocommit(self) -> Iterator[Conn]:
+        """A connection for a write of one statement committed at once (or the caller's
+        transaction): never held in a request's read transaction, where its row locks
+        would wait for the end of the request while this thread waits for other locks."""
+        outer = self._outer()
+        if outer is not None:
+            yield outer
+            return
+        with self._own_connection() as conn:  # idle: the statement commits on its own
+            yield conn
+
+    @contextmanager
+    def _own_connection(self) -> Iterator[Conn]:
+        """An idle connection for work that runs its own transaction: the request's kept
+        one (its read transaction ended first), else one from the pool."""
+        reader = self._reader()
+        if reader is not None:
+            _end_read(reader)
+            yield reader
+            return
         with self.pool.connection() as conn:
             yield conn
 
@@ -223,8 +308,13 @@ class PgConnections:
         outer = self._outer()
         if outer is not None:
             return work(outer)
+        reader = self._reader()
         for attempt in range(_RETRIES):
             try:
+                if reader is not None:
+                    _end_read(reader)
+                    with reader.transaction():
+                        return work(reader)
                 with self.pool.connection() as conn, conn.transaction():
                     return work(conn)
             except _RETRYABLE:
@@ -232,3 +322,12 @@ class PgConnections:
                     raise
                 time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
         raise AssertionError("unreachable")
+
+
+def _end_read(conn: Conn) -> None:
+    """Commit a read transaction left open on ``conn`` (roll back a failed one)."""
+    status = conn.info.transaction_status
+    if status == TransactionStatus.INTRANS:
+        conn.commit()
+    elif status == TransactionStatus.INERROR:
+        conn.rollback()

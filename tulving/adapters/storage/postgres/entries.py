@@ -18,7 +18,7 @@ Concurrency rules (many processes on many machines write one store):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -76,6 +76,38 @@ def _many(cur: Any, statement: str, rows: Sequence[Any]) -> None:
         cur.execute(statement, rows[0])
     elif rows:
         cur.executemany(statement, rows)
+
+
+def insert_entries(cur: Any, new: Sequence[MemoryEntry],
+                   vectors: Sequence[tuple[str, Vectors]]) -> None:
+    """New entries, their tags and their vectors (no result read: fit for a pipeline)."""
+    _many(cur, INSERT_ENTRY, [entry_params(e) for e in new])
+    tags = [(e.id, t) for e in new for t in dict.fromkeys(e.tags)]
+    if tags:
+        _many(cur, "INSERT INTO entry_tags (entry_id, tag) VALUES (%s, %s)", tags)
+    if vectors:
+        _many(
+            cur,
+            "INSERT INTO embeddings (entry_id, vector) VALUES (%s, %b) "
+            "ON CONFLICT (entry_id) DO UPDATE SET vector = EXCLUDED.vector, indexed = TRUE",
+            vectors,
+        )
+
+
+#: Supersede still-active entries by a targeted update of the supersede fields only.
+SUPERSEDE = """UPDATE entries e SET archived_at = u.at, archive_reason = 'superseded',
+       superseded_by = u.sby, valid_until = u.until,
+       expired_at = COALESCE(e.expired_at, u.at), updated_at = u.at,
+       signature = u.sig
+   FROM unnest(%s::text[], %s::text[], %s::timestamptz[],
+               %s::timestamptz[], %s::text[]) AS u(id, sby, at, until, sig)
+   WHERE e.id = u.id AND e.archived_at IS NULL RETURNING e.id"""
+
+
+def supersede_params(items: Mapping[str, Supersession]) -> tuple[Any, ...]:
+    ids = sorted(items)
+    return (ids, [items[i].superseded_by for i in ids], [items[i].at for i in ids],
+            [items[i].valid_until for i in ids], [items[i].signature for i in ids])
 
 
 def _set_indexed(conn: Conn, ids: Sequence[str], indexed: bool) -> None:
@@ -155,19 +187,9 @@ class EntryMixin(VectorMixin):
             if archived_old:
                 _many(cur, UPDATE_ENTRY, [entry_params(e) for e in archived_old.values()])
             try:
-                _many(cur, INSERT_ENTRY, [entry_params(e) for e in new.values()])
+                insert_entries(cur, list(new.values()), vectors)
             except errors.UniqueViolation as exc:
                 raise StorageError(f"write rejected by the store: {exc}") from exc
-            tags = [(e.id, t) for e in new.values() for t in dict.fromkeys(e.tags)]
-            if tags:
-                _many(cur, "INSERT INTO entry_tags (entry_id, tag) VALUES (%s, %s)", tags)
-            if vectors:
-                _many(
-                    cur,
-                    "INSERT INTO embeddings (entry_id, vector) VALUES (%s, %b) "
-                    "ON CONFLICT (entry_id) DO UPDATE SET vector = EXCLUDED.vector, indexed = TRUE",
-                    vectors,
-                )
             gone = [*archived_old, *(i for i, e in new.items() if e.archived_at is not None)]
             if gone:
                 _set_indexed(conn, gone, False)
@@ -368,17 +390,7 @@ class EntryMixin(VectorMixin):
             conn.execute(
                 "SELECT 1 FROM entries WHERE id = ANY(%s) AND archived_at IS NULL "
                 "ORDER BY id FOR UPDATE", (ids,)).fetchall()
-            rows = conn.execute(
-                """UPDATE entries e SET archived_at = u.at, archive_reason = 'superseded',
-                       superseded_by = u.sby, valid_until = u.until,
-                       expired_at = COALESCE(e.expired_at, u.at), updated_at = u.at,
-                       signature = u.sig
-                   FROM unnest(%s::text[], %s::text[], %s::timestamptz[],
-                               %s::timestamptz[], %s::text[]) AS u(id, sby, at, until, sig)
-                   WHERE e.id = u.id AND e.archived_at IS NULL RETURNING e.id""",
-                (ids, [unique[i].superseded_by for i in ids], [unique[i].at for i in ids],
-                 [unique[i].valid_until for i in ids], [unique[i].signature for i in ids]),
-            ).fetchall()
+            rows = conn.execute(SUPERSEDE, supersede_params(unique)).fetchall()
             changed = sorted(row["id"] for row in rows)
             _set_indexed(conn, changed, False)
             return changed
@@ -386,6 +398,35 @@ class EntryMixin(VectorMixin):
         return self._atomic(work)
 
     # -- reads -----------------------------------------------------------------------
+    @translate_errors
+    def written_since(self, mark: int, partitions: Sequence[str], ids: Sequence[str] = ()
+                      ) -> tuple[list[MemoryEntry], list[tuple[MemoryEntry, Vectors | None]]]:
+        """``WriteMarks``: in one statement, the entries ``ids`` as they are now, and the
+        active entries of ``partitions`` that writing transactions after ``mark`` wrote
+        (``entry_writes``, migration 5) with their vectors."""
+        if not ids and not partitions:
+            return [], []
+        asked = sorted(set(ids))
+        with self._read() as conn, conn.cursor(binary=True) as cur:
+            cur.execute(
+                f"SELECT {SELECT_ENTRY}, e.id = ANY(%s) AS asked, "
+                "coalesce(w.write_seq > %s AND e.archived_at IS NULL, FALSE) AS written, "
+                "CASE WHEN w.write_seq > %s THEN v.vector END AS vec "
+                "FROM entries e LEFT JOIN entry_writes w ON w.entry_id = e.id "
+                "LEFT JOIN embeddings v ON v.entry_id = e.id "
+                "WHERE e.id = ANY(%s) OR e.id IN (SELECT entry_id FROM entry_writes "
+                "WHERE partition = ANY(%s) AND write_seq > %s)",
+                (asked, mark, mark, asked, sorted(set(partitions)), mark))
+            rows = cur.fetchall()
+        now, written = [], []
+        for row in rows:
+            entry = entry_from_row(row)
+            if row["asked"]:
+                now.append(entry)
+            if row["written"]:
+                written.append((entry, row["vec"]))
+        return now, written
+
 
     @translate_errors
     def get(self, entry_id: str) -> MemoryEntry | None:

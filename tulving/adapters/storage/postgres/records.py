@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tulving.adapters.storage.postgres.connection import Conn, PgConnections, translate_errors
-from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.errors import StorageError
 from tulving.domain.records import (
     AuditDraft,
@@ -111,6 +110,51 @@ def _token(row: Mapping[str, Any]) -> TokenRecord:
     return TokenRecord(**{c: row[c] for c in _TOKEN_COLUMNS})
 
 
+#: Extend the tenants' audit chains (see ``audit_params``).
+APPEND_AUDIT = (
+    "SELECT r_seq, r_prev, r_hash FROM tulving_append_audit(%s::text[], %s::timestamptz[], "
+    "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])")
+#: The tenant's write lock, then its count of writing transactions bumped and set for the
+#: transaction (the triggers of migration 5 mark the rows it writes with it in
+#: ``entry_writes``); answers the moment the lock was taken, by the server's clock.
+LOCK_TENANT = (
+    "WITH locked AS (SELECT pg_advisory_xact_lock(" + TENANT_LOCK.format("%s")
+    + ")), counted AS (INSERT INTO tenant_writes (tenant, seq) "
+    "SELECT %s, 1 FROM locked ON CONFLICT (tenant) DO UPDATE "
+    "SET seq = tenant_writes.seq + 1 RETURNING seq) "
+    "SELECT set_config('tulving.write_seq', seq::text, true), clock_timestamp() AS at "
+    "FROM counted")
+
+AuditRow = tuple[datetime, dict[str, Any]]
+
+
+def audit_params(drafts: Sequence[AuditDraft]) -> tuple[tuple[Any, ...], list[AuditRow]]:
+    """``APPEND_AUDIT``'s parameters, and each record's time and details as hashed.
+    ``record_hash`` hashes the JSON list [prev, seq, tenant, at, ...]: the function writes
+    the first two and appends the rest of the list, made here."""
+    rows: list[AuditRow] = []
+    rests: list[str] = []
+    for d in drafts:
+        at = d.at.astimezone(UTC)
+        details = json.loads(json.dumps(dict(d.details), sort_keys=True, default=str))
+        rests.append(json.dumps([d.tenant, at.isoformat(), d.actor, d.action, d.entry_id,
+                                 d.input_hash, details], sort_keys=True,
+                                separators=(",", ":"), default=str)[1:])
+        rows.append((at, details))
+    params = ([d.tenant for d in drafts], [at for at, _ in rows], [d.actor for d in drafts],
+              [d.action for d in drafts], [d.entry_id for d in drafts],
+              [d.input_hash for d in drafts],
+              [json.dumps(details, sort_keys=True) for _, details in rows], rests)
+    return params, rows
+
+
+def audit_records_of(drafts: Sequence[AuditDraft], rows: Sequence[AuditRow],
+                     found: Sequence[Mapping[str, Any]]) -> list[AuditRecord]:
+    return [AuditRecord(int(f["r_seq"]), d.tenant, at, d.actor, d.action, d.entry_id,
+                        d.input_hash, details, f["r_prev"], f["r_hash"])
+            for d, (at, details), f in zip(drafts, rows, found, strict=True)]
+
+
 class RecordMixin(PgConnections):
     # -- meta ------------------------------------------------------------------------
 
@@ -122,7 +166,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def set_meta(self, name: str, value: str) -> None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute(
                 "INSERT INTO meta (name, value) VALUES (%s, %s) "
                 "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
@@ -136,7 +180,7 @@ class RecordMixin(PgConnections):
         cols = ", ".join(_SESSION_COLUMNS)
         values = ", ".join(["%s"] * len(_SESSION_COLUMNS))
         updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in _SESSION_COLUMNS if c != "id")
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute(
                 f"INSERT INTO sessions ({cols}) VALUES ({values}) "
                 f"ON CONFLICT (id) DO UPDATE SET {updates}",
@@ -163,70 +207,14 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def append_audit(self, drafts: Sequence[AuditDraft]) -> list[AuditRecord]:
+        """One statement (``tulving_append_audit``, migration 5): the tenants' locks in
+        sorted order, each chain's head, the records hashed and inserted in order."""
         if not drafts:
             return []
+        params, rows = audit_params(drafts)
 
         def work(conn: Conn) -> list[AuditRecord]:
-            tenants = sorted({d.tenant for d in drafts})
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(h) FROM (SELECT "
-                + TENANT_LOCK.format("t")
-                + " AS h FROM unnest(%s::text[]) AS u(t)) s ORDER BY h",
-                (tenants,),
-            ).fetchall()
-            heads: dict[str, str] = {}
-            for tenant in tenants:
-                row = conn.execute(
-                    "SELECT hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
-                    (tenant,),
-                ).fetchone()
-                heads[tenant] = row["hash"] if row else GENESIS
-            out: list[AuditRecord] = []
-            for d in drafts:
-                seq_row = conn.execute(
-                    "SELECT nextval(pg_get_serial_sequence('audit_log', 'seq')) AS seq"
-                ).fetchone()
-                assert seq_row is not None
-                seq = int(seq_row["seq"])
-                at = d.at.astimezone(UTC)
-                details = json.loads(json.dumps(dict(d.details), sort_keys=True, default=str))
-                prev = heads[d.tenant]
-                digest = record_hash(
-                    prev, seq, d.tenant, at, d.actor, d.action, d.entry_id, d.input_hash, details
-                )
-                conn.execute(
-                    "INSERT INTO audit_log (seq, tenant, at, actor, action, entry_id, "
-                    "input_hash, details, prev_hash, hash) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        seq,
-                        d.tenant,
-                        at,
-                        d.actor,
-                        d.action,
-                        d.entry_id,
-                        d.input_hash,
-                        json.dumps(details, sort_keys=True),
-                        prev,
-                        digest,
-                    ),
-                )
-                heads[d.tenant] = digest
-                out.append(
-                    AuditRecord(
-                        seq,
-                        d.tenant,
-                        at,
-                        d.actor,
-                        d.action,
-                        d.entry_id,
-                        d.input_hash,
-                        details,
-                        prev,
-                        digest,
-                    )
-                )
-            return out
+            return audit_records_of(drafts, rows, conn.execute(APPEND_AUDIT, params).fetchall())
 
         return self._atomic(work)
 
@@ -289,7 +277,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def finish_job(self, job_id: str, *, error: str | None = None) -> None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute(
                 "UPDATE jobs SET status = %s, error = %s, attempts = attempts + 1 WHERE id = %s",
                 ("failed" if error else "done", error, job_id),
@@ -305,9 +293,20 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def lock_tenant_writes(self, tenant: str) -> None:
+        """The tenant's advisory lock, then (same statement) its count of writing
+        transactions bumped and set for this transaction, so the rows it writes carry it
+        (``entry_writes``, see ``write_mark``). The count's row is only ever locked by the
+        holder of the advisory lock, so it is never waited for."""
         conn = self._in_transaction("lock_tenant_writes")
-        conn.execute("SELECT pg_advisory_xact_lock(" + TENANT_LOCK.format("%s") + ")",
-                     (tenant,)).fetchall()
+        conn.execute(LOCK_TENANT, (tenant, tenant)).fetchall()
+
+    @translate_errors
+    def write_mark(self, tenant: str) -> int:
+        """``WriteMarks``: how many writing transactions of ``tenant`` have committed."""
+        with self._read() as conn:
+            row = conn.execute("SELECT seq FROM tenant_writes WHERE tenant = %s",
+                               (tenant,)).fetchone()
+        return int(row["seq"]) if row else 0
 
     @translate_errors
     def open_session(self, session: SessionRecord) -> SessionRecord:
@@ -338,7 +337,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def end_session(self, session_id: str, at: datetime, reason: str) -> SessionRecord | None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             row = conn.execute(
                 "UPDATE sessions SET ended_at = %s, end_reason = %s "
                 "WHERE id = %s AND ended_at IS NULL RETURNING *",
@@ -347,13 +346,13 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def set_session_summary(self, session_id: str, summary_id: str | None) -> None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute("UPDATE sessions SET summary_id = %s WHERE id = %s",
                          (summary_id, session_id))
 
     @translate_errors
     def note_session_activity(self, session_id: str, at: datetime) -> None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             conn.execute(
                 "UPDATE sessions SET last_activity_at = %s WHERE id IN (SELECT id FROM "
                 "sessions WHERE id = %s AND ended_at IS NULL AND last_activity_at < %s "
@@ -361,7 +360,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def claim_job(self, job_id: str, owner: str, until: datetime, now: datetime) -> bool:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             row = conn.execute(
                 "UPDATE jobs SET claimed_by = %s, claimed_until = %s WHERE id = %s "
                 "AND status = 'pending' AND (claimed_by IS NULL OR claimed_by = %s "
@@ -385,7 +384,7 @@ class RecordMixin(PgConnections):
     @translate_errors
     def add_token(self, token: TokenRecord) -> bool:
         cols = _TOKEN_COLUMNS[:-1]
-        with self._read() as conn:
+        with self._autocommit() as conn:
             row = conn.execute(
                 f"INSERT INTO tokens ({', '.join(cols)}) VALUES "
                 f"({', '.join(['%s'] * len(cols))}) ON CONFLICT DO NOTHING RETURNING id",
@@ -400,6 +399,27 @@ class RecordMixin(PgConnections):
         return _token(row) if row else None
 
     @translate_errors
+    def token_with_sessions(self, token_id: str, agent_id: str
+                            ) -> tuple[TokenRecord | None, list[SessionRecord]]:
+        """``TokenSessions``: the token and its agent's open sessions in one statement
+        (the tenant spelt as ``Identity.tenant`` spells it: user, unit separator,
+        workspace)."""
+        picked = ", ".join(f"s.{c} AS s_{c}" for c in _SESSION_COLUMNS)
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT t.*, {picked} FROM tokens t LEFT JOIN sessions s "
+                "ON s.agent_id = COALESCE(t.agent_id, %s) AND s.ended_at IS NULL "
+                "AND s.tenant = COALESCE(t.user_id, '') || chr(31) || "
+                "COALESCE(t.workspace_id, '') "
+                "WHERE t.id = %s AND t.revoked_at IS NULL ORDER BY s.started_at, s.id",
+                (agent_id, token_id)).fetchall()
+        if not rows:
+            return None, []
+        sessions = [SessionRecord(**{c: row[f"s_{c}"] for c in _SESSION_COLUMNS})
+                    for row in rows if row["s_id"] is not None]
+        return _token(rows[0]), sessions
+
+    @translate_errors
     def live_tokens(self) -> list[TokenRecord]:
         with self._read() as conn:
             rows = conn.execute("SELECT * FROM tokens WHERE revoked_at IS NULL "
@@ -408,7 +428,7 @@ class RecordMixin(PgConnections):
 
     @translate_errors
     def revoke_token(self, id_or_name: str, at: datetime) -> TokenRecord | None:
-        with self._read() as conn:
+        with self._autocommit() as conn:
             row = conn.execute(
                 "UPDATE tokens SET revoked_at = %s WHERE revoked_at IS NULL AND id = ("
                 "SELECT id FROM tokens WHERE revoked_at IS NULL AND (id = %s OR name = %s) "

@@ -149,6 +149,110 @@ MIGRATIONS: list[list[str]] = [
             ON CONFLICT DO NOTHING""",
         "DELETE FROM meta WHERE name = 'mcp_tokens'",
     ],
+    # 5: short write locks (issue 44). A tenant's writing transactions are counted in
+    # ``tenant_writes`` (bumped under the tenant's write lock, so the count is the order
+    # they committed in), and every entry row a writing transaction inserts or changes
+    # is marked with that count in ``entry_writes`` (by statement triggers reading the
+    # transaction-local setting ``tulving.write_seq`` that ``lock_tenant_writes`` sets;
+    # a table of its own, so marking a row rewrites no entry and none of its indexes): a
+    # writer that planned outside the lock reads, under it, only what was written since
+    # the count it planned at. The audit chain is extended by one statement
+    # (``tulving_append_audit``: the tenant lock, the head, the record hashed as
+    # ``domain.audit_chain.record_hash`` hashes it, from the JSON of its fields after
+    # ``prev_hash`` and ``seq``), and a plan made before the tenant's lock is checked
+    # under it by one more (``tulving_unchanged_since``).
+    [
+        """CREATE TABLE tenant_writes (
+            tenant TEXT COLLATE "C" PRIMARY KEY, seq BIGINT NOT NULL)""",
+        """CREATE TABLE entry_writes (
+            entry_id TEXT COLLATE "C" PRIMARY KEY, partition TEXT COLLATE "C" NOT NULL,
+            write_seq BIGINT NOT NULL)""",
+        "CREATE INDEX entry_writes_since ON entry_writes(partition, write_seq)",
+        """CREATE FUNCTION tulving_mark_writes() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE
+                seq TEXT := coalesce(current_setting('tulving.write_seq', true), '');
+            BEGIN
+                IF seq <> '' THEN
+                    INSERT INTO entry_writes (entry_id, partition, write_seq)
+                        SELECT c.id, c.partition, seq::bigint FROM changed c
+                        ON CONFLICT (entry_id) DO UPDATE
+                        SET write_seq = EXCLUDED.write_seq, partition = EXCLUDED.partition;
+                END IF;
+                RETURN NULL;
+            END $$""",
+        """CREATE TRIGGER entries_inserted AFTER INSERT ON entries
+            REFERENCING NEW TABLE AS changed FOR EACH STATEMENT
+            EXECUTE FUNCTION tulving_mark_writes()""",
+        """CREATE TRIGGER entries_updated AFTER UPDATE ON entries
+            REFERENCING NEW TABLE AS changed FOR EACH STATEMENT
+            EXECUTE FUNCTION tulving_mark_writes()""",
+        """CREATE FUNCTION tulving_append_audit(
+                tenants TEXT[], ats TIMESTAMPTZ[], actors TEXT[], actions TEXT[],
+                entry_ids TEXT[], input_hashes TEXT[], details TEXT[], rests TEXT[])
+            RETURNS TABLE (r_seq BIGINT, r_prev TEXT, r_hash TEXT)
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                heads JSONB := '{}';
+                head TEXT;
+                s BIGINT;
+                h TEXT;
+            BEGIN
+                PERFORM pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(
+                    'tulving-audit:' || current_schema() || chr(31) || u, 0) AS k
+                    FROM unnest(tenants) AS u) AS locks ORDER BY k;
+                FOR i IN 1 .. coalesce(array_length(tenants, 1), 0) LOOP
+                    head := heads ->> tenants[i];
+                    IF head IS NULL THEN
+                        SELECT a.hash INTO head FROM audit_log a
+                            WHERE a.tenant = tenants[i] ORDER BY a.seq DESC LIMIT 1;
+                        head := coalesce(head, repeat('0', 64));
+                    END IF;
+                    s := nextval(pg_get_serial_sequence('audit_log', 'seq'));
+                    h := encode(sha256(convert_to(
+                        '["' || head || '",' || s::text || ',' || rests[i], 'UTF8')), 'hex');
+                    INSERT INTO audit_log (seq, tenant, at, actor, action, entry_id,
+                            input_hash, details, prev_hash, hash)
+                        VALUES (s, tenants[i], ats[i], actors[i], actions[i], entry_ids[i],
+                            input_hashes[i], details[i], head, h);
+                    heads := heads || jsonb_build_object(tenants[i], h);
+                    r_seq := s;
+                    r_prev := head;
+                    r_hash := h;
+                    RETURN NEXT;
+                END LOOP;
+            END $$""",
+        # The check of a write planned before its tenant's lock (``commit_planned``),
+        # run under the lock: it fails (SQLSTATE TV001, nothing written) when a candidate
+        # the plan read was written since the count it planned at, or is gone, or when
+        # an entry written since could change the plan (same partition, and the same
+        # text, the same fact, or a vector near enough to be a near duplicate).
+        """CREATE FUNCTION tulving_unchanged_since(
+                mark BIGINT, parts TEXT[], ids TEXT[], hashes TEXT[], entities TEXT[],
+                attrs TEXT[], vecs TEXT[], near DOUBLE PRECISION)
+            RETURNS VOID LANGUAGE plpgsql AS $$
+            BEGIN
+                IF (SELECT count(*) FROM entries e
+                        LEFT JOIN entry_writes w ON w.entry_id = e.id
+                        WHERE e.id = ANY(ids) AND coalesce(w.write_seq, 0) <= mark)
+                        <> coalesce(array_length(ids, 1), 0) THEN
+                    RAISE EXCEPTION 'tulving: a candidate of the plan changed'
+                        USING ERRCODE = 'TV001';
+                END IF;
+                IF EXISTS (SELECT 1 FROM entry_writes w JOIN entries e ON e.id = w.entry_id
+                        LEFT JOIN embeddings v ON v.entry_id = e.id AND v.indexed
+                        WHERE w.partition = ANY(parts) AND w.write_seq > mark
+                        AND e.archived_at IS NULL AND (
+                            e.content_hash = ANY(hashes)
+                            OR EXISTS (SELECT 1 FROM unnest(entities, attrs) AS f(en, at)
+                                       WHERE e.entity = f.en AND e.attribute = f.at)
+                            OR (v.vector IS NOT NULL AND EXISTS (
+                                SELECT 1 FROM unnest(vecs) AS q(t)
+                                WHERE 1 - (v.vector <=> q.t::vector) >= near)))) THEN
+                    RAISE EXCEPTION 'tulving: an entry written since changes the plan'
+                        USING ERRCODE = 'TV001';
+                END IF;
+            END $$""",
+    ],
 ]
 
 

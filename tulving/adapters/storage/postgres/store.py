@@ -12,11 +12,11 @@ from typing import Any
 from psycopg import errors
 
 from tulving.adapters.storage.postgres.connection import translate_errors
-from tulving.adapters.storage.postgres.entries import EntryMixin
-from tulving.adapters.storage.postgres.records import RecordMixin
+from tulving.adapters.storage.postgres.planned import PlannedMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
 from tulving.adapters.storage.postgres.sync_log import SyncLogMixin
 from tulving.domain.errors import ConfigError
+from tulving.domain.identity import tenant_key
 from tulving.ports.storage import StorageCapabilities
 
 _TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
@@ -35,7 +35,7 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(EntryMixin, RecordMixin, SyncLogMixin):
+class PostgresStorage(PlannedMixin, SyncLogMixin):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True
@@ -44,6 +44,16 @@ class PostgresStorage(EntryMixin, RecordMixin, SyncLogMixin):
     @property
     def schema(self) -> str | None:
         return self._schema
+
+    @translate_errors
+    def active_entries_by_tenant(self) -> Mapping[str, int]:
+        """``EntryCensus``: one grouped count over the active entries (the metrics'
+        ``tulving_tenant_entries``)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                """SELECT user_id, workspace_id, count(*) AS n FROM entries
+                   WHERE archived_at IS NULL GROUP BY user_id, workspace_id""").fetchall()
+        return {tenant_key(r["user_id"], r["workspace_id"]): int(r["n"]) for r in rows}
 
     @translate_errors
     def stats(self) -> Mapping[str, Any]:

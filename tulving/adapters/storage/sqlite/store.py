@@ -58,6 +58,7 @@ from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.errors import ConfigError, ReadOnlyError, StorageError
+from tulving.domain.identity import tenant_key
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.records import (
     AuditDraft,
@@ -1204,6 +1205,13 @@ class SQLiteStorage(SyncLogMixin):
         return _token(found)
 
     # upkeep -------------------------------------------------------------------------
+    def active_entries_by_tenant(self) -> Mapping[str, int]:
+        """``EntryCensus``: one grouped count over the active entries (the metrics'
+        ``tulving_tenant_entries``)."""
+        rows = self._fetch("SELECT user_id, workspace_id, count(*) FROM entries"
+                           " WHERE archived_at IS NULL GROUP BY user_id, workspace_id")
+        return {tenant_key(r[0], r[1]): int(r[2]) for r in rows}
+
     def stats(self) -> Mapping[str, Any]:
         size = 0
         if self.path != ":memory:":

@@ -19,7 +19,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langgraph.store.base import (
     BaseStore,
@@ -40,7 +40,7 @@ from langgraph.store.base import (
 
 from tulving import CuratedContext, Memory, MemoryEntry, NotFoundError, ValidationError
 
-from . import keys
+from . import keys, values
 from .filters import matches
 
 #: Metadata field that holds the LangGraph item.
@@ -48,6 +48,10 @@ META = "langgraph"
 #: How deep a query search reads into Tulving's ranking at most to fill a filtered page.
 MAX_CANDIDATES = 1000
 _PAGE = 1000
+#: The most characters of an item's text its entry indexes (Tulving keeps 100,000; the
+#: parts of a big value carry the rest).
+MAX_TEXT = 50_000
+_T = TypeVar("_T")
 
 
 class TulvingStore(BaseStore):
@@ -231,6 +235,7 @@ class TulvingStore(BaseStore):
         with self._writes:
             batch: list[dict[str, Any]] = []
             deletes: list[str] = []
+            replaced: list[str] = []
             now = self._now()
             for op in ops:
                 tulving_key = keys.memory_key(op.namespace, op.key)
@@ -240,30 +245,40 @@ class TulvingStore(BaseStore):
                 if not isinstance(op.value, Mapping):
                     raise ValidationError(
                         f"a value must be a mapping, got {type(op.value).__name__}")
-                batch.append(self._entry_fields(op, tulving_key, now))
+                previous = self._read(tulving_key, refresh=False)
+                old = previous.metadata.get(META) if previous is not None else None
+                if isinstance(old, Mapping) and old.get("value_id"):
+                    replaced.append(str(old["value_id"]))
+                batch.extend(self._entries_for(op, tulving_key, now, old))
             if batch:
                 self.memory.store_many(batch)
+            for value_id in replaced:              # the old version's parts leave search
+                self._forget_parts(value_id)
             for tulving_key in deletes:
                 self._forget(tulving_key)
 
-    def _entry_fields(self, op: PutOp, tulving_key: str, now: datetime) -> dict[str, Any]:
+    def _entries_for(self, op: PutOp, tulving_key: str, now: datetime,
+                     old: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         value = dict(op.value or {})
         texts = self._texts(value, op.index)
         indexed = bool(texts)
-        previous = (self._current(tulving_key, refresh=False) or {}).get(META)
-        created = previous["created_at"] if isinstance(previous, Mapping) else now.isoformat()
-        item = {"namespace": list(op.namespace), "key": op.key, "value": value,
-                "created_at": created, "ttl": op.ttl, "indexed": indexed}
+        created = old["created_at"] if isinstance(old, Mapping) else now.isoformat()
+        item: dict[str, Any] = {"namespace": list(op.namespace), "key": op.key,
+                                "created_at": created, "ttl": op.ttl, "indexed": indexed}
+        size = values.json_size({**item, "value": value})
+        chunks: list[str] = []
+        if size is not None and size <= values.METADATA_ROOM:
+            item["value"] = value
+        else:                                      # other types, NUL, or too big: typed
+            room = values.METADATA_ROOM - (values.json_size(item) or 0) - 200
+            typed, chunks = values.typed(value, room)
+            item.update(typed)
         content = "\n".join(texts) if indexed else "/".join([*op.namespace, op.key])
-        return {
-            "content": content or op.key or "(empty)",
-            "type": self.type,
-            "key": tulving_key,
-            "tags": keys.item_tags(op.namespace, indexed=indexed, ttl=op.ttl is not None),
-            "metadata": {META: item},
-            "scope": self.scope,
-            "dedup": False,
-        }
+        common = {"type": self.type, "scope": self.scope, "dedup": False}
+        head = {**common, "content": _printable(content or op.key)[:MAX_TEXT] or "(empty)",
+                "key": tulving_key, "metadata": {META: item},
+                "tags": keys.item_tags(op.namespace, indexed=indexed, ttl=op.ttl is not None)}
+        return [head, *values.part_entries(item, chunks, value, common)]
 
     def _texts(self, value: dict[str, Any], index: Literal[False] | list[str] | None
                ) -> list[str]:
@@ -271,113 +286,147 @@ class TulvingStore(BaseStore):
             return []
         paths = self._fields if index is None else [(p, tokenize_path(p)) for p in index]
         texts: list[str] = []
-        for _path, tokens in paths:
-            texts.extend(t for t in get_text_at_path(value, tokens) if t and t.strip())
+        for path, tokens in paths:
+            if path == "$":                        # the whole value, whatever it holds
+                texts.append(values.text_of(value))
+                continue
+            try:
+                found = get_text_at_path(value, tokens)
+            except (TypeError, ValueError):        # a part that is not JSON (bytes, ...)
+                found = []
+            texts.extend(t for t in found if t and t.strip())
         return texts
 
     def _forget(self, tulving_key: str) -> None:
+        entry = self._read(tulving_key, refresh=False)
         with contextlib.suppress(NotFoundError):
             self.memory.forget(tulving_key, hard=self.hard_delete)
+        item = entry.metadata.get(META) if entry is not None else None
+        if isinstance(item, Mapping) and item.get("value_id"):
+            self._forget_parts(str(item["value_id"]))
+
+    def _forget_parts(self, value_id: str) -> None:
+        for part in self._entries([values.part_tag(value_id)]):
+            with contextlib.suppress(NotFoundError):
+                self.memory.forget(part.id, hard=self.hard_delete)
 
     # reads -------------------------------------------------------------------------------
     def _get(self, op: GetOp) -> Item | None:
-        entry = self._current_entry(keys.memory_key(op.namespace, op.key), op.refresh_ttl)
-        if entry is None or self._expired(entry):
+        entry = self._read(keys.memory_key(op.namespace, op.key), refresh=op.refresh_ttl)
+        if entry is None or self._hidden(entry):
             return None
         return self._item(entry)
 
-    def _current(self, tulving_key: str, *, refresh: bool) -> dict[str, Any] | None:
-        entry = self._current_entry(tulving_key, refresh)
-        return dict(entry.metadata) if entry is not None else None
-
-    def _current_entry(self, tulving_key: str, refresh: bool) -> MemoryEntry | None:
+    def _read(self, tulving_key: str, *, refresh: bool) -> MemoryEntry | None:
+        """The item's current entry (an as-of read: no access queued); with ``refresh``
+        its read is recorded at once (see ``_refresh``)."""
         try:
-            if refresh:
-                return self.memory.get(tulving_key)
-            return self.memory.get(tulving_key, as_of=self._now())
+            entry = self.memory.get(tulving_key, as_of=self._now())
         except NotFoundError:
             return None
+        if refresh:
+            self._refresh([entry])
+        return entry
+
+    def _refresh(self, entries: Sequence[MemoryEntry]) -> None:
+        """Record a read of the live ``entries`` now, in storage, before the read
+        returns: a TTL refreshed by a read holds even if nothing else follows (Tulving's
+        own access statistics are written in batches, later). An expired item is not
+        brought back. A read-only Memory records nothing."""
+        live = [e.id for e in entries if not self._expired(e)]
+        if live and not self.memory.read_only:
+            self.memory.ctx.storage.touch(live, self._now())
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         keys.check_depth(prefix)
-        if op.limit <= 0:
+        if op.limit == 0:
             return []
         if op.query:
             return self._query_search(op, prefix)
         found = [e for e in self._entries([keys.indexed_tag(prefix), keys.unindexed_tag(prefix)])
                  if self._keep(e, prefix, op.filter)]
         found.sort(key=lambda e: e.created_at, reverse=True)
-        page = found[op.offset: op.offset + op.limit]
+        page = _page(found, op.offset, op.limit)
         if op.refresh_ttl:
-            self._touch([e for e in page if e.metadata[META].get("ttl") is not None])
+            self._refresh([e for e in page if e.metadata[META].get("ttl") is not None])
         return [self._search_item(e, None) for e in page]
 
     def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[SearchItem]:
-        wanted = op.offset + op.limit
+        everything = op.offset < 0 or op.limit < 0       # a slice from the end: read all
+        wanted = MAX_CANDIDATES if everything else op.offset + op.limit
         top_k = min(MAX_CANDIDATES, max(2 * wanted, 20))
         while True:
             hits = self.memory.search(  # as_of: a read that leaves no access record
                 op.query or "", top_k=top_k, tags=[keys.indexed_tag(prefix)],
                 as_of=None if op.refresh_ttl else self._now())
-            kept = [(h.entry, h.score) for h in hits if self._keep(h.entry, prefix, op.filter)]
+            kept = [(h.entry, h.similarity) for h in hits
+                    if self._keep(h.entry, prefix, op.filter)]
             if len(kept) >= wanted or len(hits) < top_k or top_k >= MAX_CANDIDATES:
                 break
             top_k = min(MAX_CANDIDATES, top_k * 4)
-        results = [self._search_item(e, s) for e, s in kept[op.offset: wanted]]
-        if len(results) < op.limit:  # as LangGraph's stores do: unindexed items fill up
-            rest = [e for e in self._entries([keys.unindexed_tag(prefix)])
-                    if self._keep(e, prefix, op.filter)]
-            rest.sort(key=lambda e: e.created_at, reverse=True)
-            results.extend(self._search_item(e, None) for e in rest[: op.limit - len(results)])
-        return results
+        # as LangGraph's stores do: unindexed items fill the page after the ranked ones
+        rest = [e for e in self._entries([keys.unindexed_tag(prefix)])
+                if self._keep(e, prefix, op.filter)]
+        rest.sort(key=lambda e: e.created_at, reverse=True)
+        ranked = [*kept, *((e, None) for e in rest)]
+        page = _page(ranked, op.offset, op.limit)
+        if op.refresh_ttl:
+            self._refresh([e for e, _ in page if e.metadata[META].get("ttl") is not None])
+        return [self._search_item(e, s) for e, s in page]
 
     def _keep(self, entry: MemoryEntry, prefix: tuple[str, ...],
               flt: Mapping[str, Any] | None) -> bool:
         item = entry.metadata.get(META) if entry.metadata else None
         if not isinstance(item, Mapping):
             return False
-        if tuple(item["namespace"][: len(prefix)]) != prefix:
+        if tuple(item["namespace"][: len(prefix)]) != prefix or self._hidden(entry):
             return False
-        return matches(item["value"], flt) and not self._expired(entry)
+        return not flt or matches(self._value(entry), flt)
 
-    def _entries(self, tags: Sequence[str]) -> list[MemoryEntry]:
+    def _entries(self, tags: Sequence[str], *, archived: bool = False) -> list[MemoryEntry]:
         found: list[MemoryEntry] = []
         cursor: str | None = None
         while True:
-            page = self.memory.list_entries(limit=_PAGE, cursor=cursor, tags=list(tags))
-            found.extend(e for e in page.entries if e.metadata and META in e.metadata)
+            page = self.memory.list_entries(limit=_PAGE, cursor=cursor, tags=list(tags),
+                                            include_archived=archived)
+            found.extend(e for e in page.entries
+                         if e.metadata and (META in e.metadata or values.PART in e.metadata))
             cursor = page.next_cursor
             if cursor is None:
                 return found
 
-    def _touch(self, entries: list[MemoryEntry]) -> None:
-        for entry in entries:
-            with contextlib.suppress(NotFoundError):
-                self.memory.get(entry.id)
-
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         namespaces: set[tuple[str, ...]] = set()
         for tulving_key in self.memory.list_keys(keys.ROOT + "/"):
+            entry = None
             parsed = keys.parse_memory_key(tulving_key)
-            if parsed is None:
-                with contextlib.suppress(NotFoundError):
-                    meta = self.memory.get(tulving_key, as_of=self._now()).metadata[META]
-                    parsed = (tuple(meta["namespace"]), meta["key"])
-            if parsed is not None:
-                namespaces.add(parsed[0])
+            if parsed is None or self._omit_expired:
+                entry = self._read(tulving_key, refresh=False)
+                if entry is None or (self._omit_expired and self._expired(entry)):
+                    continue
+                meta = entry.metadata.get(META) or {}
+                parsed = (tuple(meta["namespace"]), meta["key"])
+            namespaces.add(parsed[0])
         chosen = [ns for ns in namespaces
                   if all(_matches_condition(c, ns) for c in op.match_conditions or ())]
         if op.max_depth is not None:
             chosen = [ns[: op.max_depth] for ns in chosen]
-        return sorted(set(chosen))[op.offset: op.offset + op.limit]
+        return _page(sorted(set(chosen)), op.offset, op.limit)
 
     # conversions -------------------------------------------------------------------------
+    def _value(self, entry: MemoryEntry) -> dict[str, Any]:
+        item = entry.metadata[META]
+        if "value_typed" not in item or not item.get("value_parts"):
+            return values.decode(item, [])
+        parts = self._entries([values.part_tag(str(item["value_id"]))], archived=True)
+        return values.decode(item, [p.metadata[values.PART] for p in parts])
+
     def _item(self, entry: MemoryEntry) -> Item | None:
         item = entry.metadata.get(META) if entry.metadata else None
         if not isinstance(item, Mapping):
             return None
-        return Item(value=dict(item["value"]), key=item["key"],
+        return Item(value=self._value(entry), key=item["key"],
                     namespace=tuple(item["namespace"]),
                     created_at=datetime.fromisoformat(item["created_at"]),
                     updated_at=entry.created_at)
@@ -385,9 +434,17 @@ class TulvingStore(BaseStore):
     def _search_item(self, entry: MemoryEntry, score: float | None) -> SearchItem:
         item = entry.metadata[META]
         return SearchItem(namespace=tuple(item["namespace"]), key=item["key"],
-                          value=dict(item["value"]),
+                          value=self._value(entry),
                           created_at=datetime.fromisoformat(item["created_at"]),
                           updated_at=entry.created_at, score=score)
+
+    @property
+    def _omit_expired(self) -> bool:
+        return bool((self.ttl_config or {}).get("omit_expired", True))
+
+    def _hidden(self, entry: MemoryEntry) -> bool:
+        """Left out of reads: expired, unless ``omit_expired=False`` keeps it until swept."""
+        return self._omit_expired and self._expired(entry)
 
     def _expired(self, entry: MemoryEntry) -> bool:
         ttl = (entry.metadata or {}).get(META, {}).get("ttl")
@@ -400,6 +457,17 @@ class TulvingStore(BaseStore):
         clock: Callable[[], datetime] | None = getattr(
             getattr(self.memory.ctx, "clock", None), "now", None)
         return clock() if clock is not None else datetime.now(UTC)
+
+
+def _page(found: Sequence[_T], offset: int, limit: int) -> list[_T]:
+    """``found[offset:offset + limit]``, as LangGraph's reference ``InMemoryStore`` pages
+    (negative bounds count from the end, as Python slices do)."""
+    return list(found[offset: offset + limit])
+
+
+def _printable(text: str) -> str:
+    """Text Tulving accepts as content (no NUL, no lone surrogate)."""
+    return text.replace("\x00", "\\0").encode("utf-8", "replace").decode("utf-8")
 
 
 def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:

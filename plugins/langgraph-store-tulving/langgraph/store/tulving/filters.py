@@ -1,7 +1,9 @@
 """LangGraph's search ``filter`` evaluated on an item's value, as the framework's own
 stores evaluate it: a plain value matches by equality (a mapping by nested equality of the
 keys it names, a list element by element); a mapping of operators applies each of
-``$eq $ne $gt $gte $lt $lte`` (comparisons are numeric, as PostgreSQL's JSONB casts)."""
+``$eq $ne $gt $gte $lt $lte`` (comparisons are numeric, as PostgreSQL's JSONB casts). A
+dotted field is a path into nested mappings (``{"user.access-level": "x"}`` reads
+``value["user"]["access-level"]``), as ``SqliteStore`` and ``PostgresStore`` read it."""
 
 from __future__ import annotations
 
@@ -20,7 +22,16 @@ def matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
     """Whether an item's value passes the filter (None or {} passes everything)."""
     if not flt:
         return True
-    return all(_match(value.get(field), wanted) for field, wanted in flt.items())
+    return all(_match(_at(value, field), wanted) for field, wanted in flt.items())
+
+
+def _at(value: Any, field: str) -> Any:
+    """The value at a (dotted) field, None where the path leads nowhere."""
+    for step in field.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(step)
+    return value
 
 
 def _match(actual: Any, wanted: Any) -> bool:

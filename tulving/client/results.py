@@ -1,0 +1,129 @@
+"""What the clients return: typed views of the server's JSON, shaped as the TypeScript
+client's (``clients/typescript``) so code and docs read the same in both languages.
+
+- ``Entry``: ``id``, ``content``, ``type``, ``key``, ``tags``, ``scope``, and every other
+  field of the server's object (``importance``, ``pinned``, ``agent_id``, ``created_at``,
+  ``valid_from``, ``supersedes``, ``superseded_by``, ``archived_at``, ``metadata``, ...)
+  as an attribute too (``entry.created_at``), or whole in ``data``.
+- ``Hit``: a search or recall result, flat as the TypeScript ``Hit`` (an entry with
+  ``score``, ``match_type`` and, from ``recall``, ``relevance``): ``hit.content``,
+  ``hit.score``; ``hit.entry`` is the ``Entry``.
+- ``Curated``: ``content``, ``token_count``, ``token_budget``, ``entries``,
+  ``candidates`` (with ``explain=True``), and the rest (``mode``, ``omitted``, ...) in
+  ``data``.
+- ``EntryPage``: ``entries`` and ``next_cursor`` (None: no more).
+
+A missing memory raises ``NotFoundError``, which is both a ``ServerError`` (status 404)
+and Tulving's own ``NotFoundError``, as ``Memory.get`` raises it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from tulving.domain.errors import NotFoundError as DomainNotFoundError
+from tulving.domain.errors import TulvingError
+
+
+class ServerError(TulvingError):
+    """The server answered with an error: ``status``, ``kind`` (its error type)."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(f"{status} {kind}: {message}")
+        self.status, self.kind, self.message = status, kind, message
+
+
+class NotFoundError(ServerError, DomainNotFoundError):
+    """No memory with that id or key (for the caller's tenant): HTTP 404."""
+
+
+def server_error(status: int, kind: str, message: str) -> ServerError:
+    """The typed error for a response: ``NotFoundError`` for a 404."""
+    if status == 404:
+        return NotFoundError(status, kind, message)
+    return ServerError(status, kind, message)
+
+
+@attrs.frozen
+class Entry:
+    """A memory as the server shows it (see the module doc)."""
+
+    id: str
+    content: str
+    type: str
+    key: str | None
+    tags: tuple[str, ...]
+    scope: str
+    data: Mapping[str, Any] = attrs.field(repr=False)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> Entry:
+        """An ``Entry`` from the server's JSON object of a memory."""
+        return cls(data["id"], data["content"], data["type"], data.get("key"),
+                   tuple(data.get("tags") or ()), data.get("scope", "agent"), data)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return object.__getattribute__(self, "data")[name]
+        except (KeyError, AttributeError):
+            raise AttributeError(f"Entry has no field {name!r}") from None
+
+
+@attrs.frozen
+class Hit:
+    """One search or recall result (see the module doc)."""
+
+    entry: Entry
+    score: float
+    match_type: str
+    relevance: float | None = None
+    """``recall`` only: the score weighted by recency and confidence, as it ranked."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(object.__getattribute__(self, "entry"), name)
+
+
+@attrs.frozen
+class Curated:
+    """A curated block (see the module doc)."""
+
+    content: str
+    token_count: int
+    token_budget: int
+    entries: tuple[Mapping[str, Any], ...]
+    candidates: tuple[Mapping[str, Any], ...] = ()
+    """With ``curate(..., explain=True)``: every ranked candidate, its score broken down,
+    its disclosure ("full", "truncated", "excerpt", "index", "left out") and its token
+    cost."""
+    data: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
+
+
+@attrs.frozen
+class EntryPage:
+    """A page of ``list_entries``; pass ``next_cursor`` back for the next one."""
+
+    entries: tuple[Entry, ...]
+    next_cursor: str | None
+
+
+def hits(rows: list[dict[str, Any]]) -> list[Hit]:
+    return [Hit(Entry.of(r), float(r["score"]), r["match_type"],
+                float(r["relevance"]) if r.get("relevance") is not None else None)
+            for r in rows]
+
+
+def curated(data: Mapping[str, Any]) -> Curated:
+    return Curated(data.get("content") or "", int(data.get("token_count", 0)),
+                   int(data.get("token_budget", 0)), tuple(data.get("entries") or ()),
+                   tuple(data.get("candidates") or ()), dict(data))
+
+
+def page(data: Mapping[str, Any]) -> EntryPage:
+    return EntryPage(tuple(Entry.of(e) for e in data["entries"]), data.get("next_cursor"))
