@@ -232,10 +232,11 @@ def ablations() -> dict[str, SearchOptions]:
 #: ``--variant``: named rows of ``_variants.py`` (their search options) run beside the rest.
 VARIANT_NAMES: list[str] = []
 #: ``--thresholds``: the ``min_score`` cuts at which the scores' meaning is measured, and
-#: the rankings measured (the default, and the hand-tuned fusion it replaced).
+#: the rankings measured (the learned ranker, whose scores are probabilities, and the
+#: default hand-tuned fusion, whose scores are relative to each query's best).
 CUTS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
-THRESHOLD_SYSTEMS = {"hybrid (default)": SearchOptions, "hybrid, hand-tuned fusion":
-                     SearchOptions.fused}
+THRESHOLD_SYSTEMS = {"hybrid, learned ranker": SearchOptions.learned,
+                     "hybrid (default: hand-tuned fusion)": SearchOptions.fused}
 
 
 def absent_questions(path: str) -> dict[str, list[str]]:

@@ -26,6 +26,8 @@ from tulving.domain.errors import ConfigError, ValidationError
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
+#: the learned ranker is an option (the hand-tuned fusion is the default)
+LEARNED = {"search": {"ranker": "learned"}}
 TOPICS = ["the deploy pipeline", "the pottery class", "a marathon plan", "the bakery",
           "the new puppy", "the budget review", "a trip to Lisbon", "the garden"]
 
@@ -53,10 +55,10 @@ def test_search_scores_the_rows_the_training_script_dumps(
         from train_ranker import ENGINE_DEPTH, pool_rows
     finally:
         sys.path.remove(str(BENCHMARKS))
-    m = make_memory()
+    m = make_memory(options=LEARNED)
     _conversation(m)
     model = ranker.load()
-    searcher = Searcher(m.ctx, SearchOptions())
+    searcher = Searcher(m.ctx, SearchOptions.learned())
     for query in ("When did Ana talk about the pottery class?", "marathon plan",
                   "what about the new puppy in session 3", "zebra xylophone"):
         rows, _ = pool_rows(searcher, query, lambda turn: False,
@@ -92,7 +94,7 @@ def test_equal_matches_score_alike_and_no_match_scores_low(tmp_path: Path) -> No
     """Issue 40's example: before, "Bob is vegetarian too" and "Alice has been vegetarian
     since 2019" scored 0.769 and 0.289 for "vegetarian", every unrelated memory about 0.3,
     and a query matching nothing gave its best hit 0.317 as well."""
-    with Memory(tmp_path / "m.db", agent_id="a") as m:
+    with Memory(tmp_path / "m.db", agent_id="a", options=LEARNED) as m:
         m.store_many({"content": text, "type": "FACT"} for text in (
             "Alice has been vegetarian since 2019", "Bob is vegetarian too",
             "The team lunch is on Friday at noon", "Carol prefers answers in Portuguese",
@@ -135,11 +137,11 @@ def test_the_hand_tuned_fusion_stays_an_option(make_memory: Callable[..., Any]) 
     _conversation(m)
     flt = build_filter(m.ctx)
     query = "When did Ana talk about the pottery class?"
-    learned = Searcher(m.ctx, SearchOptions()).search(query, 10, "hybrid", flt, None)
+    learned = Searcher(m.ctx, SearchOptions.learned()).search(query, 10, "hybrid", flt, None)
     fused = Searcher(m.ctx, SearchOptions.fused()).search(query, 10, "hybrid", flt, None)
     assert learned and fused
     assert [r.score for r in learned] != [r.score for r in fused]
-    assert SearchOptions().ranker == "learned" and SearchOptions.fused().ranker == "fused"
+    assert SearchOptions().ranker == "fused" and SearchOptions.learned().ranker == "learned"
     chosen = make_memory("fused.db", options={"search": {"ranker": "fused"}})
     _conversation(chosen)
     assert [r.entry.content for r in chosen.search(query, 10)] == [

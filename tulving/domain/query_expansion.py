@@ -100,7 +100,7 @@ def parse_expansion(reply: object) -> Expansion | None:
 
 def parse_search_settings(options: object) -> tuple[bool, float, str]:
     """``options={"search": {"llm_expansion": bool, "expansion_weight": float,
-    "ranker": "learned" | "fused"}}`` (the ranker's name is checked by ``SearchOptions``)."""
+    "ranker": "fused" | "learned"}}`` (the ranker's name is checked by ``SearchOptions``)."""
     if not isinstance(options, dict):
         raise ConfigError("options['search'] must be a mapping")
     unknown = set(options) - {"llm_expansion", "expansion_weight", "ranker"}
@@ -115,7 +115,7 @@ def parse_search_settings(options: object) -> tuple[bool, float, str]:
         raise ConfigError(
             f"search.expansion_weight must be a number in (0, {MAX_EXPANSION_WEIGHT}], "
             f"got {weight!r}")
-    ranker = options.get("ranker", "learned")
+    ranker = options.get("ranker", "fused")
     if not isinstance(ranker, str):
         raise ConfigError(f"search.ranker must be a name, got {ranker!r}")
     return enabled, float(weight), ranker

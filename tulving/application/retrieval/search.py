@@ -421,6 +421,9 @@ class Searcher:
             return {}
         query_vector = np.asarray(self.query_vector(query), dtype=np.float32)
         found = list(vectors)
-        # one product for all (a conversion and a dot per entry cost ~10 µs each)
-        cosines = np.stack([vectors[i] for i in found]).astype(np.float32) @ query_vector
+        # one product for all (a conversion and a dot per entry cost ~10 µs each), in
+        # float64: a float32 product's rounding depends on how many rows it has, and the
+        # best hits' scores must not depend on how many were asked for
+        cosines = (np.stack([vectors[i] for i in found]).astype(np.float64)
+                   @ query_vector.astype(np.float64))
         return dict(zip(found, cosines.tolist(), strict=True))
