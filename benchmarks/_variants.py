@@ -49,6 +49,7 @@ VARIANTS: dict[str, Callable[[], Variant]] = {
     "mmr 0.9": _search(mmr=0.9),
     "mmr 0.8": _search(mmr=0.8),
     "mmr 0.7": _search(mmr=0.7),
+    "learned ranker": _search(ranker="learned"),
 }
 # each search idea switched off alone (SearchOptions.ablations: "- neighbours", ...)
 VARIANTS.update({name: (lambda o=options: (o, None))

@@ -231,11 +231,61 @@ def ablations() -> dict[str, SearchOptions]:
 
 #: ``--variant``: named rows of ``_variants.py`` (their search options) run beside the rest.
 VARIANT_NAMES: list[str] = []
+#: ``--thresholds``: the ``min_score`` cuts at which the scores' meaning is measured, and
+#: the rankings measured (the learned ranker, whose scores are probabilities, and the
+#: default hand-tuned fusion, whose scores are relative to each query's best).
+CUTS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
+THRESHOLD_SYSTEMS = {"hybrid, learned ranker": SearchOptions.learned,
+                     "hybrid (default: hand-tuned fusion)": SearchOptions.fused}
 
 
-def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, Any]:
+def absent_questions(path: str) -> dict[str, list[str]]:
+    """Category-5 questions by conversation: adversarial, their answer is not in it."""
+    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {item["sample_id"]: [str(qa["question"]) for qa in item["qa"]
+                                if qa.get("category") == 5] for item in raw}
+
+
+def threshold_scores(memory: Memory, conv: Conversation, absent: Sequence[str],
+                     sink: dict[str, dict[str, list[float]]]) -> None:
+    """The scores ``search(top_k=10)`` gives evidence (answerable questions) and every hit
+    of the absent-answer questions, per ranking (a Searcher of its own: no access is
+    recorded)."""
+    flt = build_filter(memory.ctx)
+    for name, options in THRESHOLD_SYSTEMS.items():
+        searcher = Searcher(memory.ctx, options())
+        cell = sink.setdefault(name, {})
+        for q in conv.questions:
+            for hit in searcher.search(q.text, 10, "hybrid", flt, None):
+                if hit.entry.metadata["dia_id"] in q.evidence:
+                    cell.setdefault("evidence", []).append(hit.score)
+        for text in absent:
+            hits = searcher.search(text, 10, "hybrid", flt, None)
+            cell.setdefault("absent", []).extend(h.score for h in hits)
+            if hits:
+                cell.setdefault("absent best", []).append(hits[0].score)
+
+
+def render_thresholds(scores: dict[str, dict[str, dict[str, list[float]]]]) -> str:
+    lines = ["min_score on search(top_k=10): evidence kept / absent-answer hits dropped / "
+             "absent-answer questions whose best hit is dropped (%; category 5 = absent)"]
+    for name, halves in scores.items():
+        lines.append(f"{name} (min_score: kept/dropped/best dropped)")
+        for half, cell in halves.items():
+            ev, ab, best = (np.array(cell.get(k, [])) for k in ("evidence", "absent",
+                                                                 "absent best"))
+            lines.append(f"  {half}: " + "  ".join(
+                f"{c}: {100 * (ev >= c).mean():.0f}/{100 * (ab < c).mean():.0f}/"
+                f"{100 * (best < c).mean():.0f}" for c in CUTS))
+    return "\n".join(lines)
+
+
+def evaluate(conversations: Sequence[Conversation], ablate: bool,
+             absent: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """``absent``: category-5 questions by conversation, for the threshold figures."""
     tokenizer = create_cl100k(None)
     per_system: dict[str, dict[str, list[float]]] = {}
+    separation: dict[str, dict[str, dict[str, list[float]]]] = {}
     timings: dict[str, list[float]] = {}
     ingest_seconds, ingested = 0.0, 0
     with tempfile.TemporaryDirectory(prefix="tulving-locomo-") as tmp:
@@ -264,6 +314,13 @@ def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, A
                         memory, "hybrid", search or SearchOptions(),
                         timings.setdefault(name, []))
                 systems.update(baselines(conv, memory))
+                if absent is not None:
+                    by_half: dict[str, dict[str, list[float]]] = {}
+                    threshold_scores(memory, conv, absent.get(conv.sample_id, []), by_half)
+                    for name, cell in by_half.items():
+                        for key, values in cell.items():
+                            separation.setdefault(name, {}).setdefault(half, {}).setdefault(
+                                key, []).extend(values)
                 for name, rank in systems.items():
                     sink = per_system.setdefault(name, {})
                     for q in conv.questions:
@@ -275,7 +332,7 @@ def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, A
                                 coverage(ranked, q.evidence, cost, b))
                         sink.setdefault(f"cat{q.category}", []).append(
                             recall(ranked, q.evidence, 10))
-                        for k in (5, 10):
+                        for k in (5, 10, 20):
                             sink.setdefault(f"{half} R@{k}", []).append(
                                 recall(ranked, q.evidence, k))
                         sink.setdefault(f"{half} cov@1000", []).append(
@@ -293,6 +350,7 @@ def evaluate(conversations: Sequence[Conversation], ablate: bool) -> dict[str, A
         "query_p95_ms": {m: round(1000 * float(np.percentile(t, 95)), 2)
                          for m, t in timings.items()},
         "table": table,
+        **({"thresholds": separation} if separation else {}),
     }
 
 
@@ -307,13 +365,16 @@ def render(report: dict[str, Any]) -> str:
     ]
     for name, row in report["table"].items():
         lines.append(name.ljust(width) + "".join(f"{row.get(c, 0):9.1f}" for c in columns))
-    halves = [f"{h} {m}" for h in ("tune", "hold") for m in ("R@5", "R@10", "cov@1000")]
+    halves = [f"{h} {m}" for h in ("tune", "hold")
+              for m in ("R@5", "R@10", "R@20", "cov@1000")]
     if any(halves[0] in row for row in report["table"].values()):
         lines.append(f"halves: tune = conversations 1-{TUNING}, hold = the rest")
         lines.append("system".ljust(width) + "".join(c.rjust(14) for c in halves))
         for name, row in report["table"].items():
             lines.append(name.ljust(width) + "".join(f"{row.get(c, 0):14.1f}" for c in halves))
     lines.append(f"ingest: {report['ingest_entries_per_s']} entries/s (store_many, embedded)")
+    if "thresholds" in report:
+        lines.append(render_thresholds(report["thresholds"]))
     for mode, p50 in report["query_p50_ms"].items():
         lines.append(f"query {mode}: p50 {p50} ms, p95 {report['query_p95_ms'][mode]} ms "
                      "(includes query embedding)")
@@ -345,6 +406,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "vectors across runs; the figures are the same")
     parser.add_argument("--variant", action="append", default=[], choices=sorted(VARIANTS),
                         help="also run hybrid with these rows' search options (_variants.py)")
+    parser.add_argument("--thresholds", action="store_true",
+                        help="also measure min_score: evidence kept against the hits of "
+                             "category-5 questions (answer absent) dropped")
     args = parser.parse_args(argv)
     VARIANT_NAMES.extend(args.variant)
     global VECTOR_FORMAT, CONTEXT_WINDOW, LLM, EMBED_CACHE
@@ -355,7 +419,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         LLM = {"base_url": args.llm_url, "model": args.llm_model}
     conversations = [group_turns(c, args.turns_per_memory)
                      for c in load(args.path, args.limit_conversations)]
-    report = evaluate(conversations, args.ablation)
+    absent = absent_questions(args.path) if args.thresholds else None
+    report = evaluate(conversations, args.ablation, absent)
     print(json.dumps(report, indent=2) if args.json else render(report))
     return 0
 

@@ -162,6 +162,20 @@ def ingest(question: Question, folder: Path, embedder: CachingEmbedder,
     return target, took
 
 
+def keep_session_open(path: Path) -> None:
+    """Mark the copy's open sessions active now. Opened more than two hours after its
+    ingest, a store would end the ingest's implicit session as abandoned and summarise
+    it, archiving every turn (``store_many`` writes agent_run episodes, the working notes
+    a summary replaces): a cached store measured later would hold one summary."""
+    import sqlite3
+    from datetime import UTC, datetime
+
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET last_activity_at = ? WHERE ended_at IS NULL",
+                   (datetime.now(UTC).isoformat(),))
+    db.close()
+
+
 @contextmanager
 def fresh_copy(store: Path, embedder: CachingEmbedder,
                options: dict[str, Any]) -> Iterator[Memory]:
@@ -170,6 +184,7 @@ def fresh_copy(store: Path, embedder: CachingEmbedder,
     with tempfile.TemporaryDirectory(prefix="tulving-lme-") as tmp:
         copy = Path(tmp) / "store"
         shutil.copytree(store, copy)
+        keep_session_open(copy / "memory.db")
         memory = open_memory(copy, embedder, options)
         try:
             yield memory

@@ -132,7 +132,7 @@ def test_entity_named_in_query_wins_a_close_call(make_memory: Any) -> None:
     named = m.store("Bob: I painted a sunset over the lake", type="EPISODE")
     plain = Searcher(m.ctx, SearchOptions.plain())
     flt = build_filter(m.ctx)
-    tuned = Searcher(m.ctx, SearchOptions(fusion="rrf", entity_boost=0.3, temporal_boost=0.0,
+    tuned = Searcher(m.ctx, SearchOptions(ranker="fused", fusion="rrf", entity_boost=0.3, temporal_boost=0.0,
                                           context_share=0.0))
     query = "What did Bob paint over the lake?"
     assert {r.entry.id for r in plain.search(query, 2, "hybrid", flt, None)} == {
@@ -145,9 +145,9 @@ def test_when_question_prefers_the_memory_that_says_when(make_memory: Any) -> No
     undated = m.store("I love going to the pottery class with my friends", type="EPISODE")
     dated = m.store("I signed up for a pottery class last Friday", type="EPISODE")
     flt = build_filter(m.ctx)
-    on = Searcher(m.ctx, SearchOptions(fusion="rrf", temporal_boost=0.3, entity_boost=0.0,
+    on = Searcher(m.ctx, SearchOptions(ranker="fused", fusion="rrf", temporal_boost=0.3, entity_boost=0.0,
                                        context_share=0.0))
-    off = Searcher(m.ctx, SearchOptions(fusion="rrf", temporal_boost=0.0, entity_boost=0.0,
+    off = Searcher(m.ctx, SearchOptions(ranker="fused", fusion="rrf", temporal_boost=0.0, entity_boost=0.0,
                                         context_share=0.0))
     query = "When did she go to the pottery class?"
     assert on.search(query, 1, "hybrid", flt, None)[0].entry.id == dated.id
@@ -170,7 +170,7 @@ def test_memories_recorded_together_lift_each_other(make_memory: Any) -> None:
                     valid_from=T0 + timedelta(days=90))
     flt = build_filter(m.ctx)
     query = "marathon training: how much does she run?"
-    with_ctx = Searcher(m.ctx, SearchOptions(fusion="rrf", context_share=0.5, entity_boost=0.0,
+    with_ctx = Searcher(m.ctx, SearchOptions(ranker="fused", fusion="rrf", context_share=0.5, entity_boost=0.0,
                                              temporal_boost=0.0))
     ranked = [r.entry.content for r in with_ctx.search(query, 3, "hybrid", flt, None)]
     assert ranked.index("Yes, I run forty kilometres every week now") < ranked.index(
@@ -196,8 +196,8 @@ def test_the_turn_written_next_to_a_hit_comes_along(make_memory: Any) -> None:
                         valid_from=T0 + timedelta(days=9))
     flt = build_filter(m.ctx)
     query = "what was the poetry reading about"
-    on = Searcher(m.ctx, SearchOptions(neighbour_share=0.5))
-    off = Searcher(m.ctx, SearchOptions(neighbour_share=0.0))
+    on = Searcher(m.ctx, SearchOptions(ranker="fused", neighbour_share=0.5))
+    off = Searcher(m.ctx, SearchOptions(ranker="fused", neighbour_share=0.0))
     with_neighbours = [r.entry.id for r in on.search(query, 3, "hybrid", flt, None)]
     without = [r.entry.id for r in off.search(query, 3, "hybrid", flt, None)]
     assert with_neighbours[0] == asked.id and answered.id in with_neighbours

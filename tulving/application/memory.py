@@ -147,6 +147,7 @@ class Memory:
         self._options = {k: dict(v) for k, v in (options or {}).items()}
         self._context_window = parse_writing(self._options.pop("writing", {}))
         self._search_settings = parse_search_settings(self._options.pop("search", {}))
+        SearchOptions(ranker=self._search_settings[2])  # an unknown ranker fails here
         unknown = set(self._options) - set(self._choices)
         if unknown:
             raise ConfigError(f"options for unknown adapter kinds: {', '.join(sorted(unknown))}")
@@ -232,8 +233,8 @@ class Memory:
         self._ctx = ctx
         self._access: Any = (_NotRecorded() if self.read_only
                              else AccessTracker(ctx.storage, ctx.clock))
-        expand, weight = self._search_settings
-        self._searcher = Searcher(ctx, SearchOptions(expansion_weight=weight),
+        expand, weight, ranker = self._search_settings
+        self._searcher = Searcher(ctx, SearchOptions(expansion_weight=weight, ranker=ranker),
                                   QueryExpander(self._llm) if expand else None)
         self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
                                  record_reads=self.policy.audit_reads and not self.read_only)

@@ -98,11 +98,12 @@ def parse_expansion(reply: object) -> Expansion | None:
     return None if expansion.empty else expansion
 
 
-def parse_search_settings(options: object) -> tuple[bool, float]:
-    """``options={"search": {"llm_expansion": bool, "expansion_weight": float}}``."""
+def parse_search_settings(options: object) -> tuple[bool, float, str]:
+    """``options={"search": {"llm_expansion": bool, "expansion_weight": float,
+    "ranker": "fused" | "learned"}}`` (the ranker's name is checked by ``SearchOptions``)."""
     if not isinstance(options, dict):
         raise ConfigError("options['search'] must be a mapping")
-    unknown = set(options) - {"llm_expansion", "expansion_weight"}
+    unknown = set(options) - {"llm_expansion", "expansion_weight", "ranker"}
     if unknown:
         raise ConfigError(f"unknown search options: {', '.join(sorted(map(str, unknown)))}")
     enabled = options.get("llm_expansion", False)
@@ -114,4 +115,7 @@ def parse_search_settings(options: object) -> tuple[bool, float]:
         raise ConfigError(
             f"search.expansion_weight must be a number in (0, {MAX_EXPANSION_WEIGHT}], "
             f"got {weight!r}")
-    return enabled, float(weight)
+    ranker = options.get("ranker", "fused")
+    if not isinstance(ranker, str):
+        raise ConfigError(f"search.ranker must be a name, got {ranker!r}")
+    return enabled, float(weight), ranker

@@ -117,8 +117,13 @@ class Curator:
                 if h.id not in entries or entries[h.id].derived_from not in pooled]
         # Boosted retrieval scores may exceed 1: scale by the best instead of clipping,
         # which would tie the top candidates and hand their order to the other signals.
+        # The learned ranker's probabilities are scaled by the best too: a pool whose best
+        # is 0.1 would otherwise let recency and importance, bounded boosts meant for
+        # close calls, outweigh relevance (curate() packs what the query has, however
+        # sure the ranker is that it answers).
         top = max((h.score for h in hits), default=1.0)
-        scale = 1.0 / top if top > 1.0 else 1.0
+        relative = self.searcher.options.ranker == "learned" and top > 0.0
+        scale = 1.0 / top if top > 1.0 or relative else 1.0
         candidates = [
             Candidate(key_shown(entries[h.id]), min(1.0, max(0.0, h.score * scale)))
             for h in hits

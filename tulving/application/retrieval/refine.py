@@ -37,9 +37,8 @@ def refine(
     rules = opts.rerank_rules.for_query(analysis)
     scores = rerank.rescore(head, entries, analysis, rules)
     if opts.fold_derived:
-        sources = _fold_derived(ctx, flt, scores, entries, tail)
-        if loaded is not None and briefs is None:
-            loaded.update((e.id, e) for e in sources)
+        fold_derived_hits(ctx, flt, scores, entries, tail,
+                          loaded if briefs is None else None)
     return rerank.scaled(scores, rules.ceiling, tail)
 
 
@@ -69,27 +68,28 @@ def read_candidates(
     return whole
 
 
-def _fold_derived(
+def fold_derived_hits(
     ctx: MemoryContext,
     flt: EntryFilter | None,
     scores: dict[str, float],
     entries: dict[str, Brief],
-    tail: list[ScoredId],
-) -> list[MemoryEntry]:
+    tail: Sequence[ScoredId],
+    loaded: dict[str, MemoryEntry] | None,
+) -> None:
     """Read the sources of derived candidates that are not candidates themselves (and
     pass the filter), then fold (:func:`tulving.domain.rerank.fold_derived`). Changes
-    ``scores`` in place; returns the sources it read."""
+    ``scores`` in place; the sources read go into ``loaded`` when it is given."""
     derived = rerank.derived_sources(scores, entries)
     if not derived:
-        return []
+        return
     in_tail = {h.id for h in tail}
     unknown = [s for s in derived.values() if s not in scores and s not in in_tail]
-    found: list[MemoryEntry] = []
     if unknown:
         found = [e for e in ctx.storage.get_many(unknown) if flt is None or entry_matches(e, flt)]
         entries.update((e.id, e) for e in found)
+        if loaded is not None:
+            loaded.update((e.id, e) for e in found)
     rerank.fold_derived(scores, derived, in_tail | entries.keys())
-    return found
 
 
 def add_neighbours(

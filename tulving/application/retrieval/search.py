@@ -11,6 +11,7 @@ raised recall there (see :class:`SearchOptions` for what each does and why).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -20,8 +21,14 @@ import attrs
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.warnings_once import warn_once
+from tulving.application.retrieval import features, ranker
 from tulving.application.retrieval.options import SearchOptions
-from tulving.application.retrieval.refine import add_neighbours, read_candidates, refine
+from tulving.application.retrieval.refine import (
+    add_neighbours,
+    fold_derived_hits,
+    read_candidates,
+    refine,
+)
 from tulving.domain import rerank
 from tulving.domain.entry import Brief, MemoryEntry
 from tulving.domain.entry_factory import check_time
@@ -45,6 +52,16 @@ def check_query(query: object) -> str:
     if len(query) > MAX_QUERY_CHARS:
         raise ValidationError(f"query is over {MAX_QUERY_CHARS} characters")
     return query
+
+
+def check_min_score(min_score: object) -> float | None:
+    """``None``, or a number in [0, 1] (search scores live there in every mode)."""
+    if min_score is None:
+        return None
+    if (isinstance(min_score, bool) or not isinstance(min_score, int | float)
+            or not math.isfinite(min_score) or not 0.0 <= min_score <= 1.0):
+        raise ValidationError(f"min_score must be a number in [0, 1], got {min_score!r}")
+    return float(min_score)
 
 
 def check_top_k(top_k: object) -> int:
@@ -149,8 +166,10 @@ class Searcher:
         self, query: str, flt: EntryFilter, pool: int,
         loaded: dict[str, MemoryEntry] | None = None,
         briefs: dict[str, Brief] | None = None,
+        lexical_pool: int | None = None,
     ) -> tuple[list[ScoredId], list[ScoredId]]:
-        """The lexical and the semantic candidates, ``pool`` of each.
+        """The lexical and the semantic candidates, ``pool`` of each (``lexical_pool``
+        lexical ones when given).
 
         When the storage runs reads concurrently, the lexical query runs on a worker
         thread beside the vector query: SQLite leaves the interpreter lock while it
@@ -165,14 +184,15 @@ class Searcher:
         if (ctx.embedder is None or ctx.vectors is None
                 or not ctx.storage.capabilities.concurrent_reads
                 or ctx.vectors.count() < PARALLEL_FROM):
-            return self.lexical(query, flt, pool), self.semantic(query, flt, pool)
+            return (self.lexical(query, flt, lexical_pool or pool),
+                    self.semantic(query, flt, pool))
         if self._workers is None:
             self._workers = ThreadPoolExecutor(LEXICAL_WORKERS,
                                                thread_name_prefix="tulving-lexical")
         # The query is embedded first: a local model's single-query session uses every
         # core, and sharing them with the full-text query slowed both.
         vector = self.query_vector(query)
-        lexical = self._workers.submit(self.lexical, query, flt, pool)
+        lexical = self._workers.submit(self.lexical, query, flt, lexical_pool or pool)
         try:
             semantic = self.semantic_by_vector(vector, flt, pool)
             if (self.options.refines and not lexical.done()
@@ -229,10 +249,14 @@ class Searcher:
         opts = self.options
         pool = max(pool or limit * 2, opts.pool)
         briefs: dict[str, Brief] | None = None if whole else {}
+        expansion = self.expander(query) if self.expander is not None else None
+        if opts.ranker == "learned" and expansion is None:
+            fused = self._learned(query, flt, pool, loaded, briefs)
+            return self._diversified(fused, loaded, briefs)[:limit]
         lists = list(self.candidate_lists(query, flt, pool, loaded, briefs))
         weights = [opts.lexical_weight, opts.semantic_weight]
-        if self.expander is not None:
-            self._add_expansion(query, flt, pool, lists, weights)
+        if expansion is not None:
+            self._add_expansion(query, expansion, flt, pool, lists, weights)
         if opts.fusion == "score":
             fused = blend(lists, weights, depth=opts.pool)
         else:
@@ -242,26 +266,82 @@ class Searcher:
         if opts.neighbour_share and fused:
             fused = add_neighbours(self.ctx, flt, fused, opts.neighbour_share,
                                    opts.neighbour_depth)
-        if opts.mmr < 1.0 and fused:
-            head = [h.id for h in fused[: opts.rerank_depth]]
-            read = read_candidates(self.ctx, head, loaded, briefs)
-            known = {**(loaded or {}), **(briefs or {}), **{b.id: b for b in read}}
-            texts = {i: known[i].content for i in head if i in known}
-            fused = rerank.diversified(fused, texts, opts.mmr, opts.rerank_depth)
-        return fused[:limit]
+        return self._diversified(fused, loaded, briefs)[:limit]
+
+    def _diversified(
+        self, fused: list[ScoredId], loaded: dict[str, MemoryEntry] | None,
+        briefs: dict[str, Brief] | None,
+    ) -> list[ScoredId]:
+        opts = self.options
+        if opts.mmr >= 1.0 or not fused:
+            return fused
+        head = [h.id for h in fused[: opts.rerank_depth]]
+        read = read_candidates(self.ctx, head, loaded, briefs)
+        known = {**(loaded or {}), **(briefs or {}), **{b.id: b for b in read}}
+        texts = {i: known[i].content for i in head if i in known}
+        return rerank.diversified(fused, texts, opts.mmr, opts.rerank_depth)
+
+    # the learned ranker ----------------------------------------------------------------
+    def ranker_pool(
+        self, query: str, flt: EntryFilter, pool: int,
+        loaded: dict[str, MemoryEntry] | None = None,
+        briefs: dict[str, Brief] | None = None,
+    ) -> features.Pool:
+        """The learned ranker's candidates and their feature rows: both engines'
+        ``pool`` best (the lexical engine's ``lexical_pool`` at least), fused by score
+        fusion, which picks the ``ranker_neighbour_depth`` best, and the entries written
+        just before and after those. The candidates are read
+        whole into ``loaded``, or as briefs into ``briefs`` when that is given. The
+        training script dumps exactly these rows (``benchmarks/train_ranker.py``)."""
+        opts = self.options
+        lexical, semantic = self.candidate_lists(query, flt, pool, loaded, briefs,
+                                                 max(pool, opts.lexical_pool))
+        fused = blend([lexical, semantic], [opts.lexical_weight, opts.semantic_weight],
+                      depth=opts.pool)
+        around: dict[str, tuple[str, ...]] = {}
+        if opts.ranker_neighbour_depth > 0 and fused:
+            around = dict(self.ctx.storage.adjacent(
+                [h.id for h in fused[: opts.ranker_neighbour_depth]], flt))
+        found = {h.id for h in fused}
+        added = list(dict.fromkeys(i for near in around.values() for i in near
+                                   if i not in found))
+        ids = [h.id for h in fused] + added
+        read = read_candidates(self.ctx, ids, loaded, briefs)
+        known: dict[str, Brief] = {**(loaded or {}), **(briefs or {}),
+                                   **{b.id: b for b in read}}
+        # the vector index's scores are the cosines of the stored vectors (an int8 graph
+        # rescores its candidates from them): only the other candidates' are computed
+        cosines = {h.id: h.score for h in semantic}
+        if self.ctx.embedder is not None:
+            cosines.update(self.similarities(query, [i for i in ids if i not in cosines]))
+        return features.build(query_terms(query), analyse(query), lexical, semantic, fused,
+                              added, cosines, known, around, opts.pool, opts.lexical_pool)
+
+    def _learned(
+        self, query: str, flt: EntryFilter, pool: int,
+        loaded: dict[str, MemoryEntry] | None, briefs: dict[str, Brief] | None,
+    ) -> list[ScoredId]:
+        """Candidates by the learned ranker's probability of holding the answer. The
+        candidates are read as briefs (the rows need their text and event time only),
+        whatever ``briefs`` says: the caller reads whole the few it keeps."""
+        read: dict[str, Brief] = briefs if briefs is not None else {}
+        found = self.ranker_pool(query, flt, pool, loaded, read)
+        probabilities = ranker.load(self.options.ranker_model).probabilities(found.matrix)
+        scores = {i: float(p) for i, p in zip(found.ids, probabilities, strict=True)}
+        if self.options.fold_derived:
+            fold_derived_hits(self.ctx, flt, scores, {**(loaded or {}), **read}, [],
+                              loaded if briefs is None else None)
+        out = [ScoredId(i, s) for i, s in scores.items()]
+        out.sort(key=lambda h: (-h.score, h.id))
+        return out
 
     def _add_expansion(
-        self, query: str, flt: EntryFilter, pool: int,
+        self, query: str, expansion: Expansion, flt: EntryFilter, pool: int,
         lists: list[list[ScoredId]], weights: list[float],
     ) -> None:
-        """The expansion's lexical and dense lists, appended (nothing if the model gave
-        none). Only new words search lexically: the query's own are searched already.
-        The answer is embedded as a memory would be (``embed``, not ``embed_query``):
-        it stands for one."""
-        assert self.expander is not None
-        expansion = self.expander(query)
-        if expansion is None:
-            return
+        """The expansion's lexical and dense lists, appended. Only new words search
+        lexically: the query's own are searched already. The answer is embedded as a
+        memory would be (``embed``, not ``embed_query``): it stands for one."""
         share = self.options.expansion_weight
         asked = set(query_terms(query))
         terms = [t for t in query_terms(" ".join(expansion.keywords)) if t not in asked]
@@ -312,6 +392,7 @@ class Searcher:
     ) -> list[SearchResult]:
         check_query(query)
         check_top_k(top_k)
+        min_score = check_min_score(min_score)
         loaded: dict[str, MemoryEntry] = {}
         hits = self.ranked_ids(query, mode, flt, top_k, loaded, whole=False)
         if min_score is not None:
@@ -339,5 +420,10 @@ class Searcher:
         if not vectors:
             return {}
         query_vector = np.asarray(self.query_vector(query), dtype=np.float32)
-        return {i: float(np.dot(np.asarray(v, dtype=np.float32), query_vector))
-                for i, v in vectors.items()}
+        found = list(vectors)
+        # one product for all (a conversion and a dot per entry cost ~10 µs each), in
+        # float64: a float32 product's rounding depends on how many rows it has, and the
+        # best hits' scores must not depend on how many were asked for
+        cosines = (np.stack([vectors[i] for i in found]).astype(np.float64)
+                   @ query_vector.astype(np.float64))
+        return dict(zip(found, cosines.tolist(), strict=True))

@@ -34,6 +34,9 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.add_argument("query")
     p.add_argument("--top-k", "-n", type=int, default=10, help="how many results (default 10)")
     p.add_argument("--mode", choices=("hybrid", "semantic", "lexical", "key"), default="hybrid")
+    p.add_argument("--min-score", type=float, default=None,
+                   help="only results scoring at least this (0..1; in hybrid mode the "
+                        "estimated probability that the memory answers the query)")
     _filters(p)
     add_json(p)
     add_common(p)
@@ -63,7 +66,8 @@ def _times(args: argparse.Namespace) -> dict[str, Any]:
 def _search(memory: Any, args: argparse.Namespace, out: Output) -> int:
     began = time.perf_counter()
     results = memory.search(
-        args.query, args.top_k, mode=args.mode, types=args.types, tags=args.tags, **_times(args)
+        args.query, args.top_k, mode=args.mode, types=args.types, tags=args.tags,
+        min_score=args.min_score, **_times(args)
     )
     ms = (time.perf_counter() - began) * 1000
     out.result(

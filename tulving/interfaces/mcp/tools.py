@@ -185,9 +185,19 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             LOWER,
             Field(description="hybrid (default) combines meaning and exact words."),
         ] = "hybrid",
+        min_score: Annotated[
+            float | None,
+            STRICT,
+            Field(ge=0, le=1, description=(
+                "Only results scoring at least this. In hybrid mode a score is the "
+                "estimated probability that the memory answers the query, comparable "
+                "across queries: 0.03 drops most hits of questions whose answer is not "
+                "stored.")),
+        ] = None,
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
-            results = memory.search(query, top_k, mode=mode, types=types, tags=tags)
+            results = memory.search(query, top_k, mode=mode, types=types, tags=tags,
+                                    min_score=min_score)
             return ok(
                 render.search_text(query, results),
                 {"query": query, "results": render.search_dicts(results)},
