@@ -16,12 +16,25 @@ from urllib.parse import quote
 
 import httpx
 
-from tests.doors.door import Door, given, store_fields
+from tests.doors.door import Door, given, store_fields, utf8_or_unsupported
 from tests.doors.outcome import HTTP_STATUS, Outcome, typed
 from tests.e2e.conftest import ROOT
 
 TS_CLIENT = ROOT / "clients" / "typescript"
 TS_DRIVER = Path(__file__).with_name("ts_door.mjs")
+
+
+#: Operations whose text travels in the URL (a path segment or a query parameter).
+IN_URL = {"get": "id_or_key", "forget": "id_or_key", "history": "id_or_key",
+          "audit": "id_or_key", "profile": "subject", "list_keys": "prefix"}
+NO_URL_FORM = ("a URL carries UTF-8 bytes: a lone surrogate has no percent-encoding "
+               "(the JSON bodies carry it as an escape)")
+
+
+def url_text_or_unsupported(op: str, args: dict[str, Any], why: str = NO_URL_FORM) -> None:
+    """Unsupported when the text an operation puts in the URL cannot be encoded."""
+    if op in IN_URL:
+        utf8_or_unsupported(args.get(IN_URL[op]), why)
 
 
 def _segments(id_or_key: Any) -> str:
@@ -45,6 +58,10 @@ class HTTPRawDoor(Door):
 
     def close(self) -> None:
         self.http.close()
+
+    def call(self, op: str, **args: Any) -> Outcome:
+        url_text_or_unsupported(op, args)
+        return super().call(op, **args)
 
     def send(self, method: str, path: str, *, body: Any = None, params: Any = None,
              content: bytes | None = None, headers: dict[str, str] | None = None) -> Outcome:
@@ -81,6 +98,12 @@ class HTTPRawDoor(Door):
     def op_get(self, id_or_key: Any) -> Outcome:
         return self.send("GET", f"/v1/memory/{_segments(id_or_key)}", params=self._params())
 
+    def op_store_deep(self, depth: int) -> Outcome:
+        text = (b'{"content": "x", "type": "FACT", "metadata": {"a": ' + b"[" * depth
+                + b"]" * depth + b"}}")
+        return self.send("POST", "/v1/store", content=text,
+                         headers={"content-type": "application/json"})
+
     def op_forget(self, id_or_key: Any, hard: bool = False) -> Outcome:
         return self.send("DELETE", f"/v1/forget/{_segments(id_or_key)}",
                          params=self._params(hard=str(hard).lower()))
@@ -97,9 +120,10 @@ class HTTPRawDoor(Door):
         return self.send("GET", f"/v1/memory/{_segments(id_or_key)}/audit",
                          params=self._params())
 
-    def op_search(self, query: Any, **options: Any) -> Outcome:
-        return self.send("POST", "/v1/search", body=self._body({"query": query,
-                                                                **given(**options)}))
+    def op_search(self, query: Any, extra: dict[str, Any] | None = None,
+                  **options: Any) -> Outcome:
+        return self.send("POST", "/v1/search", body=self._body(
+            {"query": query, **given(**options), **(extra or {})}))
 
     def op_curate(self, **options: Any) -> Outcome:
         return self.send("POST", "/v1/curate", body=self._body(given(**options)))
@@ -150,7 +174,9 @@ class ClientDoor(Door):
     """``tulving.client.TulvingClient``, the Python client of ``/v1``."""
 
     name = "client"
-    missing: ClassVar[dict[str, str]] = {"audit": "the client has no per-entry audit call"}
+    missing: ClassVar[dict[str, str]] = {
+        "audit": "the client has no per-entry audit call",
+        "store_deep": "the client's JSON encoder (json.dumps) recurses: it cannot send it"}
 
     def __init__(self, path: Path, url: str, token: str, *, agent: str = "client",
                  name: str = "client") -> None:
@@ -162,6 +188,12 @@ class ClientDoor(Door):
 
     def close(self) -> None:
         self.client.close()
+
+    def call(self, op: str, **args: Any) -> Outcome:
+        utf8_or_unsupported(args, "the Python client (httpx) encodes JSON and URLs as strict "
+                                  "UTF-8: it refuses a lone surrogate before sending "
+                                  "(UnicodeEncodeError; the http door sends it)")
+        return super().call(op, **args)
 
     def _run(self, fn: Any) -> Outcome:
         from tulving.client import ServerError
@@ -193,9 +225,10 @@ class ClientDoor(Door):
     def op_history(self, id_or_key: Any) -> Outcome:
         return self._run(lambda c: c.history(id_or_key))
 
-    def op_search(self, query: Any, top_k: Any = None, **options: Any) -> Outcome:
+    def op_search(self, query: Any, top_k: Any = None, extra: dict[str, Any] | None = None,
+                  **options: Any) -> Outcome:
         return self._run(lambda c: c.search(query, *([top_k] if top_k is not None else []),
-                                            **given(**options)))
+                                            **given(**options), **(extra or {})))
 
     def op_curate(self, query: Any = None, **options: Any) -> Outcome:
         return self._run(lambda c: c.curate(query, **given(**options)))
@@ -248,7 +281,9 @@ class TSDoor(Door):
     """The TypeScript client (``clients/typescript``) in one Node process."""
 
     name = "ts"
-    missing: ClassVar[dict[str, str]] = {"audit": "the TypeScript client has no per-entry audit call"}
+    missing: ClassVar[dict[str, str]] = {
+        "audit": "the TypeScript client has no per-entry audit call",
+        "store_deep": "the value is handed to Node as JSON, which no encoder here builds"}
 
     def __init__(self, path: Path, url: str, token: str, *, agent: str = "ts",
                  name: str = "ts") -> None:
@@ -275,6 +310,9 @@ class TSDoor(Door):
     def call(self, op: str, **args: Any) -> Outcome:
         if op in self.missing:
             return super().call(op, **args)
+        url_text_or_unsupported(op, args, "the TypeScript client refuses a lone surrogate "
+                                          "in a URL (encodeURIComponent throws URIError) or "
+                                          "replaces it with U+FFFD (URLSearchParams)")
         if op == "import_bundle":
             args = {"bundle": base64.b64encode(args["data"]).decode()}
         assert self.proc.stdin is not None and self.proc.stdout is not None

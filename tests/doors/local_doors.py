@@ -74,7 +74,11 @@ class LibraryDoor(Door):
         except TulvingError as exc:
             return Outcome(self.name, family_of(type(exc).__name__), shown=str(exc),
                            kind=type(exc).__name__)
-        except Exception as exc:  # a bare TypeError is no typed error: the case fails
+        except TypeError as exc:
+            if "unexpected keyword argument" in str(exc):  # Python's own refusal of a name
+                return Outcome(self.name, "invalid", shown=str(exc), kind="TypeError")
+            return Outcome(self.name, "crash", shown=repr(exc), kind="TypeError")
+        except Exception as exc:  # no typed error: the case fails
             return Outcome(self.name, "crash", shown=repr(exc), kind=type(exc).__name__)
         payload = _plain(result)
         shown = payload.get("content", "") if shows and isinstance(payload, dict) else ""
@@ -117,12 +121,16 @@ class LibraryDoor(Door):
     def op_history(self, id_or_key: Any) -> Outcome:
         return self._run(lambda m: m.history(id_or_key))
 
-    def op_search(self, query: Any, top_k: Any = None, **options: Any) -> Outcome:
-        options = given(**options)
+    def op_search(self, query: Any, top_k: Any = None, extra: dict[str, Any] | None = None,
+                  **options: Any) -> Outcome:
+        options = {**given(**options), **(extra or {})}
         if "since" in options:
             options["since"] = self._time(options["since"])
         return self._run(lambda m: m.search(query, *([top_k] if top_k is not None else []),
                                             **options))
+
+    def op_store_deep(self, depth: int) -> Outcome:
+        return self._run(lambda m: m.store("x", type="FACT", metadata={"a": nested(depth)}))
 
     def op_curate(self, query: Any = None, **options: Any) -> Outcome:
         return self._run(lambda m: m.curate(query, **given(**options)), shows=True)
@@ -152,10 +160,20 @@ class LibraryDoor(Door):
         return self._run(lambda m: m.import_bundle(io.BytesIO(data)))
 
 
+def nested(depth: int) -> list[Any]:
+    """A list nested ``depth`` deep, built without recursion."""
+    value: list[Any] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
 def _arg(value: Any, what: str) -> str:
     """One argv word: text as it is, a number as its digits; anything else cannot be
     typed at a shell prompt."""
     if isinstance(value, str):
+        if "\x00" in value:
+            raise Unsupported("argv cannot hold a NUL byte")
         if any("\ud800" <= ch <= "\udfff" and not "\udc80" <= ch <= "\udcff" for ch in value):
             raise Unsupported("argv is bytes: only undecodable bytes (U+DC80..U+DCFF) reach "
                               "Python's argv as lone surrogates")
@@ -163,6 +181,14 @@ def _arg(value: Any, what: str) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     raise Unsupported(f"argv holds text only: {what}={value!r} cannot be typed")
+
+
+def _text(value: Any, what: str) -> str:
+    """One argv word for a field whose value is text: anything else (a number, a bool)
+    would reach the CLI as its digits, the same text, so it goes by ``store --jsonl``."""
+    if not isinstance(value, str):
+        raise Unsupported(f"argv holds text only: {what}={value!r} would arrive as text")
+    return _arg(value, what)
 
 
 class CLIDoor(Door):
@@ -231,17 +257,20 @@ class CLIDoor(Door):
                  extra: dict[str, Any] | None = None, **fields: Any) -> Outcome:
         body = store_fields(content, type, **fields)
         try:  # the command line, where every value can be typed there
-            argv = ["store", _arg(content, "content"), "--type", _arg(type, "type")]
+            argv = ["store", _text(content, "content"), "--type", _text(type, "type")]
             if "metadata" in body or "valid_from" in body:
                 raise Unsupported("no flag for metadata or valid_from")
             if "key" in body:
-                argv += ["--key", _arg(body["key"], "key")]
+                argv += ["--key", _text(body["key"], "key")]
             tags = body.get("tags", [])
             if not isinstance(tags, list):
                 raise Unsupported("tags are repeated --tag flags")
             for tag in tags:
-                argv += ["--tag", _arg(tag, "tag")]
+                argv += ["--tag", _text(tag, "tag")]
             if "importance" in body:
+                if not isinstance(body["importance"], int | float) or isinstance(
+                        body["importance"], bool):
+                    raise Unsupported("--importance reads a number from its text")
                 argv += ["--importance", _arg(body["importance"], "importance")]
             if "pinned" in body:
                 if not isinstance(body["pinned"], bool):
@@ -260,6 +289,13 @@ class CLIDoor(Door):
     def op_get(self, id_or_key: Any) -> Outcome:
         return self.run("get", _arg(id_or_key, "id_or_key"))
 
+    def op_store_deep(self, depth: int) -> Outcome:
+        line = ('{"content": "x", "type": "FACT", "metadata": {"a": ' + "[" * depth
+                + "]" * depth + "}}")
+        path = self.path.parent / f"{self.name}-deep-{next(self._files)}.jsonl"
+        path.write_text(line + "\n")
+        return self.run("store", "--jsonl", str(path))
+
     def op_forget(self, id_or_key: Any, hard: bool = False) -> Outcome:
         return self.run("forget", _arg(id_or_key, "id_or_key"), *(["--hard"] if hard else []))
 
@@ -267,8 +303,10 @@ class CLIDoor(Door):
         return self.run("history", _arg(id_or_key, "key"))
 
     def op_search(self, query: Any, top_k: Any = None, tags: Any = None, since: Any = None,
-                  mode: Any = None) -> Outcome:
+                  mode: Any = None, extra: dict[str, Any] | None = None) -> Outcome:
         argv = ["search", _arg(query, "query")]
+        for name, value in (extra or {}).items():
+            argv += [f"--{name}", _arg(value, name)]
         if top_k is not None:
             argv += ["--top-k", _arg(top_k, "top_k")]
         for tag in tags or []:

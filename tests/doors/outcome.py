@@ -22,6 +22,7 @@ from tulving.domain import errors as E
 DOOR_KINDS = {
     "ArgumentError": "invalid",  # MCP: arguments the tool's schema refuses
     "UsageError": "invalid",  # CLI: argparse refused the command line
+    "LinesRefused": "invalid",  # CLI: `store --jsonl` refused lines (each one's type named)
     "PayloadTooLarge": "invalid",  # HTTP 413
     "ReadOnlyToken": "read_only",  # HTTP 403: a token that may only read
 }
@@ -119,6 +120,8 @@ def typed(door: str, kind: str, code: int | str | None, shown: str,
     """An error outcome whose family comes from ``kind``, checked against the code the
     door's documentation gives that family (``allowed``)."""
     family = family_of(kind)
+    if kind == "HTTPError" and code == 404:  # the server's router: no such resource
+        family = "not_found"
     if allowed is not None and family in allowed:
         expected = allowed[family]
         fits = code in expected if isinstance(expected, set) else code == expected
