@@ -177,13 +177,14 @@ class ReadOnlyWorld(_Doors):
             return MCPDoor(self.path, "--read-only")
         if name == "mcp-fallback":  # no flag: it finds the lock taken and says so
             return MCPDoor(self.path, errors=self.folder / "fallback.err", name=name)
-        token = self.server.tokens["alice"]
+        # the writer's agent: its memories are theirs, so only read-only can refuse a write
+        token, agent = self.server.tokens["alice"], "e2e"
         if name == "http":
-            return HTTPRawDoor(self.path, self.server.url, token)
+            return HTTPRawDoor(self.path, self.server.url, token, agent=agent)
         if name == "client":
-            return ClientDoor(self.path, self.server.url, token)
+            return ClientDoor(self.path, self.server.url, token, agent=agent)
         if name == "ts":
-            return TSDoor(self.path, self.server.url, token)
+            return TSDoor(self.path, self.server.url, token, agent=agent)
         if name == "http-token":  # a read-only token of the writable server
             server = self.writable.server
             return HTTPRawDoor(self.writable.store("server"), server.url,
