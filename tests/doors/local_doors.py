@@ -154,7 +154,9 @@ class LibraryDoor(Door):
         return self._run(lambda m: m.start_session(goal))
 
     def op_consolidate(self, apply: Any = False) -> Outcome:
-        return self._run(lambda m: m.consolidate(dry_run=not apply))
+        # a non-bool reaches the library's own check as it is ("yes" is not "not yes")
+        dry_run = not apply if isinstance(apply, bool) else apply
+        return self._run(lambda m: m.consolidate(dry_run=dry_run))
 
     def op_import_bundle(self, data: bytes) -> Outcome:
         return self._run(lambda m: m.import_bundle(io.BytesIO(data)))
