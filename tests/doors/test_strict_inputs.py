@@ -13,8 +13,6 @@ library's ``test_bad_input`` cases, the CLI's exit-2 cases).
 
 from __future__ import annotations
 
-import io
-import zipfile
 from typing import Any
 
 import pytest
@@ -22,6 +20,7 @@ import pytest
 from tests.doors import back_channel
 from tests.doors.door import Door, perform
 from tests.doors.outcome import Unsupported
+from tests.e2e.test_cli_safety import bundle_with_manifest
 
 DOORS = ["library", "cli", "mcp", "mcp-raw", "http", "client", "ts"]
 #: Doors that keep one process (or one Memory) for many calls: each case also checks the
@@ -30,16 +29,6 @@ PERSISTENT = {"library", "mcp", "mcp-raw", "http", "client", "ts"}
 #: A lone surrogate: what undecodable bytes in argv become, and JSON's "\udcff".
 BAD = "a\udcffb"
 HIGH = "a\ud800b"
-
-
-def bundle_with_manifest(manifest: bytes) -> bytes:
-    """A bundle laid out as the writer lays one out, with this manifest."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as z:
-        z.writestr("entries.jsonl", b"", compress_type=zipfile.ZIP_DEFLATED)
-        z.writestr("embeddings.f32", b"", compress_type=zipfile.ZIP_STORED)
-        z.writestr("manifest.json", manifest, compress_type=zipfile.ZIP_DEFLATED)
-    return out.getvalue()
 
 
 def deep(depth: int) -> dict[str, Any]:
