@@ -77,12 +77,13 @@ def read(door: Door, ids: list[str], keys: list[str]) -> str:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    """Stores of this suite's own. On the session's stores, after the existence oracle
-    suite's library probes, the library's store read "database disk image is malformed"
-    once this suite had written and the CLI had read it (not reproduced outside pytest,
-    not diagnosed yet: ``pytest tests/doors/test_existence_oracle.py
-    tests/doors/test_redaction.py -k library --basetemp=/tmp/x``, then ``sqlite3
-    /tmp/x/doors0/library/memory.db "pragma integrity_check"``)."""
+    """Stores of this suite's own. On the session's stores (this file as of 34a6de6),
+    after the existence oracle suite's probes of the library door, the library's store
+    reads "database disk image is malformed" once this suite has written it and the CLI
+    has read it: every time with ``pytest tests/doors/test_existence_oracle.py
+    <that file> -k "library and not read_only_open" --basetemp=/tmp/x`` then ``sqlite3
+    /tmp/x/doors0/library/memory.db "pragma integrity_check"``; not in one test doing
+    the same calls, not diagnosed yet."""
     made = World(tmp_path_factory.mktemp("redaction"))
     yield made
     made.close()
