@@ -237,7 +237,8 @@ class Memory:
         self._searcher = Searcher(ctx, SearchOptions(expansion_weight=weight, ranker=ranker),
                                   QueryExpander(self._llm) if expand else None)
         self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
-                                 record_reads=self.policy.audit_reads and not self.read_only)
+                                 record_reads=self.policy.audit_reads and not self.read_only,
+                                 read_only=self.read_only)
         self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
         self._writer = Writer(ctx, self._governance, self._audit, self._lock)
         self._curator = Curator(ctx, self._searcher)

@@ -40,6 +40,7 @@ class AuditTrail:
         identity: Identity,
         *,
         record_reads: bool = True,
+        read_only: bool = False,
         max_pending: int = 128,
         max_age_s: float = 2.0,
     ) -> None:
@@ -47,6 +48,7 @@ class AuditTrail:
         self._clock = clock
         self._identity = identity
         self._record_reads = record_reads
+        self._read_only = read_only
         self._reads: BatchQueue[AuditDraft] = BatchQueue(
             self._storage.append_audit, max_pending=max_pending, max_age_s=max_age_s
         )
@@ -112,7 +114,11 @@ class AuditTrail:
         """Queue a record of a lookup refused because ``entry_id`` names an entry of
         another partition. Queued like a read record, whatever ``audit_reads`` says: the
         doors answer the refusal exactly as a missing id, so it must not cost a write on
-        the caller's path (its timing would tell the two apart)."""
+        the caller's path (its timing would tell the two apart). A read-only open
+        records none: it can write nothing, and the queued record made its close fail
+        with ``ReadOnlyError`` (the CLI's ``get`` answered that instead of the refusal)."""
+        if self._read_only:
+            return
         self._reads.add([self.draft("refused", {"entry_id": entry_id},
                                     details={"not_visible": entry_id})])
 
