@@ -69,7 +69,7 @@ def test_the_budget_and_the_threshold_are_the_developers(server_memory: Memory) 
     Runner.run_sync(agent, "brief me")
     Runner.run_sync(agent, "find it")
     strict = Agent(name="Assistant", model=model,
-                   tools=memory_tools(server_memory, shared=True, min_score=1.01))
+                   tools=memory_tools(server_memory, shared=True, min_score=1.0))
     Runner.run_sync(strict, "find it, strictly")
     block, found, none = tool_outputs(model)
     assert 0 < server_memory.count_tokens(block) <= 50
