@@ -20,17 +20,15 @@ from typing import IO, Any, Literal, TypeVar, overload
 import anyio
 import anyio.to_thread
 
-from tulving.application.agent_memory.consolidation import ConsolidationReport
 from tulving.application.agent_memory.jobs import RememberJob
-from tulving.application.agent_memory.profile import Profile
 from tulving.application.memory import Memory
 from tulving.application.portability.exporter import ExportReport
 from tulving.application.portability.importer import ImportReport
 from tulving.application.retrieval.lookup import EntryPage
-from tulving.application.upkeep.statistics import StatsReport
 from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
+from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
 from tulving.domain.query import SearchResult
 
 T = TypeVar("T")

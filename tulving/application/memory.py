@@ -18,9 +18,7 @@ from typing import IO, Any, Literal, overload
 
 import attrs
 
-from tulving.application.agent_memory.consolidation import ConsolidationReport
 from tulving.application.agent_memory.jobs import JobQueue, RememberJob
-from tulving.application.agent_memory.profile import Profile
 from tulving.application.agent_memory.session_writes import CURRENT_SESSION
 from tulving.application.agent_memory.sessions import Session
 from tulving.application.bootstrap import Services, Settings, bootstrap, shut_down
@@ -65,12 +63,13 @@ from tulving.application.upkeep.maintenance import (
     ReindexReport,
     VacuumReport,
 )
-from tulving.application.upkeep.statistics import StatsReport, store_stats
+from tulving.application.upkeep.statistics import store_stats
 from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
+from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
 from tulving.domain.query import EntryFilter, SearchResult
 from tulving.domain.query_expansion import parse_search_settings
 from tulving.domain.records import AuditRecord, SessionRecord
@@ -917,6 +916,16 @@ class Memory:
             services.audit.record("refused", dict(inputs), details=dict(details))
 
     # for the doors (CLI, MCP, HTTP, the plugins): what they need besides the calls ---
+    def touch(self, entry_ids: Sequence[str]) -> None:
+        """Record a read of ``entry_ids`` now, in storage, at once (``get``, ``search``
+        and ``curate`` queue theirs and write them in batches): for an integration whose
+        expiry counts from the last read (the LangGraph store's TTL). A read-only Memory
+        records nothing, as for every read."""
+        services = self._up()
+        if self.read_only or not entry_ids:
+            return
+        services.ctx.storage.touch(list(entry_ids), services.ctx.clock.now())
+
     def now(self) -> datetime:
         """The time by this Memory's clock (a ``ManualClock`` in tests), timezone-aware."""
         return self._up().ctx.clock.now()
@@ -954,6 +963,11 @@ class Memory:
         from tulving.application.upkeep.census import pool_stats
 
         return pool_stats(self._up().ctx)
+
+    def audited_tenants(self) -> set[str]:
+        """Every tenant (``Identity.tenant``) with a record in the store's audit log
+        (store-wide, so for a server's own Memory)."""
+        return {r.tenant for r in self._up().ctx.storage.audit_records()}
 
     def warm_up(self) -> Readiness:
         """Load a lazily loaded embedding model now and check the embedder and the

@@ -30,8 +30,8 @@ from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.extraction_rules import Turn, extract_candidates, normalise_statement
+from tulving.domain.memory_reports import ConsolidationReport, LiftedKnowledge, MergePlan
 from tulving.domain.query import EntryFilter
-from tulving.domain.reports import Report
 from tulving.domain.types import ArchiveReason, MemoryType, SourceType
 from tulving.ports.storage import Archival
 
@@ -46,56 +46,6 @@ _MERGE_SCHEMA: dict[str, Any] = {
 }
 
 Writer = Callable[[dict[str, Any]], MemoryEntry]
-
-
-def _set(report: Report) -> dict[str, object]:
-    return {k: v for k, v in Report.as_dict(report).items() if v is not None}
-
-
-@attrs.frozen
-class MergePlan(Report):
-    """One cluster of near-duplicates: its type, its members' ids, the merged text and
-    how it was made (``llm`` or ``keep-newest``); ``merged_id`` once applied."""
-
-    type: str
-    ids: tuple[str, ...]
-    proposed: str
-    method: str
-    merged_id: str | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        return _set(self)
-
-
-@attrs.frozen
-class LiftedKnowledge(Report):
-    """A fact or preference recurring episodes state, lifted into semantic memory: its
-    type, content, structured fact when the rules found one, the episodes it comes from,
-    and the new entry's ``id`` once applied."""
-
-    type: str
-    content: str
-    source_entry_ids: tuple[str, ...]
-    entity: str | None = None
-    attribute: str | None = None
-    value: str | None = None
-    id: str | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        return _set(self)
-
-
-@attrs.frozen
-class ConsolidationReport(Report):
-    """``consolidate``: the clusters merged (or, with ``dry_run``, to merge) at cosine
-    ``threshold``, the knowledge lifted from recurring episodes, and how many entries
-    were archived into merged ones."""
-
-    dry_run: bool
-    threshold: float
-    clusters: tuple[MergePlan, ...]
-    semantic: tuple[LiftedKnowledge, ...]
-    archived: int
 
 
 def _own(ctx: MemoryContext, types: Sequence[MemoryType], tags: Sequence[str] | None

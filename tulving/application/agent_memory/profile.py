@@ -8,54 +8,17 @@ are reported as such, not resolved here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
-
 import attrs
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
+from tulving.domain.memory_reports import Profile, ProfileItem
 from tulving.domain.query import EntryFilter
-from tulving.domain.reports import Report
 from tulving.domain.types import MemoryType
 
 _KNOWLEDGE = (MemoryType.PREFERENCE, MemoryType.FACT, MemoryType.DECISION, MemoryType.PLAN,
               MemoryType.PROCEDURE)
-
-
-@attrs.frozen
-class ProfileItem(Report):
-    """One thing known about the subject: the entry's id, content and value, whether
-    another entry disputes it, and since when it holds (its ``valid_from``); ``type``
-    for the items of ``other`` (facts and preferences are by attribute)."""
-
-    id: str
-    content: str
-    value: str | None
-    disputed: bool
-    since: datetime
-    type: str | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        out = super().as_dict()
-        if self.type is None:
-            del out["type"]
-        return out
-
-
-@attrs.frozen
-class Profile(Report):
-    """``profile(subject)``: its facts and preferences by attribute (the newest of
-    each), its other knowledge (decisions, plans, procedures, facts without attribute),
-    the ids of every entry read, and all of it as a text for a prompt."""
-
-    subject: str
-    facts: Mapping[str, ProfileItem]
-    preferences: Mapping[str, ProfileItem]
-    other: tuple[ProfileItem, ...]
-    entry_ids: tuple[str, ...]
-    text: str
 
 
 def subjects_for(ctx: MemoryContext, subject: str) -> list[str]:

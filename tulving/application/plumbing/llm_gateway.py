@@ -13,32 +13,14 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from tulving.application.plumbing.llm_budget import BudgetedLLM
 from tulving.application.plumbing.warnings_once import warn_once
 from tulving.domain.errors import LLMError, ValidationError
-from tulving.domain.reports import Report
+from tulving.domain.memory_reports import LLMUsage
 from tulving.ports.llm import LLM
 
 #: Calls one Memory may make unless ``options={"llm": {"max_calls": ...}}`` says otherwise.
 DEFAULT_MAX_CALLS = 1_000
-
-
-@attrs.frozen
-class LLMUsage(Report):
-    """What the LLM was used for so far: its model (None: no LLM), calls and tokens, what
-    is left of the call and token budgets (None: unlimited or no LLM), and how often a
-    feature took its deterministic path instead (``fallbacks``) or a call failed."""
-
-    model: str | None
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    budget_calls_left: int | None
-    budget_tokens_left: int | None
-    fallbacks: int
-    failures: int
 
 
 class LLMGateway:
