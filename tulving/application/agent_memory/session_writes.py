@@ -55,10 +55,13 @@ class SessionWrites:
         """Write ``batch`` in one all-or-nothing transaction (``writing.writer``), in the
         session this write belongs to."""
         self.require_writable(operation)
+        serial = self.writer.serial  # the session's own writes too (plumbing.write_order)
         if session_id is CURRENT_SESSION:
-            session_id = self.sessions.for_write()
+            with serial:
+                session_id = self.sessions.for_write()
         outcomes = self.writer.write(batch, operation, session_id, self.policy())
-        self.sessions.touch(session_id)
+        with serial:
+            self.sessions.touch(session_id)
         return outcomes
 
     def check(self, batch: list[dict[str, Any]]) -> list[str | None]:
