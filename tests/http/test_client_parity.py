@@ -17,8 +17,10 @@ from tests.e2e.conftest import ROOT
 from tests.http.conftest import Server
 from tulving.client import (
     AsyncTulvingClient,
+    ConsolidationReport,
     EntryPage,
     NotFoundError,
+    Profile,
     ServerError,
     TulvingClient,
 )
@@ -75,13 +77,18 @@ def test_keys_entries_sessions_consolidate_and_profile(alice: TulvingClient) -> 
     assert len(alice.list_entries(tags=["parity"]).entries) == 4
     assert len(alice.list_entries(tags=["parity"], include_archived=True).entries) == 5
     session = alice.start_session("ship the parity work")
-    assert session["goal"] == "ship the parity work" and session["id"]
+    assert session is not None and session.goal == "ship the parity work" and session.id
     ended = alice.end_session()
-    assert ended["id"] == session["id"] and ended["ended_at"]
+    assert ended is not None and ended.id == session.id and ended.ended_at is not None
+    assert alice.end_session() is None  # none open any more
     dry = alice.consolidate()
-    assert dry["applied"] is False and isinstance(dry["report"], dict)
-    alice.store("Ann prefers tea", type="PREFERENCE", key="user/drink")
-    assert isinstance(alice.profile("user"), dict)
+    assert dry.applied is False and isinstance(dry.report, ConsolidationReport)
+    assert dry.report.dry_run is True
+    alice.store("Ann prefers tea", type="PREFERENCE", key="user/drink", entity="user",
+                attribute="drink", value="tea")
+    profile = alice.profile("user")  # the class Memory.profile returns, read from JSON
+    assert isinstance(profile, Profile) and profile.subject == "user"
+    assert profile.preferences["drink"].value == "tea" and "tea" in profile.text
 
 
 def test_results_are_shaped_as_the_typescript_clients(alice: TulvingClient) -> None:

@@ -141,7 +141,7 @@ def test_a_store_records_what_built_its_vectors_and_reembeds_on_request(
         assert all(np.allclose(a, b) for a, b in zip(plain, stored(memory, ids),
                                                      strict=True))
         report = memory.maintenance("reembed")
-        assert report == {"action": "reembed", "embedded": len(TURNS),
+        assert report.as_dict() == {"action": "reembed", "embedded": len(TURNS),
                           "vector_representation": representation_id(2)}
         for i, vector in enumerate(stored(memory, ids)):
             assert np.allclose(vector, expected(TURNS, i), atol=1e-3), i

@@ -138,6 +138,7 @@ def test_a_filter_that_drops_the_best_matches_widens_the_mirror_before_fts5_join
     keeps fewer than asked of the mirror's best rows, the mirror is asked for more (the
     full FTS5 join cost 11 ms a query at 200k entries); past ``MIRROR_WIDEST`` the join
     runs. Either way the hits are FTS5's."""
+    from tulving.adapters.storage.sqlite import lexical as lexical_module
     from tulving.adapters.storage.sqlite import store as store_module
 
     path = str(tmp_path / "m.db")
@@ -165,7 +166,7 @@ def test_a_filter_that_drops_the_best_matches_widens_the_mirror_before_fts5_join
             got = mirrored.lexical_search(["lake"], only_q, limit)
             assert got == expected[limit] and len(got) == limit
         assert joins == []  # the mirror, asked for more, answered
-        monkeypatch.setattr(store_module, "MIRROR_WIDEST", 100)
+        monkeypatch.setattr(lexical_module, "MIRROR_WIDEST", 100)
         assert mirrored.lexical_search(["lake"], only_q, 50) == expected[50]
         assert joins == [1]  # past MIRROR_WIDEST the FTS5 join answered
     finally:

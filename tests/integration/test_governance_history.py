@@ -156,7 +156,7 @@ def test_retention_by_scope(memory: Memory) -> None:
     recent = [memory.store(f"recent note {i}", type="FACT") for i in range(4)]
     report = memory.apply_retention({"agent": {"ttl_days": 30, "max_entries": 3}})
     # the cap counts the pinned entry, which stays: two of the four recent ones make room
-    assert report == {"agent": {"expired": 1, "evicted": 2, "protected": 1}}
+    assert report.as_dict() == {"agent": {"expired": 1, "evicted": 2, "protected": 1}}
     with pytest.raises(NotFoundError, match="expired"):
         memory.get(old.id)
     for gone in recent[:2]:
@@ -164,7 +164,7 @@ def test_retention_by_scope(memory: Memory) -> None:
             memory.get(gone.id)
     assert memory.get(pinned.id).id == pinned.id  # pinned entries are exempt
     assert memory.get(shared_old.id).id == shared_old.id  # other scope untouched
-    assert memory.apply_retention({"*": {"ttl_days": 30}}) == {
+    assert memory.apply_retention({"*": {"ttl_days": 30}}).as_dict() == {
         "*": {"expired": 1, "evicted": 0, "protected": 1}}
     for bad in (
         {},
@@ -185,11 +185,12 @@ def test_purge_keeps_what_audit_and_chains_need(memory: Memory) -> None:
     mistake = memory.store("mistake", type="FACT")
     memory.rollback_to(lone.id)  # rolls back `mistake` only
     assert memory.get("k").id == chain_b.id
-    assert memory.purge(dry_run=True) == {"purged": 0, "kept_for_audit": 2, "matched": 1,
-                                          "by_reason": {"forgotten": 1}, "dry_run": True}
+    assert memory.purge(dry_run=True).as_dict() == {
+        "purged": 0, "kept_for_audit": 2, "matched": 1, "by_reason": {"forgotten": 1},
+        "dry_run": True}
     assert memory.ctx.storage.get(lone.id) is not None  # a preview deletes nothing
     report = memory.purge()
-    assert (report["purged"], report["kept_for_audit"]) == (1, 2)  # chain_a, mistake kept
+    assert (report.purged, report.kept_for_audit) == (1, 2)  # chain_a, mistake kept
     assert memory.ctx.storage.get(lone.id) is None
     assert memory.ctx.storage.get(chain_a.id) is not None
     assert memory.ctx.storage.get(mistake.id) is not None

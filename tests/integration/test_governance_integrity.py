@@ -31,7 +31,7 @@ def test_signed_entries_survive_their_normal_life(
     fixed = m.correct("k", "corrected content")
     assert fixed.signature
     report = m.verify()
-    assert report == {
+    assert report.as_dict() == {
         "ok": True,
         "checked": 3,
         "signed": 3,

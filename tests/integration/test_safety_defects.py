@@ -225,7 +225,8 @@ def test_retention_reports_a_cap_it_cannot_meet(open_memory: Callable[..., Memor
     pinned = m.store("the on-call phone is in the drawer", type="FACT", pinned=True)
     note = m.store("a passing note", type="FACT")
     report = m.apply_retention({"agent": {"max_entries": 1, "ttl_days": 1}})
-    assert report == {"agent": {"expired": 0, "evicted": 1, "protected": 2, "cap_unmet": 1}}
+    assert report.as_dict() == {"agent": {"expired": 0, "evicted": 1, "protected": 2,
+                                  "cap_unmet": 1}}
     assert m.get(decision.id).archived_at is None
     assert m.get(pinned.id).archived_at is None
     with pytest.raises(NotFoundError, match="evicted"):

@@ -15,11 +15,12 @@ import functools
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Literal, TypeVar, overload
 
 import anyio
 import anyio.to_thread
 
+from tulving.application.agent_memory.jobs import RememberJob
 from tulving.application.memory import Memory
 from tulving.application.portability.exporter import ExportReport
 from tulving.application.portability.importer import ImportReport
@@ -27,6 +28,7 @@ from tulving.application.retrieval.lookup import EntryPage
 from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
+from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
 from tulving.domain.query import SearchResult
 
 T = TypeVar("T")
@@ -92,10 +94,28 @@ class AsyncMemory:
         other writes, on a worker thread."""
         return await self._write(self.memory.store_many, list(items))
 
-    async def remember(self, text: str, **options: Any) -> Any:
+    @overload
+    async def remember(
+        self, text: str, *, source_type: str = ..., idempotency_key: str | None = ...,
+        wait: Literal[True] = ..., valid_from: datetime | None = ..., subject: str | None = ...,
+    ) -> list[MemoryEntry]: ...
+
+    @overload
+    async def remember(
+        self, text: str, *, source_type: str = ..., idempotency_key: str | None = ...,
+        wait: Literal[False], valid_from: datetime | None = ..., subject: str | None = ...,
+    ) -> RememberJob: ...
+
+    async def remember(
+        self, text: str, *, source_type: str = "conversation",
+        idempotency_key: str | None = None, wait: bool = True,
+        valid_from: datetime | None = None, subject: str | None = None,
+    ) -> list[MemoryEntry] | RememberJob:
         """[`Memory.remember`][tulving.Memory.remember]: a write, queued behind
         other writes, on a worker thread."""
-        return await self._write(self.memory.remember, text, **options)
+        return await self._write(self.memory.remember, text, source_type=source_type,
+                                 idempotency_key=idempotency_key, wait=wait,
+                                 valid_from=valid_from, subject=subject)
 
     async def forget(self, key_or_id: str, *, hard: bool = False) -> MemoryEntry:
         """[`Memory.forget`][tulving.Memory.forget]: a write, queued behind
@@ -107,7 +127,7 @@ class AsyncMemory:
         other writes, on a worker thread."""
         return await self._write(self.memory.correct, key_or_id, new_content, **fields)
 
-    async def consolidate(self, **options: Any) -> dict[str, Any]:
+    async def consolidate(self, **options: Any) -> ConsolidationReport:
         """[`Memory.consolidate`][tulving.Memory.consolidate]: a write, queued behind
         other writes, on a worker thread."""
         return await self._write(self.memory.consolidate, **options)
@@ -149,12 +169,12 @@ class AsyncMemory:
         thread beside other reads."""
         return await self._read(self.memory.list_entries, limit, cursor, **filters)
 
-    async def profile(self, subject: str = "user") -> dict[str, Any]:
+    async def profile(self, subject: str = "user") -> Profile:
         """[`Memory.profile`][tulving.Memory.profile]: a read, on a worker
         thread beside other reads."""
         return await self._read(self.memory.profile, subject)
 
-    async def stats(self) -> dict[str, Any]:
+    async def stats(self) -> StatsReport:
         """[`Memory.stats`][tulving.Memory.stats]: a read, on a worker
         thread beside other reads."""
         return await self._read(self.memory.stats)

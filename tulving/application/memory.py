@@ -11,80 +11,82 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from types import TracebackType
 from typing import IO, Any, Literal, overload
 
 import attrs
 
-from tulving.application.agent_memory.jobs import RememberJob
+from tulving.application.agent_memory.jobs import JobQueue, RememberJob
+from tulving.application.agent_memory.session_writes import CURRENT_SESSION
+from tulving.application.agent_memory.sessions import Session
+from tulving.application.bootstrap import Services, Settings, bootstrap, shut_down
 from tulving.application.curation.after_curate import apply_after_curate
 from tulving.application.curation.curator import Curator
 from tulving.application.governance import corrections, erasure, retention
-from tulving.application.governance.audit import AuditTrail
-from tulving.application.governance.encryption import parse_encryption, require_encrypted
-from tulving.application.governance.integrity import Governance, load_signing_key
-from tulving.application.plumbing.composition import (
-    DEFAULT,
-    default_names,
-    normalise_location,
-    resolve,
+from tulving.application.governance.audit import AuditCheck
+from tulving.application.governance.encryption import parse_encryption
+from tulving.application.governance.erasure import ErasureReport
+from tulving.application.governance.integrity import (
+    HealthReport,
+    IntegrityReport,
+    load_signing_key,
 )
+from tulving.application.governance.retention import (
+    PurgeReport,
+    RetentionReport,
+    RollbackReport,
+)
+from tulving.application.plumbing.composition import DEFAULT, normalise_location
 from tulving.application.plumbing.context import MemoryContext
-from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.application.plumbing.operation_spans import trace_methods
 from tulving.application.plumbing.text_guard import guard_methods
-from tulving.application.plumbing.vector_sync import (
-    catch_up,
-    check_model,
-    embed_missing,
-    note_representation,
-    reconcile_index,
-    save_index,
-)
-from tulving.application.plumbing.warnings_once import warn_once
+from tulving.application.plumbing.vector_sync import catch_up, save_index
 from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
 from tulving.application.portability.exporter import ExportReport
-from tulving.application.portability.importer import Importer, ImportReport
+from tulving.application.portability.importer import ImportReport
+from tulving.application.portability.lines_import import LinesReport
+from tulving.application.portability.sync import SyncRemote, SyncReport
+from tulving.application.portability.sync_service import SyncService
 from tulving.application.retrieval import lookup
-from tulving.application.retrieval.access import AccessTracker
-from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher, build_filter
+from tulving.application.upkeep.census import Readiness, StoreCensus
 from tulving.application.upkeep.eviction import EvictionReport, evict
+from tulving.application.upkeep.maintenance import (
+    InspectReport,
+    MaintenancePurge,
+    MaintenanceReport,
+    ReembedReport,
+    ReindexReport,
+    VacuumReport,
+)
 from tulving.application.upkeep.statistics import store_stats
-from tulving.application.writing.writer import Writer
 from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
-from tulving.domain.errors import ConfigError, NotVisibleError, ReadOnlyError, ValidationError
+from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
+from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
 from tulving.domain.query import EntryFilter, SearchResult
 from tulving.domain.query_expansion import parse_search_settings
+from tulving.domain.records import AuditRecord, SessionRecord
 from tulving.domain.representation import parse_writing
 from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
 from tulving.plugins.hooks import CurateContext
-from tulving.plugins.registry import AdapterContext, get_manager
-from tulving.ports.storage import ReadOnlyOpen, WriteOutcome
+from tulving.ports.storage import (
+    ReadTransactions,
+    StorageCapabilities,
+    SyncLog,
+    TokenStore,
+    WriteOutcome,
+)
 
 Progress = Callable[[str, int, int], None]
-
-
-#: How many of the active session's latest entries curate() puts first.
-WORKING_MEMORY_IN_CURATE = 5
-
-
-class _NotRecorded:
-    """Access statistics and read audit of a read-only Memory: left out (see
-    ``Memory.__init__``'s ``read_only``)."""
-
-    def record(self, entry_ids: Iterable[str]) -> None:
-        return None
-
-    def flush(self) -> None:
-        return None
 
 
 class Memory:
@@ -107,6 +109,11 @@ class Memory:
     A store that needs a schema migration, or another embedding model than the one its
     vectors were built with, is refused with a clear error (``ReadOnlyError``,
     ``ModelMismatchError``); every write raises ``ReadOnlyError``.
+
+    Every call that writes takes this Memory's lock (shared by its views) before the
+    store's transaction (``plumbing.write_order``), so writes of one process never
+    interleave. Reports are typed attrs classes with ``as_dict()`` for JSON (see
+    ``tulving.domain.reports``).
     """
 
     def __init__(
@@ -131,119 +138,71 @@ class Memory:
     ) -> None:
         if not isinstance(read_only, bool):
             raise ConfigError("read_only must be True or False")
-        self.read_only = read_only
-        self.identity = Identity(agent_id, user_id, workspace_id, model_id)
-        """Who this Memory reads and writes as: agent, user, workspace and model ids."""
-        self.location = normalise_location(path)
-        """Where the store lives: a file path, a ``postgresql://`` URL or None (default)."""
-        self._choices = {"storage": storage, "vectors": vectors, "embedder": embedder,
-                         "tokenizer": tokenizer, "clock": clock, "llm": llm}
+        identity = Identity(agent_id, user_id, workspace_id, model_id)
+        location = normalise_location(path)
+        choices = {"storage": storage, "vectors": vectors, "embedder": embedder,
+                   "tokenizer": tokenizer, "clock": clock, "llm": llm}
         if options is not None and not isinstance(options, Mapping):
             raise ConfigError("options must be a mapping of adapter kind to settings")
-        for kind, settings in (options or {}).items():
-            if not isinstance(settings, Mapping):
+        for kind, given in (options or {}).items():
+            if not isinstance(given, Mapping):
                 raise ConfigError(f"options[{kind!r}] must be a mapping, "
-                                  f"got {type(settings).__name__}")
-        self._options = {k: dict(v) for k, v in (options or {}).items()}
-        self._context_window = parse_writing(self._options.pop("writing", {}))
-        self._search_settings = parse_search_settings(self._options.pop("search", {}))
-        SearchOptions(ranker=self._search_settings[2])  # an unknown ranker fails here
-        unknown = set(self._options) - set(self._choices)
+                                  f"got {type(given).__name__}")
+        adapter_options = {k: dict(v) for k, v in (options or {}).items()}
+        context_window = parse_writing(adapter_options.pop("writing", {}))
+        expansion, weight, ranker = parse_search_settings(adapter_options.pop("search", {}))
+        SearchOptions(ranker=ranker)  # an unknown ranker fails here, before anything opens
+        unknown = set(adapter_options) - set(choices)
         if unknown:
             raise ConfigError(f"options for unknown adapter kinds: {', '.join(sorted(unknown))}")
-        self._progress = progress
         # governance (see tulving.domain.write_policy): checked here, before anything opens
-        self.policy = parse_policy(policy)
-        """The write policy every write passes (``policy=`` parsed into a ``WritePolicy``)."""
-        self._signing_key = load_signing_key(self.policy)
+        parsed_policy = parse_policy(policy)
+        signing_key = load_signing_key(parsed_policy)
         # encryption at rest (see governance.encryption): the key is read now, so a
         # missing one fails before anything opens
-        self._encryption = parse_encryption(encryption)
-        self._lock = threading.RLock()
-        self._ctx: MemoryContext | None = None
+        key = parse_encryption(encryption)
+        settings = Settings(location, read_only, choices, adapter_options, context_window,
+                            expansion, weight, progress, signing_key, key, ranker)
+        self._settle(identity, settings, parsed_policy, threading.RLock(), None)
+
+    def _settle(self, identity: Identity, settings: Settings, policy: WritePolicy,
+                lock: threading.RLock, parent: Memory | None) -> None:
+        """Every field of a Memory, set once here (a view is settled with its parent's
+        settings, policy and lock); the services come from ``bootstrap``."""
+        self.identity = identity
+        """Who this Memory reads and writes as: agent, user, workspace and model ids."""
+        self.read_only = settings.read_only
+        self.location = settings.location
+        """Where the store lives: a file path, a ``postgresql://`` URL or None (default)."""
+        self.policy = policy
+        """The write policy every write passes (``policy=`` parsed into a ``WritePolicy``;
+        read at each write, so it may be replaced)."""
+        self._settings = settings
+        self._lock = lock
+        self._services: Services | None = None
         self._closed = False
-        self._parent: Memory | None = None  # set on views (see ``view``)
+        self._parent = parent  # set on views (see ``view``)
 
     # lifecycle ------------------------------------------------------------------------
     def startup(self) -> Memory:
-        """Open and reconcile everything; idempotent, thread-safe, cheap when done."""
+        """Open and reconcile everything; idempotent, thread-safe, cheap when done. A
+        start that fails releases what it opened (the store, the vector index)."""
         with self._lock:
             if self._closed:
                 raise ConfigError("this Memory is closed")
-            if self._ctx is not None:
-                return self
-            opts = self._options
-            key = self._encryption
-            defaults = default_names(self.location, encrypted=key is not None)
-            adapter_ctx = AdapterContext(location=self.location, encryption=key,
-                                         read_only=self.read_only)
-            storage = resolve("storage", self._choices["storage"], defaults["storage"],
-                              adapter_ctx, opts.get("storage"))
-            if self.read_only and not (isinstance(storage, ReadOnlyOpen) and storage.read_only):
-                raise ConfigError(f"the {storage.name} storage cannot be "
-                                  "opened read-only (SQLite can)")
-            clock = resolve("clock", self._choices["clock"], "system", adapter_ctx,
-                            opts.get("clock"))
-            require_encrypted(key, storage, None)  # before a plain file is created
-            storage.open()
-            try:
-                adapter_ctx = AdapterContext(location=storage.location, storage=storage,
-                                             encryption=key, read_only=self.read_only)
-                embedder = resolve("embedder", self._choices["embedder"], "local",
-                                   adapter_ctx, opts.get("embedder"))
-                vectors = None
-                if embedder is not None:
-                    vectors = resolve("vectors", self._choices["vectors"],
-                                      defaults["vectors"], adapter_ctx, opts.get("vectors"))
-                require_encrypted(key, storage, vectors)
-                tokenizer = resolve("tokenizer", self._choices["tokenizer"], "cl100k_base",
-                                    adapter_ctx, opts.get("tokenizer"))
-                llm_opts = dict(opts.get("llm") or {})
-                max_calls = llm_opts.pop("max_calls", DEFAULT_MAX_CALLS)
-                max_tokens = llm_opts.pop("max_tokens", None)
-                llm = resolve("llm", self._choices["llm"], None, adapter_ctx, llm_opts)
-                self._llm = LLMGateway(llm, max_calls=max_calls, max_tokens=max_tokens)
-                llm = self._llm.llm
-                if self._search_settings[0] and llm is None:
-                    raise ConfigError("search.llm_expansion needs an LLM: pass llm=... "
-                                      "(e.g. llm='openai' with options={'llm': {...}})")
-                pm, _registry = get_manager()
-                ctx = MemoryContext(
-                    identity=self.identity, storage=storage, clock=clock, embedder=embedder,
-                    vectors=vectors, tokenizer=tokenizer, llm=llm, hooks=pm.hook,
-                    context_window=self._context_window,
-                )
-                if embedder is None:
-                    warn_once("no-embedder", "no embedder configured: search runs lexically only")
-                else:
-                    check_model(ctx, self._progress)
-                    if vectors is not None:
-                        vectors.open(embedder.dimension)
-                    embed_missing(ctx, self._progress)
-                    reconcile_index(ctx, self._progress)
-                    note_representation(ctx)
-            except BaseException:
-                storage.close()
-                raise
-            self._wire(ctx)
+            if self._services is None:
+                self._services = bootstrap(self._settings, self.identity,
+                                           lambda: self.policy, self._lock)
             return self
 
-    def _wire(self, ctx: MemoryContext) -> None:
-        """The application services over opened adapters (shared by views)."""
-        self._ctx = ctx
-        self._access: Any = (_NotRecorded() if self.read_only
-                             else AccessTracker(ctx.storage, ctx.clock))
-        expand, weight, ranker = self._search_settings
-        self._searcher = Searcher(ctx, SearchOptions(expansion_weight=weight, ranker=ranker),
-                                  QueryExpander(self._llm) if expand else None)
-        self._audit = AuditTrail(ctx.storage, ctx.clock, self.identity,
-                                 record_reads=self.policy.audit_reads and not self.read_only,
-                                 read_only=self.read_only)
-        self._governance = Governance(ctx, self.policy, self._audit, self._signing_key)
-        self._writer = Writer(ctx, self._governance, self._audit, self._lock)
-        self._curator = Curator(ctx, self._searcher)
-        self._curator.working_memory = self._explicit_working_memory
-        self._start_agent_memory()
+    def _up(self) -> Services:
+        """The services, started on first use."""
+        services = self._services
+        if services is None:
+            self.startup()
+            services = self._services
+            assert services is not None
+        return services
 
     def view(self, *, agent_id: str, user_id: str | None = None,
              workspace_id: str | None = None) -> Memory:
@@ -252,61 +211,40 @@ class Memory:
         whose single-writer lock allows one opener. Views share this Memory's lock, so
         their writes are serialized; closing a view flushes it and leaves the store open;
         closing this Memory closes the store under every view."""
-        parent = self.startup()
+        shared = self._up()
+        identity = Identity(agent_id, user_id, workspace_id, self.identity.model_id)
         view = Memory.__new__(Memory)
-        view.read_only = self.read_only
-        view.location = self.location
-        view.identity = Identity(agent_id, user_id, workspace_id, self.identity.model_id)
-        view.policy = self.policy
-        view._signing_key = self._signing_key
-        view._choices, view._options, view._progress = (
-            self._choices, self._options, self._progress)
-        view._search_settings = self._search_settings
-        view._lock = self._lock
-        view._closed = False
-        view._llm = self._llm
-        view._parent = parent
+        view._settle(identity, self._settings, self.policy, self._lock, self)
         with self._lock:
-            view._wire(attrs.evolve(parent.ctx, identity=view.identity, current_session=None))
+            view._services = bootstrap(self._settings, identity, lambda: view.policy,
+                                       self._lock, shared=shared)
         return view
 
     @property
     def ctx(self) -> MemoryContext:
         """The opened adapters and identity the services work with (opens on first use);
-        for integrations inside this package, not a stable API."""
-        if self._ctx is None:
-            self.startup()
-        assert self._ctx is not None
-        return self._ctx
+        for the application layer inside this package, not a stable API: the doors use
+        the calls below ("for the doors")."""
+        return self._up().ctx
+
+    @property
+    def state(self) -> Literal["not started", "open", "closed"]:
+        """Whether ``startup`` has run (``open``) and ``close`` not yet."""
+        if self._services is not None:
+            return "open"
+        return "closed" if self._closed else "not started"
 
     def close(self) -> None:
         """Flush access statistics and buffered audit records, persist the vector index
         cache and release the store; idempotent. A view's close leaves the store open."""
-        jobs = getattr(self, "_jobs", None)
-        if jobs is not None:
-            jobs.stop()
-        if self._parent is not None:  # a view: the store stays open
-            with self._lock:
-                if self._ctx is not None:
-                    self._searcher.close()
-                    self._access.flush()
-                    self._audit.flush()
-                    self._ctx = None
-                self._closed = True
-            return
+        services = self._services
+        if services is not None:
+            services.jobs.stop()  # before the lock: a running job waits for it
         with self._lock:
-            if self._ctx is not None:
-                ctx, self._ctx = self._ctx, None
-                try:
-                    self._searcher.close()
-                    self._access.flush()
-                    self._audit.flush()
-                    if ctx.vectors is not None:
-                        save_index(ctx, closing=True)
-                        ctx.vectors.close()
-                finally:
-                    ctx.storage.close()
+            services, self._services = self._services, None
             self._closed = True
+            if services is not None:
+                shut_down(services)
 
     def __enter__(self) -> Memory:
         return self.startup()
@@ -319,11 +257,27 @@ class Memory:
 
     def flush(self) -> None:
         """Write batched access statistics and the vector index cache now."""
-        ctx = self.ctx
-        self._access.flush()
-        self._audit.flush()
-        if ctx.vectors is not None:
-            save_index(ctx, force=True)
+        services = self._up()
+        services.flush_reads()
+        if services.ctx.vectors is not None:
+            save_index(services.ctx, force=True)
+
+    # services, by the names tests and benchmarks have long used
+    @property
+    def _searcher(self) -> Searcher:
+        return self._up().searcher
+
+    @property
+    def _curator(self) -> Curator:
+        return self._up().curator
+
+    @property
+    def _jobs(self) -> JobQueue:
+        return self._up().jobs
+
+    @property
+    def _llm(self) -> LLMGateway:
+        return self._up().llm
 
     # writes ---------------------------------------------------------------------------
     def store(
@@ -369,7 +323,7 @@ class Memory:
         source: str,
         batch_size: int = 256,
         progress: Callable[[str, int, int], None] | None = None,
-    ) -> dict[str, Any]:
+    ) -> LinesReport:
         """A bulk import (``tulving store --jsonl``): ``lines`` are (line number,
         ``store`` mapping) pairs of one file whose content digest is ``source``.
 
@@ -382,28 +336,18 @@ class Memory:
         line is written exactly once."""
         from tulving.application.portability.lines_import import store_lines
 
-        self.startup()
+        services = self._up()
         with self._lock:  # before the store's transactions (plumbing.write_order)
-            return store_lines(self, lines, source=source, batch_size=batch_size,
-                               progress=progress)
+            return store_lines(services.ctx, services.writer, lines, source=source,
+                               batch_size=batch_size, progress=progress)
 
     def _write(
-        self, batch: list[dict[str, Any]], operation: str, *, session_id: Any = DEFAULT
+        self, batch: list[dict[str, Any]], operation: str, *,
+        session_id: str | None = CURRENT_SESSION,
     ) -> list[WriteOutcome]:
-        """The one write path (``tulving.application.writing.writer``), in the session
-        this write belongs to (the active one unless the caller names one)."""
-        self.startup()
-        self._require_writable(operation)
-        if session_id is DEFAULT:
-            session_id = self._sessions.for_write()
-        outcomes = self._writer.write(batch, operation, session_id, self.policy)
-        self._sessions.touch(session_id)
-        return outcomes
-
-    def _require_writable(self, operation: str) -> None:
-        if self.read_only:
-            raise ReadOnlyError(f"{operation}: this Memory is open read-only "
-                                f"({self.location}); open it without read_only to write")
+        """The one write path (``agent_memory.session_writes``), in the session this
+        write belongs to (the current one unless the caller names one)."""
+        return self._up().writer.write(batch, operation, session_id=session_id)
 
     # reads ----------------------------------------------------------------------------
     def _fresh(self) -> MemoryContext:
@@ -415,10 +359,11 @@ class Memory:
         return ctx
 
     def _resolve(self, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
+        services = self._up()
         try:
-            return lookup.resolve(self.ctx, key_or_id, include_archived=include_archived)
+            return lookup.resolve(services.ctx, key_or_id, include_archived=include_archived)
         except NotVisibleError as exc:
-            self._audit.record_refusal(exc.entry_id)
+            services.audit.record_refusal(exc.entry_id)
             raise
 
     def get(self, key_or_id: str, *, as_of: datetime | None = None,
@@ -428,16 +373,18 @@ class Memory:
         also an archived version by its id (an older version from ``history``)."""
         if not isinstance(include_archived, bool):
             raise ValidationError("include_archived must be True or False")
+        services = self._up()
         if as_of is not None:
             try:
-                entry = lookup.get_as_of(self.ctx, key_or_id, as_of)
+                entry = lookup.get_as_of(services.ctx, key_or_id, as_of)
             except NotVisibleError as exc:
-                self._audit.record_refusal(exc.entry_id)
+                services.audit.record_refusal(exc.entry_id)
                 raise
         else:
             entry = self._resolve(key_or_id, include_archived=include_archived)
-            self._access.record([entry.id])
-        self._audit.record_read("get", {"key_or_id": key_or_id, "as_of": as_of}, [entry.id])
+            services.access.record([entry.id])
+        services.audit.record_read("get", {"key_or_id": key_or_id, "as_of": as_of},
+                                   [entry.id])
         return entry
 
     def list_keys(self, prefix: str = "") -> list[str]:
@@ -465,7 +412,7 @@ class Memory:
                            include_archived=include_archived)
         chosen = Scope.parse(scope) if scope is not None else None
         page = lookup.list_entries(self.ctx, flt, limit, cursor, chosen)
-        self._audit.record_read("list_entries", {"limit": limit, "cursor": cursor},
+        self._up().audit.record_read("list_entries", {"limit": limit, "cursor": cursor},
                                 [e.id for e in page.entries])
         return page
 
@@ -475,9 +422,11 @@ class Memory:
 
     def forget(self, key_or_id: str, *, hard: bool = False) -> MemoryEntry:
         """Archive (reason ``forgotten``); with ``hard=True`` delete it for good."""
-        entry = self._resolve(key_or_id, include_archived=hard)
-        self._governance.check_may_change(entry, "forget")
-        return self._writer.forget(entry, key_or_id, hard=hard)
+        services = self._up()
+        with self._lock:  # the lock before the store's transaction (plumbing.write_order)
+            entry = self._resolve(key_or_id, include_archived=hard)
+            services.governance.check_may_change(entry, "forget")
+            return services.writer.writer.forget(entry, key_or_id, hard=hard)
 
     def search(
         self,
@@ -494,12 +443,13 @@ class Memory:
     ) -> list[SearchResult]:
         """Hybrid (default), semantic, lexical or key search over visible active entries;
         with ``as_of``, over the entries as the store held them at that transaction time."""
+        services = self._up()
         flt = build_filter(self._fresh(), types, tags, since, until, as_of)
-        results = self._searcher.search(query, top_k, mode, flt, min_score)
+        results = services.searcher.search(query, top_k, mode, flt, min_score)
         ids = [r.entry.id for r in results]
         if as_of is None:
-            self._access.record(ids)
-        self._audit.record_read(
+            services.access.record(ids)
+        services.audit.record_read(
             "search", {"query": query, "top_k": top_k, "mode": mode, "as_of": as_of}, ids)
         return results
 
@@ -524,16 +474,17 @@ class Memory:
         left, keys (``CuratedEntry.section`` names each). Secrets are redacted.
         ``explain=True`` also reports every ranked candidate (``.candidates``): its score
         broken down, shown in full, truncated, as an index line or left out, and its cost."""
+        services = self._up()
         flt = build_filter(self._fresh(), types, tags, since, until)
-        result = self._curator.curate(query, token_budget, mode, flt, weights,
-                                      explain=explain)
+        result = services.curator.curate(query, token_budget, mode, flt, weights,
+                                         explain=explain)
         result = apply_after_curate(
-            self.ctx.hooks, result,
+            services.ctx.hooks, result,
             CurateContext(self.identity.agent_id, self.identity.tenant, result.mode,
                           result.query, result.token_budget),
-            self._curator.tokenizer.count)
-        self._access.record([c.entry.id for c in result.entries])
-        self._audit.record_read("curate", {"query": query, "token_budget": token_budget,
+            services.curator.tokenizer.count)
+        services.access.record([c.entry.id for c in result.entries])
+        services.audit.record_read("curate", {"query": query, "token_budget": token_budget,
                                            "mode": mode}, [c.entry.id for c in result.entries])
         return result
 
@@ -542,55 +493,37 @@ class Memory:
         caller (the Kairos plugin's budget validator) can check a budget independently."""
         if not isinstance(text, str):
             raise ValidationError("text must be a string")
-        self.startup()
-        return int(self._curator.tokenizer.count(text)) if text else 0
+        curator = self._up().curator
+        return int(curator.tokenizer.count(text)) if text else 0
 
     # agent memory: sessions, remember, consolidation, procedures -----------------------
     # (logic in application/agent_memory/)
-    def _start_agent_memory(self) -> None:
-        from tulving.application.agent_memory.remembering import Rememberer
-        from tulving.application.agent_memory.sessions import SessionManager
-
-        self._sessions = SessionManager(
-            self.ctx, self._llm,
-            lambda fields, sid: self._write([fields], "summarize", session_id=sid)[0].entry,
-        )
-        self._rememberer = Rememberer(
-            self.ctx, self._llm, self._sessions,
-            lambda batch, op, sid: [o.entry for o in self._write(batch, op, session_id=sid)],
-            self._lock, lambda: self.policy,
-        )
-        self._jobs = self._rememberer.jobs
-        if self.read_only:  # a reader ends no session and runs no job: both write
-            return
-        self._sessions.recover()
-        if self._jobs.mine():
-            self._jobs.wake()
-
-    def session(self, goal: str | None = None) -> Any:
+    def session(self, goal: str | None = None) -> Session:
         """``with memory.session(goal) as s:`` an explicit session, ended (and summarised)
         on exit. An implicit session opened by earlier writes yields to it."""
-        from tulving.application.agent_memory.sessions import Session
-
         record = self.start_session(goal)
         return Session(record, lambda: self._end_session(only=record.id))
 
-    def _end_session(self, reason: str = "ended", only: str | None = None) -> Any:
+    def _end_session(self, reason: str = "ended",
+                     only: str | None = None) -> SessionRecord | None:
+        sessions = self._up().sessions
         with self._lock:
-            return self.ctx and self._sessions.end(reason, only=only)
+            return sessions.end(reason, only=only)
 
-    def start_session(self, goal: str | None = None) -> Any:
+    def start_session(self, goal: str | None = None) -> SessionRecord:
         """Start an explicit session (``ValidationError`` if one is already active)."""
+        sessions = self._up().sessions
         with self._lock:
-            return self.ctx and self._sessions.start(goal)
+            return sessions.start(goal)
 
-    def end_session(self) -> Any:
-        """End the current session: write its summary, archive what it replaces. The
-        current session is the store's (see ``agent_memory.sessions``): one started by
-        another process of this agent (another server replica) is the one ended."""
+    def end_session(self) -> SessionRecord | None:
+        """End the current session: write its summary, archive what it replaces; None
+        when none was open. The current session is the store's (see
+        ``agent_memory.sessions``): one started by another process of this agent
+        (another server replica) is the one ended."""
         return self._end_session("ended")
 
-    def shutdown_session(self) -> Any:
+    def shutdown_session(self) -> SessionRecord | None:
         """For integrations (MCP server shutdown): end the session with reason ``shutdown``."""
         return self._end_session("shutdown")
 
@@ -627,26 +560,23 @@ class Memory:
         ``RememberJob`` at once (``status``, ``entries()``, ``wait()``); the same
         ``idempotency_key`` twice is a no-op (returns the first call's entries, or its
         job)."""
-        self.startup()
-        return self._rememberer.remember(
+        return self._up().rememberer.remember(
             text, source_type=source_type, idempotency_key=idempotency_key, wait=wait,
             valid_from=valid_from, subject=subject,
         )
 
     def run_jobs(self) -> int:
         """Run this agent's queued ``remember`` jobs now; returns how many ran."""
-        self.startup()
-        return self._jobs.run_pending()
+        return self._up().jobs.run_pending()
 
     def pending_jobs(self) -> int:
         """How many of this agent's ``remember(..., wait=False)`` jobs have not run yet."""
-        self.startup()
-        return len(self._jobs.mine())
+        return len(self._up().jobs.mine())
 
     def consolidate(
         self, *, dry_run: bool = True, types: Sequence[MemoryType | str] | None = None,
         tags: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> ConsolidationReport:
         """Merge clusters of similar memories and lift recurring episodes into facts;
         ``dry_run`` (default) only returns the plan."""
         from tulving.application.agent_memory.consolidation import consolidate
@@ -654,15 +584,16 @@ class Memory:
         if not isinstance(dry_run, bool):
             raise ValidationError("dry_run must be True or False")
         parsed = [MemoryType.parse(t) for t in types] if types is not None else None
+        services = self._up()
         with self._lock:
             return consolidate(
-                self.ctx, self._llm,
-                lambda fields: self._write([fields], "consolidate")[0].entry,
-                self.ctx.clock.now(), dry_run=dry_run, types=parsed, tags=tags,
+                services.ctx, services.llm,
+                lambda fields: services.writer.write([fields], "consolidate")[0].entry,
+                services.ctx.clock.now(), dry_run=dry_run, types=parsed, tags=tags,
                 subject=self.identity.user_id or "user",
             )
 
-    def profile(self, subject: str = "user") -> dict[str, Any]:
+    def profile(self, subject: str = "user") -> Profile:
         """What is known about ``subject`` (an entity): facts, preferences, and a text."""
         from tulving.application.agent_memory.profile import build_profile
 
@@ -672,12 +603,13 @@ class Memory:
         """Count one success or failure on a PROCEDURE entry."""
         from tulving.application.agent_memory.procedures import with_outcome
 
+        services = self._up()
         with self._lock:
-            entry = self._governance.seal(
-                with_outcome(self._resolve(key_or_id), success, self.ctx))
-            with writing(self.ctx):
-                self.ctx.storage.replace(entry)
-                self._audit.record("record_outcome", {"key_or_id": key_or_id, "success": success},
+            entry = services.governance.seal(
+                with_outcome(self._resolve(key_or_id), success, services.ctx))
+            with writing(services.ctx):
+                services.ctx.storage.replace(entry)
+                services.audit.record("record_outcome", {"key_or_id": key_or_id, "success": success},
                                    entry_id=entry.id, details={"success": success})
             return entry
 
@@ -690,17 +622,6 @@ class Memory:
         hits = self.search(query, top_k=max(10, 3 * top_k), types=[MemoryType.PROCEDURE])
         return rank_procedures(hits, top_k)
 
-    def _explicit_working_memory(self) -> list[MemoryEntry]:
-        """Working memory for curate: only inside a session the agent opened on purpose
-        (an implicit session is just "everything written lately", not a task at hand)."""
-        ctx = self.ctx
-        if ctx.session_id is None:
-            return []
-        record = ctx.storage.get_session(ctx.session_id)
-        if record is None or record.implicit or record.ended_at is not None:
-            return []
-        return self.working_memory(WORKING_MEMORY_IN_CURATE)
-
     def working_memory(self, limit: int = 20) -> list[MemoryEntry]:
         """The active session's most recent entries, oldest first (at most ``limit``)."""
         from tulving.application.agent_memory.procedures import working_memory
@@ -710,32 +631,65 @@ class Memory:
     def evict(self, threshold: float = 0.05, *, dry_run: bool = False) -> EvictionReport:
         """Archive (reason ``evicted``) entries whose decayed importance fell below
         ``threshold``; DECISION and pinned entries are exempt. Idempotent."""
-        ctx = self.ctx
-        self._access.flush()
-        return evict(ctx, self._audit, threshold, dry_run=dry_run)
+        services = self._up()
+        services.access.flush()
+        with self._lock:
+            return evict(services.ctx, services.audit, threshold, dry_run=dry_run)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StatsReport:
         """Counts by type and tag, the storage engine's figures, the adapters in use, the
         LLM's calls and fallbacks, pending jobs and the current session."""
+        services = self._up()
         ctx = self._fresh()
-        return store_stats(ctx, self._llm.stats(), len(self._jobs.mine()))
+        return store_stats(ctx, services.llm.stats(), len(services.jobs.mine()))
 
     # upkeep (logic in application/upkeep/) ---------------------------------------------
+    @overload
+    def maintenance(self, action: Literal["inspect"], *, dry_run: bool = ...,
+                    archived_before: datetime | None = ..., force: bool = ...
+                    ) -> InspectReport: ...
+
+    @overload
+    def maintenance(self, action: Literal["purge"], *, dry_run: bool = ...,
+                    archived_before: datetime | None = ..., force: bool = ...
+                    ) -> MaintenancePurge: ...
+
+    @overload
+    def maintenance(self, action: Literal["vacuum"], *, dry_run: bool = ...,
+                    archived_before: datetime | None = ..., force: bool = ...
+                    ) -> VacuumReport: ...
+
+    @overload
+    def maintenance(self, action: Literal["reindex"], *, dry_run: bool = ...,
+                    archived_before: datetime | None = ..., force: bool = ...
+                    ) -> ReindexReport: ...
+
+    @overload
+    def maintenance(self, action: Literal["reembed"], *, dry_run: bool = ...,
+                    archived_before: datetime | None = ..., force: bool = ...
+                    ) -> ReembedReport: ...
+
+    @overload
+    def maintenance(self, action: str, *, dry_run: bool = ...,
+                    archived_before: datetime | None = ..., force: bool = ...
+                    ) -> MaintenanceReport: ...
+
     def maintenance(
         self, action: str, *, dry_run: bool = True, archived_before: datetime | None = None,
         force: bool = False,
-    ) -> dict[str, Any]:
+    ) -> MaintenanceReport:
         """``inspect`` | ``purge`` (archived entries; ``dry_run`` by default; the same
         purge as ``purge()``, ``force`` included) | ``vacuum`` | ``reindex`` (rebuild
         the vector index from stored vectors) | ``reembed`` (rebuild the stored vectors
-        by the current representation rule and context window)."""
+        by the current representation rule and context window). Each action has its
+        report (``upkeep.maintenance``)."""
         from tulving.application.upkeep import maintenance
 
-        self.startup()
+        services = self._up()
         with self._lock:
-            return maintenance.run(self.ctx, action, audit=self._audit, dry_run=dry_run,
-                                   archived_before=archived_before, force=force,
-                                   progress=self._progress)
+            return maintenance.run(services.ctx, action, audit=services.audit,
+                                   dry_run=dry_run, archived_before=archived_before,
+                                   force=force, progress=self._settings.progress)
 
     # portability (logic in application/portability/) ---------------------------------
     def export(
@@ -775,14 +729,15 @@ class Memory:
                    "include_archived": include_archived}
         from tulving.version import __version__
 
+        services = self._up()
         with self._lock:
-            self._access.flush()
-            report = export(self.ctx, target, flt, scope=chosen,
+            services.access.flush()
+            report = export(services.ctx, target, flt, scope=chosen,
                             include_embeddings=include_embeddings, redacted=redact,
                             filters=filters, library_version=__version__,
-                            progress=self._progress, encryption=bundle_key)
+                            progress=self._settings.progress, encryption=bundle_key)
             if not self.read_only:  # a reader records no audit (see __init__)
-                self._audit.record("export", {"filters": filters, "redact": redact,
+                services.audit.record("export", {"filters": filters, "redact": redact,
                                               "encrypted": bundle_key is not None},
                                    details={"entries": report.entries,
                                             "vectors": report.vectors})
@@ -804,20 +759,13 @@ class Memory:
         updated, skipped and in conflict, and how many entries were re-embedded. An
         encrypted bundle needs its key in ``encryption``; a plain one must come without."""
         bundle_key = parse_encryption(encryption)
-        importer = self._importer(reembedding=reembedding, on_conflict=on_conflict,
-                                  dry_run=dry_run, remap_identity=remap_identity,
-                                  max_bytes=max_bytes, encryption=bundle_key)
-        with self._lock:
-            return importer.run(source)
+        imports = self._up().imports
+        importer = imports.importer(reembedding=reembedding, on_conflict=on_conflict,
+                                    dry_run=dry_run, remap_identity=remap_identity,
+                                    max_bytes=max_bytes, encryption=bundle_key)
+        return imports.run(importer, source)
 
-    def _importer(self, **options: Any) -> Importer:
-        """An ``Importer`` over this Memory (``import_bundle``; sync merges deltas with it
-        under this Memory's lock)."""
-        self.startup()
-        return Importer(self.ctx, self._audit, self._governance.seal, self.policy,
-                        progress=self._progress, **options)
-
-    def sync(self, remote: Any, *, encryption: Any = None) -> Any:
+    def sync(self, remote: SyncRemote, *, encryption: Any = None) -> SyncReport:
         """Exchange deltas with a Tulving server (``remote``: a ``TulvingClient``): pull
         what other devices pushed since this store's watermark and merge it, then push
         what changed here. ``encryption`` (``"env:NAME"``, ``"file:PATH"``) encrypts
@@ -828,29 +776,26 @@ class Memory:
         from tulving.version import __version__
 
         key = parse_encryption(encryption)
-        self.startup()
+        services = self._up()
         with self._lock:
-            self._access.flush()
-            report = sync(self, remote, key, __version__)
-            with writing(self.ctx):
-                self._audit.record("sync", {"remote": remote.sync_id},
-                                   details={k: v for k, v in report.as_dict().items()})
+            services.access.flush()
+            report = sync(services.sync_side(), remote, key, __version__)
+            with writing(services.ctx):
+                services.audit.record("sync", {"remote": remote.sync_id},
+                                      details=report.as_dict())
         return report
 
-    def sync_service(self) -> Any:
+    def sync_service(self) -> SyncService:
         """The server's side of sync for this Memory's tenant (``tulving serve``'s
         ``/v1/sync``; see ``portability.sync_service``): ConfigError when the store keeps
         no sync log."""
-        from tulving.application.portability.sync_service import SyncService
+        # not startup() every call: it waits for this Memory's lock, which a merge holds
+        # for its whole import
+        return SyncService(self._up().sync_side())
 
-        if self._ctx is None:  # not startup() every call: it waits for this Memory's
-            self.startup()     # lock, which a merge holds for its whole import
-        return SyncService(self, self._lock, self._audit)
-
-    def sync_filter(self) -> Any:
+    def sync_filter(self) -> EntryFilter:
         """Everything this identity sees, archived versions included (what sync sends)."""
-        return attrs.evolve(build_filter(self.ctx, None, None, None, None),
-                            include_archived=True)
+        return self._up().sync_side().visible()
 
     def clear(self, *, scope: str, confirm: bool = False, hard: bool = False) -> int:
         """Forget every active entry this agent wrote in ``scope`` (seed 001: delete by
@@ -861,109 +806,181 @@ class Memory:
         if not isinstance(hard, bool):
             raise ValidationError("hard must be True or False")
         chosen = Scope.parse(scope)
-        self.startup()
+        services = self._up()
         me = self.identity
-        flt = EntryFilter(partitions=self.ctx.visible_partitions())
+        flt = EntryFilter(partitions=services.ctx.visible_partitions())
         with self._lock:
-            self._access.flush()
-            doomed = [e for e in self.ctx.storage.query(flt)
+            services.access.flush()
+            doomed = [e for e in services.ctx.storage.query(flt)
                       if e.scope is chosen and e.agent_id == me.agent_id]
-            return self._writer.forget_many(doomed, {"scope": chosen.value}, hard=hard)
+            return services.writer.writer.forget_many(doomed, {"scope": chosen.value},
+                                                      hard=hard)
 
     # governance (logic in application/governance/) -----------------------------------
     def review(self, key_or_id: str, *, approve: bool) -> MemoryEntry:
         """Approve (into curated context) or reject an entry held for review."""
-        entry = self._resolve(key_or_id)
-        return self._governance.review(entry, approve)
+        governance = self._up().governance
+        with self._lock:  # the lock before the store's transaction (plumbing.write_order)
+            return governance.review(self._resolve(key_or_id), approve)
 
     def pending_review(self) -> list[MemoryEntry]:
         """Entries held for review (low-trust content that looked like a prompt
         injection), kept out of ``curate()`` until ``review(..., approve=True)``."""
-        self.startup()
-        return self._governance.pending_review()
+        return self._up().governance.pending_review()
 
     def correct(self, key_or_id: str, new_content: str, **fields: Any) -> MemoryEntry:
         """Replace what an entry says: the original is archived (``corrected``), linked
         both ways, and never surfaces again except through history and as-of reads."""
+        services = self._up()
         with self._lock:  # the lock before the store's transaction (plumbing.write_order)
             original = self._resolve(key_or_id)
-            self._governance.check_may_change(original, "correct")
-            fixed, _ = corrections.correct(self.ctx, original, new_content, fields,
+            services.governance.check_may_change(original, "correct")
+            fixed, _ = corrections.correct(services.ctx, original, new_content, fields,
                                            self._write)
         return fixed
 
-    def rollback_to(self, point: str | datetime) -> dict[str, Any]:
+    def rollback_to(self, point: str | datetime) -> RollbackReport:
         """Undo this agent's writes after an entry (by id) or a moment (aware datetime)."""
-        anchor: str | None = None
-        if isinstance(point, datetime):
-            moment = check_time("point", point)
-        else:
-            entry = self._resolve(point, include_archived=True)
-            anchor, moment = entry.id, entry.created_at
-        assert moment is not None
-        return retention.rollback_to(self.ctx, self._audit, moment, anchor)
+        services = self._up()
+        with self._lock:  # the lock before the store's transaction (plumbing.write_order)
+            anchor: str | None = None
+            if isinstance(point, datetime):
+                moment = check_time("point", point)
+            else:
+                entry = self._resolve(point, include_archived=True)
+                anchor, moment = entry.id, entry.created_at
+            assert moment is not None
+            return retention.rollback_to(services.ctx, services.audit, moment, anchor)
 
-    def apply_retention(self, policy: Mapping[str, Any]) -> dict[str, dict[str, int]]:
-        """Archive by per-scope TTL and max entries: ``{"agent": {"ttl_days": 30}}``."""
-        return retention.apply_retention(self.ctx, self._audit, policy)
+    def apply_retention(self, policy: Mapping[str, Any]) -> RetentionReport:
+        """Archive by per-scope TTL and max entries: ``{"agent": {"ttl_days": 30}}``;
+        the report maps each scope to what was archived in it."""
+        services = self._up()
+        with self._lock:
+            return retention.apply_retention(services.ctx, services.audit, policy)
 
     def purge(
         self, older_than: datetime | None = None, *, force: bool = False, dry_run: bool = False
-    ) -> dict[str, Any]:
+    ) -> PurgeReport:
         """Hard-delete archived entries; what audit, history chains or summaries' sources
         need stays unless ``force=True``; ``dry_run`` only counts."""
-        return retention.purge(self.ctx, self._audit, older_than, force=force, dry_run=dry_run)
+        services = self._up()
+        with self._lock:
+            return retention.purge(services.ctx, services.audit, older_than, force=force,
+                                   dry_run=dry_run)
 
     def erase(self, *, user_id: str | None = None, workspace_id: str | None = None,
-              agent_id: str | None = None) -> dict[str, Any]:
+              agent_id: str | None = None) -> ErasureReport:
         """Delete every entry of a data subject for good (see ``application.governance.erasure``)."""
-        self.startup()
-        self._access.flush()
-        self._audit.flush()
-        return erasure.erase(self.ctx, self._audit, user_id=user_id,
-                             workspace_id=workspace_id, agent_id=agent_id)
-
-    def replay_erasure(self, kind: str, subject_sha256: str, before: datetime) -> dict[str, Any]:
-        """Apply an erasure another device made (sync): see ``erasure.replay``."""
-        self.startup()
-        self._access.flush()
-        self._audit.flush()
+        services = self._up()
+        services.flush_reads()
         with self._lock:
-            return erasure.replay(self.ctx, self._audit, kind, subject_sha256, before)
+            return erasure.erase(services.ctx, services.audit, user_id=user_id,
+                                 workspace_id=workspace_id, agent_id=agent_id)
 
-    def verify(self) -> dict[str, Any]:
+    def replay_erasure(self, kind: str, subject_sha256: str,
+                       before: datetime) -> ErasureReport:
+        """Apply an erasure another device made (sync): see ``erasure.replay``."""
+        return self._up().sync_side().replay_erasure(kind, subject_sha256, before)
+
+    def verify(self) -> IntegrityReport:
         """Tamper check of every visible entry: content hash and HMAC signature."""
-        self.startup()
-        return self._governance.verify()
+        return self._up().governance.verify()
 
-    def verify_audit(self) -> dict[str, Any]:
+    def verify_audit(self) -> AuditCheck:
         """Check this tenant's audit hash chain: a modified, removed or reordered record
         is reported in ``problems``."""
-        self.startup()
-        return self._audit.verify()
+        return self._up().audit.verify()
 
-    def export_audit(self, target: str | os.PathLike[str] | Any) -> int:
+    def export_audit(self, target: str | os.PathLike[str] | IO[str]) -> int:
         """Write this tenant's audit log as NDJSON to a path or text file; returns count."""
-        self.startup()
-        return self._audit.export(os.fspath(target) if isinstance(target, os.PathLike) else target)
+        audit = self._up().audit
+        return audit.export(os.fspath(target) if isinstance(target, os.PathLike) else target)
 
-    def audit_log(self, entry: str | None = None) -> list[Any]:
+    def audit_log(self, entry: str | None = None) -> list[AuditRecord]:
         """This tenant's audit records, oldest first; with ``entry`` (an id or key, archived
         versions included), only the records about that entry."""
-        self.startup()
+        audit = self._up().audit
         if entry is None:
-            return self._audit.records()
-        return self._audit.records(self._resolve(entry, include_archived=True).id)
+            return audit.records()
+        return audit.records(self._resolve(entry, include_archived=True).id)
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> HealthReport:
         """Counts by trust band, entries pending review, unresolved conflicts and rolled
         back entries."""
-        self.startup()
-        return self._governance.health()
+        return self._up().governance.health()
+
+    def audit_refusal(self, inputs: Mapping[str, str], details: Mapping[str, str]) -> None:
+        """Record in this identity's audit chain that a caller was refused (a door: a
+        token that named another tenant), in a transaction of its own."""
+        services = self._up()
+        with writing(services.ctx):
+            services.audit.record("refused", dict(inputs), details=dict(details))
+
+    # for the doors (CLI, MCP, HTTP, the plugins): what they need besides the calls ---
+    def touch(self, entry_ids: Sequence[str]) -> None:
+        """Record a read of ``entry_ids`` now, in storage, at once (``get``, ``search``
+        and ``curate`` queue theirs and write them in batches): for an integration whose
+        expiry counts from the last read (the LangGraph store's TTL). A read-only Memory
+        records nothing, as for every read."""
+        services = self._up()
+        if self.read_only or not entry_ids:
+            return
+        services.ctx.storage.touch(list(entry_ids), services.ctx.clock.now())
+
+    def now(self) -> datetime:
+        """The time by this Memory's clock (a ``ManualClock`` in tests), timezone-aware."""
+        return self._up().ctx.clock.now()
+
+    @property
+    def capabilities(self) -> StorageCapabilities:
+        """What the store can do (``multi_process_writers``: several server processes
+        may write it, as PostgreSQL replicas do)."""
+        return self._up().ctx.storage.capabilities
+
+    def read_scope(self) -> AbstractContextManager[None]:
+        """What one request reads, read in one read transaction of a store that has them
+        (PostgreSQL); nothing on others."""
+        storage = self._up().ctx.storage
+        return storage.reading() if isinstance(storage, ReadTransactions) else nullcontext()
+
+    def token_store(self) -> TokenStore:
+        """The store's table of bearer tokens (``interfaces.auth.bearer_tokens``)."""
+        return self._up().ctx.storage
+
+    def keeps_sync_log(self) -> bool:
+        """Whether the store keeps the server's sync log (``ports.storage.SyncLog``)."""
+        return isinstance(self._up().ctx.storage, SyncLog)
+
+    def store_census(self, tenants: Iterable[str] = ()) -> StoreCensus:
+        """Store-wide figures for an operator (every tenant's, so for a server's own
+        Memory): active entries by tenant, jobs pending, sync deltas pending and
+        quarantined of ``tenants`` and of every tenant with entries."""
+        from tulving.application.upkeep.census import store_census
+
+        return store_census(self._up().ctx, tenants)
+
+    def pool_stats(self) -> Mapping[str, int] | None:
+        """The store's connection pool figures, None when it keeps none."""
+        from tulving.application.upkeep.census import pool_stats
+
+        return pool_stats(self._up().ctx)
+
+    def audited_tenants(self) -> set[str]:
+        """Every tenant (``Identity.tenant``) with a record in the store's audit log
+        (store-wide, so for a server's own Memory)."""
+        return {r.tenant for r in self._up().ctx.storage.audit_records()}
+
+    def warm_up(self) -> Readiness:
+        """Load a lazily loaded embedding model now and check the embedder and the
+        tokenizer answer (a server at start; ``tulving doctor``)."""
+        from tulving.application.upkeep.census import warm_up
+
+        return warm_up(self._up().ctx)
 
     def __repr__(self) -> str:
-        state = "open" if self._ctx else ("closed" if self._closed else "not started")
-        return f"Memory({self.location!r}, agent_id={self.identity.agent_id!r}, {state})"
+        return (f"Memory({self.location!r}, agent_id={self.identity.agent_id!r}, "
+                f"{self.state})")
 
 
 

@@ -23,19 +23,29 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import httpx
 
 from tulving.client.calls import Call, Shape, iso
 from tulving.client.results import (
+    Consolidation,
     Curated,
     Entry,
     EntryPage,
     Hit,
+    ImportSummary,
     NotFoundError,
     ServerError,
+    ServerHealth,
+    SessionInfo,
+    read,
 )
+from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
+from tulving.domain.sync_answers import ListedDelta, PushAnswer, TenantAnswer
+from tulving.domain.sync_records import SyncDelta
+
+T = TypeVar("T")
 
 RETRY_STATUS = frozenset({429, 503})
 DEFAULT_TIMEOUT = 30.0
@@ -77,7 +87,7 @@ class TulvingClient:
         """Close the connection pool."""
         self._http.close()
 
-    def _do(self, call: Call) -> Any:
+    def _do(self, call: Call[T]) -> T:
         return call.parse(self._call(call.method, call.path, retry=call.retry,
                                      **call.kwargs))
 
@@ -96,58 +106,58 @@ class TulvingClient:
             attempt += 1
 
     # the API -----------------------------------------------------------------------------
-    def health(self) -> dict[str, Any]:
+    def health(self) -> ServerHealth:
         """``GET /v1/health``: whether the server is up (the one call without a token)."""
-        return dict(self._do(self._shape.health()))
+        return self._do(self._shape.health())
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StatsReport:
         """``GET /v1/stats``: the memory's counts and adapters, as ``Memory.stats()``."""
-        return dict(self._do(self._shape.stats()))
+        return self._do(self._shape.stats())
 
     def store(self, content: str, *, type: str, **fields: Any) -> Entry:
         """``POST /v1/store``: write one memory (``Memory.store``'s keywords); never retried."""
-        return self._do(self._shape.store(content, type, fields))  # type: ignore[no-any-return]
+        return self._do(self._shape.store(content, type, fields))
 
     def remember(self, text: str, *, subject: str | None = None,
                  idempotency_key: str | None = None) -> list[Entry]:
         """``POST /v1/remember``: turns in, typed memories out; retried only with an
         ``idempotency_key``, which makes a repeat a no-op."""
-        return list(self._do(self._shape.remember(text, subject, idempotency_key)))
+        return self._do(self._shape.remember(text, subject, idempotency_key))
 
     def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
         """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,
         ``types``, ``scope``, ``recency_weight``, ``min_relevance``, ...)."""
-        return list(self._do(self._shape.recall(query, limit, filters)))
+        return self._do(self._shape.recall(query, limit, filters))
 
     def search(self, query: str, top_k: int = 10, *, min_score: float | None = None,
                **options: Any) -> list[Hit]:
         """``POST /v1/search``: ``Memory.search`` (modes, filters, ``as_of``); hits scoring
         under ``min_score`` (in [0, 1]) are left out."""
-        return list(self._do(self._shape.search(query, top_k, min_score, options)))
+        return self._do(self._shape.search(query, top_k, min_score, options))
 
     def curate(self, query: str | None = None, *, token_budget: int = 2000,
                mode: str | None = None, **filters: Any) -> Curated:
         """``POST /v1/curate``: a prompt block within ``token_budget`` (no query, or
         ``mode="orient"``: the cold-start briefing; ``explain=True`` adds every candidate)."""
-        return self._do(self._shape.curate(query, token_budget, mode, filters))  # type: ignore[no-any-return]
+        return self._do(self._shape.curate(query, token_budget, mode, filters))
 
     def correct(self, memory_id: str, content: str, *, reason: str | None = None) -> Entry:
         """``POST /v1/correct``: supersede a memory with a correction; never retried."""
-        return self._do(self._shape.correct(memory_id, content, reason))  # type: ignore[no-any-return]
+        return self._do(self._shape.correct(memory_id, content, reason))
 
     def forget(self, memory_id: str, *, hard: bool = False) -> Entry:
         """``DELETE /v1/forget/{id_or_key}``: archive it, or delete it for good with ``hard``."""
-        return self._do(self._shape.forget(memory_id, hard))  # type: ignore[no-any-return]
+        return self._do(self._shape.forget(memory_id, hard))
 
     def get(self, memory_id: str, *, as_of: datetime | None = None,
             include_archived: bool = False) -> Entry:
         """``GET /v1/memory/{id_or_key}``: the active entry (as of a moment; an archived
         version by id with ``include_archived``); ``NotFoundError`` when there is none."""
-        return self._do(self._shape.get(memory_id, as_of, include_archived))  # type: ignore[no-any-return]
+        return self._do(self._shape.get(memory_id, as_of, include_archived))
 
     def history(self, memory_id: str) -> list[Entry]:
         """``GET /v1/memory/{id_or_key}/history``: every version, newest first."""
-        return list(self._do(self._shape.history(memory_id)))
+        return self._do(self._shape.history(memory_id))
 
     def correction_chain(self, memory_id: str) -> list[Entry]:
         """Every version of a corrected or superseded memory, newest first."""
@@ -159,7 +169,7 @@ class TulvingClient:
 
     def list_keys(self, prefix: str = "") -> list[str]:
         """``GET /v1/keys``: the keys of the active memories, starting with ``prefix``."""
-        return list(self._do(self._shape.list_keys(prefix)))
+        return self._do(self._shape.list_keys(prefix))
 
     def list_entries(self, limit: int = 100, cursor: str | None = None, *,
                      types: Sequence[str] | None = None, tags: Sequence[str] | None = None,
@@ -173,21 +183,21 @@ class TulvingClient:
             include_archived=include_archived)))
         return page
 
-    def start_session(self, goal: str | None = None) -> dict[str, Any]:
+    def start_session(self, goal: str | None = None) -> SessionInfo | None:
         """``POST /v1/sessions/start``: a working session (``id``, ``goal``, ``started_at``)."""
-        return dict(self._do(self._shape.start_session(goal)))
+        return self._do(self._shape.start_session(goal))
 
-    def end_session(self) -> dict[str, Any]:
+    def end_session(self) -> SessionInfo | None:
         """``POST /v1/sessions/end``: end it (summarised); ``{}`` when none was open."""
-        return dict(self._do(self._shape.end_session()))
+        return self._do(self._shape.end_session())
 
-    def consolidate(self, *, apply: bool = False) -> dict[str, Any]:
+    def consolidate(self, *, apply: bool = False) -> Consolidation:
         """``POST /v1/consolidate``: ``{"report", "applied"}``; a dry run unless ``apply``."""
-        return dict(self._do(self._shape.consolidate(apply)))
+        return self._do(self._shape.consolidate(apply))
 
-    def profile(self, subject: str = "user") -> dict[str, Any]:
+    def profile(self, subject: str = "user") -> Profile:
         """``GET /v1/profile``: what the memory holds about ``subject``."""
-        return dict(self._do(self._shape.profile(subject)))
+        return self._do(self._shape.profile(subject))
 
     def export(self, target: str | Path | IO[bytes], **filters: Any) -> int:
         """Write the server's bundle of this tenant to ``target``; returns its entry count."""
@@ -211,12 +221,11 @@ class TulvingClient:
         return self.export(target, **filters)
 
     def import_bundle(self, source: str | Path | IO[bytes], *, reembedding: str = "auto",
-                      on_conflict: str = "newest", dry_run: bool = False) -> dict[str, Any]:
+                      on_conflict: str = "newest", dry_run: bool = False) -> ImportSummary:
         """``POST /v1/import``: merge a bundle in, all or nothing; returns the
         import report (``dry_run`` counts without writing)."""
         content = Path(source).read_bytes() if isinstance(source, str | Path) else source.read()
-        return dict(self._do(self._shape.import_bundle(content, reembedding, on_conflict,
-                                                       dry_run)))
+        return self._do(self._shape.import_bundle(content, reembedding, on_conflict, dry_run))
 
     # sync (``Memory.sync(client)``; see tulving.application.portability.sync) ------------
     @property
@@ -228,18 +237,18 @@ class TulvingClient:
         digest = hashlib.sha256(token.encode()).hexdigest()[:16]
         return f"{self._shape.base_url}|{digest}|{self._shape.agent_id or ''}"
 
-    def sync_push(self, device: str, data: bytes, e2e: bool) -> dict[str, Any]:
+    def sync_push(self, device: str, data: bytes, e2e: bool) -> PushAnswer:
         """Append a delta; safe to retry: the same bytes from one device are one delta."""
-        return dict(self._call("POST", "/v1/sync/deltas", retry=True, content=data,
+        return read(self._call("POST", "/v1/sync/deltas", retry=True, content=data,
                                headers={"Content-Type": "application/octet-stream",
                                         "X-Tulving-E2E": "1" if e2e else "0"},
-                               params=self._shape.params(device=device)))
+                               params=self._shape.params(device=device)), PushAnswer)
 
-    def sync_list(self, after: int, limit: int) -> list[dict[str, Any]]:
+    def sync_list(self, after: int, limit: int) -> list[ListedDelta]:
         """The tenant's deltas after sequence number ``after`` (for ``Memory.sync``)."""
         data = self._call("GET", "/v1/sync/deltas", retry=True,
                           params=self._shape.params(after=after, limit=limit))
-        return list(data["deltas"])
+        return read(data["deltas"], list[ListedDelta])
 
     def sync_fetch(self, seq: int) -> bytes:
         """One delta's bytes by sequence number (for ``Memory.sync``)."""
@@ -247,9 +256,8 @@ class TulvingClient:
                           params=self._shape.params())
         return bytes(data)
 
-    def sync_tenant(self) -> dict[str, Any] | None:
-        """The tenant this token acts for, ``{"user_id", "workspace_id"}`` (None from a
-        server older than the question)."""
+    def sync_tenant(self) -> TenantAnswer | None:
+        """The tenant this token acts for (None from a server older than the question)."""
         try:
             data = self._call("GET", "/v1/sync/tenant", retry=True,
                               params=self._shape.params())
@@ -257,10 +265,10 @@ class TulvingClient:
             if exc.status == 404:
                 return None
             raise
-        return {"user_id": data.get("user_id"), "workspace_id": data.get("workspace_id")}
+        return TenantAnswer(data.get("user_id"), data.get("workspace_id"))
 
     def sync_quarantined(self, device: str | None = None,
-                         after: int = 0) -> list[dict[str, Any]] | None:
+                         after: int = 0) -> list[SyncDelta] | None:
         """The tenant's deltas the server could not merge (``seq``, ``device``,
         ``delta_id``, ``reason``, ...), of one device when given, after ``after``; None
         from a server older than the quarantine."""
@@ -272,7 +280,7 @@ class TulvingClient:
             if exc.status == 404:
                 return None
             raise
-        return list(data["deltas"])
+        return read(data["deltas"], list[SyncDelta])
 
 
 class AsyncTulvingClient:
@@ -297,7 +305,7 @@ class AsyncTulvingClient:
         """Close the connection pool."""
         await self._http.aclose()
 
-    async def _do(self, call: Call) -> Any:
+    async def _do(self, call: Call[T]) -> T:
         return call.parse(await self._call(call.method, call.path, retry=call.retry,
                                            **call.kwargs))
 
@@ -316,58 +324,58 @@ class AsyncTulvingClient:
             attempt += 1
 
     # the API -----------------------------------------------------------------------------
-    async def health(self) -> dict[str, Any]:
+    async def health(self) -> ServerHealth:
         """``GET /v1/health``: whether the server is up (the one call without a token)."""
-        return dict(await self._do(self._shape.health()))
+        return await self._do(self._shape.health())
 
-    async def stats(self) -> dict[str, Any]:
+    async def stats(self) -> StatsReport:
         """``GET /v1/stats``: the memory's counts and adapters, as ``Memory.stats()``."""
-        return dict(await self._do(self._shape.stats()))
+        return await self._do(self._shape.stats())
 
     async def store(self, content: str, *, type: str, **fields: Any) -> Entry:
         """``POST /v1/store``: write one memory (``Memory.store``'s keywords); never retried."""
-        return await self._do(self._shape.store(content, type, fields))  # type: ignore[no-any-return]
+        return await self._do(self._shape.store(content, type, fields))
 
     async def remember(self, text: str, *, subject: str | None = None,
                  idempotency_key: str | None = None) -> list[Entry]:
         """``POST /v1/remember``: turns in, typed memories out; retried only with an
         ``idempotency_key``, which makes a repeat a no-op."""
-        return list(await self._do(self._shape.remember(text, subject, idempotency_key)))
+        return await self._do(self._shape.remember(text, subject, idempotency_key))
 
     async def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
         """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,
         ``types``, ``scope``, ``recency_weight``, ``min_relevance``, ...)."""
-        return list(await self._do(self._shape.recall(query, limit, filters)))
+        return await self._do(self._shape.recall(query, limit, filters))
 
     async def search(self, query: str, top_k: int = 10, *, min_score: float | None = None,
                **options: Any) -> list[Hit]:
         """``POST /v1/search``: ``Memory.search`` (modes, filters, ``as_of``); hits scoring
         under ``min_score`` (in [0, 1]) are left out."""
-        return list(await self._do(self._shape.search(query, top_k, min_score, options)))
+        return await self._do(self._shape.search(query, top_k, min_score, options))
 
     async def curate(self, query: str | None = None, *, token_budget: int = 2000,
                mode: str | None = None, **filters: Any) -> Curated:
         """``POST /v1/curate``: a prompt block within ``token_budget`` (no query, or
         ``mode="orient"``: the cold-start briefing; ``explain=True`` adds every candidate)."""
-        return await self._do(self._shape.curate(query, token_budget, mode, filters))  # type: ignore[no-any-return]
+        return await self._do(self._shape.curate(query, token_budget, mode, filters))
 
     async def correct(self, memory_id: str, content: str, *, reason: str | None = None) -> Entry:
         """``POST /v1/correct``: supersede a memory with a correction; never retried."""
-        return await self._do(self._shape.correct(memory_id, content, reason))  # type: ignore[no-any-return]
+        return await self._do(self._shape.correct(memory_id, content, reason))
 
     async def forget(self, memory_id: str, *, hard: bool = False) -> Entry:
         """``DELETE /v1/forget/{id_or_key}``: archive it, or delete it for good with ``hard``."""
-        return await self._do(self._shape.forget(memory_id, hard))  # type: ignore[no-any-return]
+        return await self._do(self._shape.forget(memory_id, hard))
 
     async def get(self, memory_id: str, *, as_of: datetime | None = None,
             include_archived: bool = False) -> Entry:
         """``GET /v1/memory/{id_or_key}``: the active entry (as of a moment; an archived
         version by id with ``include_archived``); ``NotFoundError`` when there is none."""
-        return await self._do(self._shape.get(memory_id, as_of, include_archived))  # type: ignore[no-any-return]
+        return await self._do(self._shape.get(memory_id, as_of, include_archived))
 
     async def history(self, memory_id: str) -> list[Entry]:
         """``GET /v1/memory/{id_or_key}/history``: every version, newest first."""
-        return list(await self._do(self._shape.history(memory_id)))
+        return await self._do(self._shape.history(memory_id))
 
     async def correction_chain(self, memory_id: str) -> list[Entry]:
         """Every version of a corrected or superseded memory, newest first."""
@@ -379,7 +387,7 @@ class AsyncTulvingClient:
 
     async def list_keys(self, prefix: str = "") -> list[str]:
         """``GET /v1/keys``: the keys of the active memories, starting with ``prefix``."""
-        return list(await self._do(self._shape.list_keys(prefix)))
+        return await self._do(self._shape.list_keys(prefix))
 
     async def list_entries(self, limit: int = 100, cursor: str | None = None, *,
                      types: Sequence[str] | None = None, tags: Sequence[str] | None = None,
@@ -393,21 +401,21 @@ class AsyncTulvingClient:
             include_archived=include_archived)))
         return page
 
-    async def start_session(self, goal: str | None = None) -> dict[str, Any]:
+    async def start_session(self, goal: str | None = None) -> SessionInfo | None:
         """``POST /v1/sessions/start``: a working session (``id``, ``goal``, ``started_at``)."""
-        return dict(await self._do(self._shape.start_session(goal)))
+        return await self._do(self._shape.start_session(goal))
 
-    async def end_session(self) -> dict[str, Any]:
+    async def end_session(self) -> SessionInfo | None:
         """``POST /v1/sessions/end``: end it (summarised); ``{}`` when none was open."""
-        return dict(await self._do(self._shape.end_session()))
+        return await self._do(self._shape.end_session())
 
-    async def consolidate(self, *, apply: bool = False) -> dict[str, Any]:
+    async def consolidate(self, *, apply: bool = False) -> Consolidation:
         """``POST /v1/consolidate``: ``{"report", "applied"}``; a dry run unless ``apply``."""
-        return dict(await self._do(self._shape.consolidate(apply)))
+        return await self._do(self._shape.consolidate(apply))
 
-    async def profile(self, subject: str = "user") -> dict[str, Any]:
+    async def profile(self, subject: str = "user") -> Profile:
         """``GET /v1/profile``: what the memory holds about ``subject``."""
-        return dict(await self._do(self._shape.profile(subject)))
+        return await self._do(self._shape.profile(subject))
 
     async def export(self, target: str | Path | IO[bytes], **filters: Any) -> int:
         """Write the server's bundle of this tenant to ``target``; returns its entry count."""
@@ -430,14 +438,17 @@ class AsyncTulvingClient:
         """``export`` by the TypeScript client's name (``exportBundle``)."""
         return await self.export(target, **filters)
 
-    async def import_bundle(self, source: str | Path | IO[bytes], *, reembedding: str = "auto",
-                      on_conflict: str = "newest", dry_run: bool = False) -> dict[str, Any]:
+    async def import_bundle(self, source: str | Path | IO[bytes], *,
+                            reembedding: str = "auto", on_conflict: str = "newest",
+                            dry_run: bool = False) -> ImportSummary:
         """``POST /v1/import``: merge a bundle in, all or nothing; returns the
         import report (``dry_run`` counts without writing)."""
         content = Path(source).read_bytes() if isinstance(source, str | Path) else source.read()
-        return dict(await self._do(self._shape.import_bundle(content, reembedding, on_conflict,
-                                                       dry_run)))
+        return await self._do(self._shape.import_bundle(content, reembedding, on_conflict,
+                                                        dry_run))
 
 
-__all__ = ["AsyncTulvingClient", "Curated", "Entry", "EntryPage", "Hit", "NotFoundError",
-           "ServerError", "TulvingClient"]
+__all__ = ["AsyncTulvingClient", "Consolidation", "ConsolidationReport", "Curated", "Entry",
+           "EntryPage", "Hit", "ImportSummary", "ListedDelta", "NotFoundError", "Profile",
+           "PushAnswer", "ServerError", "ServerHealth", "SessionInfo", "StatsReport",
+           "SyncDelta", "TenantAnswer", "TulvingClient"]

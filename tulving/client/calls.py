@@ -7,22 +7,46 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import attrs
 import httpx
 
-from tulving.client.results import Entry, curated, hits, page, server_error
+from tulving.client.results import (
+    Consolidation,
+    Curated,
+    Entry,
+    EntryPage,
+    Hit,
+    ImportSummary,
+    ServerHealth,
+    SessionInfo,
+    curated,
+    hits,
+    page,
+    read,
+    server_error,
+)
 from tulving.domain.errors import TulvingError
+from tulving.domain.memory_reports import Profile, StatsReport
+
+T = TypeVar("T")
 
 
 @attrs.frozen
-class Call:
+class Call(Generic[T]):
+    """One request and how its answer is read (a ``T``)."""
+
     method: str
     path: str
     retry: bool
-    parse: Callable[[Any], Any]
+    parse: Callable[[Any], T]
     kwargs: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+def _session(data: Mapping[str, Any]) -> SessionInfo | None:
+    """The server's session object; None for ``{}`` (no session was open)."""
+    return read(data, SessionInfo) if data else None
 
 
 class Shape:
@@ -62,63 +86,65 @@ class Shape:
         return response.content
 
     # the operations ----------------------------------------------------------------------
-    def health(self) -> Call:
-        return Call("GET", "/v1/health", True, dict)
+    def health(self) -> Call[ServerHealth]:
+        return Call("GET", "/v1/health", True, lambda d: read(d, ServerHealth))
 
-    def stats(self) -> Call:
-        return Call("GET", "/v1/stats", True, lambda d: dict(d["stats"]),
+    def stats(self) -> Call[StatsReport]:
+        return Call("GET", "/v1/stats", True, lambda d: read(d["stats"], StatsReport),
                     {"params": self.params()})
 
-    def store(self, content: str, type: str, fields: Mapping[str, Any]) -> Call:
+    def store(self, content: str, type: str, fields: Mapping[str, Any]) -> Call[Entry]:
         return Call("POST", "/v1/store", False, lambda d: Entry.of(d["stored"]),
                     {"json": self.body(content=content, type=type, **iso(fields))})
 
-    def remember(self, text: str, subject: str | None, idempotency_key: str | None) -> Call:
+    def remember(self, text: str, subject: str | None,
+                 idempotency_key: str | None) -> Call[list[Entry]]:
         return Call("POST", "/v1/remember", idempotency_key is not None,
                     lambda d: [Entry.of(e) for e in d["entries"]],
                     {"json": self.body(text=text, subject=subject,
                                        idempotency_key=idempotency_key)})
 
-    def recall(self, query: str, limit: int, filters: Mapping[str, Any]) -> Call:
+    def recall(self, query: str, limit: int, filters: Mapping[str, Any]) -> Call[list[Hit]]:
         return Call("POST", "/v1/recall", True, lambda d: hits(d["results"]),
                     {"json": self.body(query=query, limit=limit, **filters)})
 
     def search(self, query: str, top_k: int, min_score: float | None,
-               options: Mapping[str, Any]) -> Call:
+               options: Mapping[str, Any]) -> Call[list[Hit]]:
         return Call("POST", "/v1/search", True, lambda d: hits(d["results"]),
                     {"json": self.body(query=query, top_k=top_k, min_score=min_score,
                                        **iso(options))})
 
     def curate(self, query: str | None, token_budget: int, mode: str | None,
-               filters: Mapping[str, Any]) -> Call:
+               filters: Mapping[str, Any]) -> Call[Curated]:
         return Call("POST", "/v1/curate", True, lambda d: curated(d["curated"]),
                     {"json": self.body(query=query, token_budget=token_budget, mode=mode,
                                        **iso(filters))})
 
-    def correct(self, memory_id: str, content: str, reason: str | None) -> Call:
+    def correct(self, memory_id: str, content: str, reason: str | None) -> Call[Entry]:
         return Call("POST", "/v1/correct", False, lambda d: Entry.of(d["corrected"]),
                     {"json": self.body(memory_id=memory_id, content=content, reason=reason)})
 
-    def forget(self, memory_id: str, hard: bool) -> Call:
+    def forget(self, memory_id: str, hard: bool) -> Call[Entry]:
         return Call("DELETE", f"/v1/forget/{memory_id}", True,
                     lambda d: Entry.of(d["forgotten"]),
                     {"params": self.params(hard=str(hard).lower())})
 
-    def get(self, memory_id: str, as_of: Any, include_archived: bool) -> Call:
+    def get(self, memory_id: str, as_of: Any, include_archived: bool) -> Call[Entry]:
         return Call("GET", f"/v1/memory/{memory_id}", True, lambda d: Entry.of(d["entry"]),
                     {"params": self.params(**iso({"as_of": as_of}), include_archived=str(
                         include_archived).lower())})
 
-    def history(self, memory_id: str) -> Call:
+    def history(self, memory_id: str) -> Call[list[Entry]]:
         return Call("GET", f"/v1/memory/{memory_id}/history", True,
                     lambda d: [Entry.of(e) for e in d["versions"]],
                     {"params": self.params()})
 
-    def list_keys(self, prefix: str) -> Call:
+    def list_keys(self, prefix: str) -> Call[list[str]]:
         return Call("GET", "/v1/keys", True, lambda d: list(d["keys"]),
                     {"params": self.params(prefix=prefix)})
 
-    def list_entries(self, limit: int, cursor: str | None, filters: Mapping[str, Any]) -> Call:
+    def list_entries(self, limit: int, cursor: str | None,
+                     filters: Mapping[str, Any]) -> Call[EntryPage]:
         params = self.params(limit=limit, cursor=cursor, **iso(filters))
         for plural, single in (("types", "type"), ("tags", "tag")):
             if plural in params:
@@ -127,26 +153,25 @@ class Shape:
             params["include_archived"] = str(bool(params["include_archived"])).lower()
         return Call("GET", "/v1/entries", True, page, {"params": params})
 
-    def start_session(self, goal: str | None) -> Call:
-        return Call("POST", "/v1/sessions/start", False, lambda d: dict(d["session"]),
+    def start_session(self, goal: str | None) -> Call[SessionInfo | None]:
+        return Call("POST", "/v1/sessions/start", False, lambda d: _session(d["session"]),
                     {"json": self.body(goal=goal)})
 
-    def end_session(self) -> Call:
-        return Call("POST", "/v1/sessions/end", False, lambda d: dict(d["session"]),
+    def end_session(self) -> Call[SessionInfo | None]:
+        return Call("POST", "/v1/sessions/end", False, lambda d: _session(d["session"]),
                     {"json": self.body()})
 
-    def consolidate(self, apply: bool) -> Call:
-        return Call("POST", "/v1/consolidate", not apply,
-                    lambda d: {"report": dict(d["report"]), "applied": d["applied"]},
+    def consolidate(self, apply: bool) -> Call[Consolidation]:
+        return Call("POST", "/v1/consolidate", not apply, lambda d: read(d, Consolidation),
                     {"json": self.body(apply=apply)})
 
-    def profile(self, subject: str) -> Call:
-        return Call("GET", "/v1/profile", True, lambda d: dict(d["profile"]),
+    def profile(self, subject: str) -> Call[Profile]:
+        return Call("GET", "/v1/profile", True, lambda d: read(d["profile"], Profile),
                     {"params": self.params(subject=subject)})
 
     def import_bundle(self, content: bytes, reembedding: str, on_conflict: str,
-                      dry_run: bool) -> Call:
-        return Call("POST", "/v1/import", False, lambda d: dict(d["report"]),
+                      dry_run: bool) -> Call[ImportSummary]:
+        return Call("POST", "/v1/import", False, lambda d: read(d["report"], ImportSummary),
                     {"content": content, "headers": {"Content-Type": "application/zip"},
                      "params": self.params(reembedding=reembedding, on_conflict=on_conflict,
                                            dry_run=str(dry_run).lower())})

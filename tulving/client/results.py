@@ -12,6 +12,13 @@ client's (``clients/typescript``) so code and docs read the same in both languag
   ``candidates`` (with ``explain=True``), and the rest (``mode``, ``omitted``, ...) in
   ``data``.
 - ``EntryPage``: ``entries`` and ``next_cursor`` (None: no more).
+- The reports a ``Memory`` returns too, the same classes (``StatsReport``, ``Profile``,
+  ``ConsolidationReport``: ``tulving.domain.memory_reports``), read from the server's
+  JSON; and the server's own answers: ``ServerHealth``, ``SessionInfo``,
+  ``Consolidation``, ``ImportSummary`` and, for sync, ``PushAnswer``, ``ListedDelta``,
+  ``TenantAnswer`` (``tulving.domain.sync_answers``) and ``SyncDelta``. Each has
+  ``as_dict()``; indexing one as the dict it used to be still works, with a
+  ``DeprecationWarning`` (see ``tulving.domain.reports``).
 
 A missing memory raises ``NotFoundError``, which is both a ``ServerError`` (status 404)
 and Tulving's own ``NotFoundError``, as ``Memory.get`` raises it.
@@ -20,12 +27,29 @@ and Tulving's own ``NotFoundError``, as ``Memory.get`` raises it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 
 import attrs
+import cattrs
 
 from tulving.domain.errors import NotFoundError as DomainNotFoundError
 from tulving.domain.errors import TulvingError
+from tulving.domain.memory_reports import ConsolidationReport
+from tulving.domain.reports import Report
+
+R = TypeVar("R")
+
+#: Reads the server's JSON into the typed results (fields it does not know, from a newer
+#: server, are left out; times are ISO strings).
+_converter = cattrs.Converter()
+_converter.register_structure_hook(datetime, lambda value, _t: datetime.fromisoformat(value))
+_converter.register_structure_hook_func(lambda t: t is object, lambda value, _t: value)
+
+
+def read(data: object, cls: type[R]) -> R:
+    """``data`` (the server's JSON) as a ``cls``."""
+    return _converter.structure(data, cls)
 
 
 class ServerError(TulvingError):
@@ -111,6 +135,53 @@ class EntryPage:
 
     entries: tuple[Entry, ...]
     next_cursor: str | None
+
+
+@attrs.frozen
+class ServerHealth(Report):
+    """``GET /v1/health``: the server is up (``status`` "ok"), its wire format version and
+    its library version (None from a server too old to say)."""
+
+    status: str
+    schema_version: int
+    version: str | None = None
+
+
+@attrs.frozen
+class SessionInfo(Report):
+    """A working session as the server shows it."""
+
+    id: str
+    goal: str | None
+    started_at: datetime
+    ended_at: datetime | None = None
+
+
+@attrs.frozen
+class Consolidation(Report):
+    """``POST /v1/consolidate``: the plan or what was done (``report``), and whether it was
+    applied."""
+
+    report: ConsolidationReport
+    applied: bool
+
+
+@attrs.frozen
+class ImportSummary(Report):
+    """``POST /v1/import``: how many entries were added, updated, skipped, in conflict,
+    re-embedded and kept their vectors; the ids of the added, updated and conflicting
+    ones; whether it was a dry run (nothing written)."""
+
+    added: int
+    updated: int
+    skipped: int
+    conflicts: int
+    reembedded: int
+    vectors_kept: int
+    dry_run: bool
+    added_ids: tuple[str, ...] = ()
+    updated_ids: tuple[str, ...] = ()
+    conflict_ids: tuple[str, ...] = ()
 
 
 def hits(rows: list[dict[str, Any]]) -> list[Hit]:

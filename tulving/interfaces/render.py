@@ -15,6 +15,7 @@ import attrs
 
 from tulving.domain.curated import CuratedContext
 from tulving.domain.entry import MemoryEntry
+from tulving.domain.memory_reports import StatsReport
 from tulving.domain.query import SearchResult
 from tulving.domain.redaction import (
     Shown,
@@ -24,12 +25,16 @@ from tulving.domain.redaction import (
     shown_tags,
     shown_value,
 )
+from tulving.domain.reports import Report
 
 
 def scrub(value: Any) -> Any:
-    """``value`` with every string in it redacted and made JSON-ready (recursively)."""
+    """``value`` with every string in it redacted and made JSON-ready (recursively); a
+    typed report (``domain.reports``) is sent as its ``as_dict()``."""
     if isinstance(value, str):
         return redact(value)
+    if isinstance(value, Report):
+        return scrub(value.as_dict())
     if isinstance(value, enum.Enum):
         return scrub(value.value)
     if isinstance(value, datetime):
@@ -164,54 +169,45 @@ def _curated_item(item: Any) -> Any:
     return str(item)
 
 
-def stats_text(stats: Mapping[str, Any]) -> str:
+def stats_text(stats: StatsReport) -> str:
     """``stats()`` for a person: words and numbers, never a Python dict or list."""
-    lines = [
-        f"agent: {stats.get('agent_id')}   active: {stats.get('active')}   "
-        f"archived: {stats.get('archived')}"
-    ]
-    by_type = stats.get("by_type") or {}
-    if by_type:
-        counted = [f"{k}={v}" for k, v in by_type.items() if v]
+    lines = [f"agent: {stats.agent_id}   active: {stats.active}   archived: {stats.archived}"]
+    if stats.by_type:
+        counted = [f"{k}={v}" for k, v in stats.by_type.items() if v]
         lines.append("by type: " + (", ".join(counted) or "none"))
-    tags = stats.get("tags") or {}
-    if tags:
-        top = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    if stats.tags:
+        top = sorted(stats.tags.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
         lines.append("top tags: " + ", ".join(f"{k}({v})" for k, v in top))
-    storage = stats.get("storage") or {}
+    storage = stats.storage
     if storage:
         size = storage.get("bytes")
         lines.append(
             f"storage: {storage.get('engine')} {storage.get('path', '')}".rstrip()
             + (f" ({human_bytes(size)})" if isinstance(size, int) else "")
         )
-    vectors = stats.get("vectors")
-    if isinstance(vectors, Mapping):
-        vectors_text = f"{vectors.get('adapter')} ({vectors.get('count')} vectors)"
-    else:
-        vectors_text = "none" if vectors is None else plain(vectors)
+    vectors = stats.vectors
+    vectors_text = "none" if vectors is None else f"{vectors.adapter} ({vectors.count} vectors)"
     lines.append(
-        f"embedder: {stats.get('embedder') or 'none (lexical search only)'}   "
-        f"vectors: {vectors_text}   tokenizer: {stats.get('tokenizer')}"
+        f"embedder: {stats.embedder or 'none (lexical search only)'}   "
+        f"vectors: {vectors_text}   tokenizer: {stats.tokenizer}"
     )
-    llm = stats.get("llm")
-    if isinstance(llm, Mapping):
-        if llm.get("model"):
-            lines.append(f"llm: {llm['model']}, {llm.get('calls', 0)} calls, "
-                         f"{llm.get('fallbacks', 0)} fallbacks, "
-                         f"{llm.get('jobs_pending', 0)} jobs pending")
-        else:
-            lines.append(f"llm: none (deterministic paths), "
-                         f"{llm.get('jobs_pending', 0)} jobs pending")
+    llm = stats.llm
+    if llm.model:
+        lines.append(f"llm: {llm.model}, {llm.calls} calls, {llm.fallbacks} fallbacks, "
+                     f"{llm.jobs_pending} jobs pending")
+    else:
+        lines.append(f"llm: none (deterministic paths), {llm.jobs_pending} jobs pending")
     return redact("\n".join(lines))
 
 
-def plain(value: Any) -> str:
+def words(value: Any) -> str:
     """A value as words: mappings as ``k=v, ...``, sequences comma-separated."""
+    if isinstance(value, Report):
+        return words(value.as_dict())
     if isinstance(value, Mapping):
-        return ", ".join(f"{k}={plain(v)}" for k, v in value.items()) or "none"
+        return ", ".join(f"{k}={words(v)}" for k, v in value.items()) or "none"
     if isinstance(value, (list, tuple, set, frozenset)):
-        return ", ".join(plain(v) for v in value) or "none"
+        return ", ".join(words(v) for v in value) or "none"
     return str(value)
 
 

@@ -231,7 +231,7 @@ class TulvingHooks(ExecutorHooks):
             record = self.memory.start_session(goal=f"Kairos workflow {name}")
         except tulving.ValidationError:  # the caller holds an explicit session: join it
             return self.memory.session_id, False
-        return getattr(record, "id", None), True
+        return record.id, True
 
     def _complete(self, run: _Run, step: Any, result: Any) -> None:
         log = run.log(step.name)
@@ -278,7 +278,7 @@ class TulvingHooks(ExecutorHooks):
         summary_id = None
         if run.owns_session:
             ended = self._guard("end_session", self.memory.end_session)
-            summary_id = getattr(ended, "summary_id", None)
+            summary_id = ended.summary_id if ended is not None else None
         self.last_run = RunReport(run.workflow, status, run.session_id, summary_id,
                                   tuple(run.written), tuple(run.errors))
 

@@ -23,12 +23,14 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+import attrs
 import numpy as np
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.extraction_rules import Turn, extract_candidates, normalise_statement
+from tulving.domain.memory_reports import ConsolidationReport, LiftedKnowledge, MergePlan
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import ArchiveReason, MemoryType, SourceType
 from tulving.ports.storage import Archival
@@ -156,16 +158,17 @@ def consolidate(
     types: Sequence[MemoryType] | None,
     tags: Sequence[str] | None,
     subject: str,
-) -> dict[str, Any]:
+) -> ConsolidationReport:
     chosen = tuple(types) if types else DEFAULT_TYPES
     clusters = find_clusters(ctx, _own(ctx, chosen, tags))
-    report: dict[str, Any] = {"dry_run": dry_run, "threshold": CLUSTER_THRESHOLD,
-                              "clusters": [], "semantic": [], "archived": 0}
+    plans: list[MergePlan] = []
+    lifted: list[LiftedKnowledge] = []
+    archived = 0
     for members in clusters:
         text, method = _merge_text(llm, members, use_llm=not dry_run)
-        item: dict[str, Any] = {"type": members[0].type.value, "ids": [m.id for m in members],
-                                "proposed": text, "method": method if not dry_run else
-                                ("llm" if llm.available else "keep-newest")}
+        item = MergePlan(members[0].type.value, tuple(m.id for m in members), text,
+                         method if not dry_run else
+                         ("llm" if llm.available else "keep-newest"))
         if not dry_run:
             merged = write({
                 "content": text, "type": members[0].type,
@@ -182,18 +185,21 @@ def consolidate(
                                           superseded_by=merged.id) for m in members])
             if ctx.vectors is not None:
                 ctx.vectors.remove([m.id for m in members])
-            item["merged_id"] = merged.id
-            report["archived"] += len(members)
-        report["clusters"].append(item)
+            item = attrs.evolve(item, merged_id=merged.id)
+            archived += len(members)
+        plans.append(item)
     if types is None or MemoryType.EPISODE in chosen or MemoryType.FACT in chosen \
             or MemoryType.PREFERENCE in chosen:
         for fields in recurring_knowledge(ctx, subject):
             entry_fields = {k: v for k, v in fields.items() if v is not None}
-            shown = {**entry_fields, "type": fields["type"].value}
+            shown = LiftedKnowledge(fields["type"].value, fields["content"],
+                                    tuple(fields["source_entry_ids"]), fields["entity"],
+                                    fields["attribute"], fields["value"])
             if not dry_run:
                 entry = write({**entry_fields, "source_type": SourceType.SUMMARY,
                                "importance": 0.6,
                                "metadata": {"from_episodes": len(fields["source_entry_ids"])}})
-                shown["id"] = entry.id
-            report["semantic"].append(shown)
-    return report
+                shown = attrs.evolve(shown, id=entry.id)
+            lifted.append(shown)
+    return ConsolidationReport(dry_run, CLUSTER_THRESHOLD, tuple(plans), tuple(lifted),
+                               archived)

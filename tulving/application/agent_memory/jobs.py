@@ -59,13 +59,12 @@ def scoped_key(ctx: MemoryContext, key: str | None) -> str | None:
 
 
 class JobQueue:
-    def __init__(self, ctx: MemoryContext, prepare: Prepare, write: Write,
-                 serial: threading.RLock | None = None) -> None:
+    def __init__(self, ctx: MemoryContext, prepare: Prepare, write: Write) -> None:
         self._ctx = ctx
         self._prepare = prepare
         self._write = write
         #: The Memory's lock, taken before the store's transaction (plumbing.write_order).
-        self._serial = serial if serial is not None else threading.RLock()
+        self._serial = ctx.serial
         self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"  # whose leases these are
         self._wake = threading.Event()
         self._stop = threading.Event()

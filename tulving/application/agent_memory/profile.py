@@ -8,11 +8,12 @@ are reported as such, not resolved here.
 
 from __future__ import annotations
 
-from typing import Any
+import attrs
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
+from tulving.domain.memory_reports import Profile, ProfileItem
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import MemoryType
 
@@ -27,7 +28,7 @@ def subjects_for(ctx: MemoryContext, subject: str) -> list[str]:
     return names
 
 
-def build_profile(ctx: MemoryContext, subject: str, *, limit: int = 200) -> dict[str, Any]:
+def build_profile(ctx: MemoryContext, subject: str, *, limit: int = 200) -> Profile:
     if not isinstance(subject, str) or not subject.strip() or len(subject) > 200:
         raise ValidationError("subject must be a non-empty string of at most 200 characters")
     visible = ctx.visible_partitions()
@@ -38,25 +39,24 @@ def build_profile(ctx: MemoryContext, subject: str, *, limit: int = 200) -> dict
                         types=_KNOWLEDGE), limit=limit)
     entries = list({e.id: e for e in entries}.values())  # "user" may also be the user_id
     entries.sort(key=lambda e: e.created_at, reverse=True)
-    preferences: dict[str, Any] = {}
-    facts: dict[str, Any] = {}
-    other: list[dict[str, Any]] = []
+    preferences: dict[str, ProfileItem] = {}
+    facts: dict[str, ProfileItem] = {}
+    other: list[ProfileItem] = []
     for e in entries:
-        item = {"id": e.id, "content": e.content, "value": e.value,
-                "disputed": bool(e.conflict_ids), "since": e.valid_from.isoformat()}
+        item = ProfileItem(e.id, e.content, e.value, bool(e.conflict_ids), e.valid_from)
         if e.type is MemoryType.PREFERENCE and e.attribute:
             preferences.setdefault(e.attribute, item)
         elif e.type is MemoryType.FACT and e.attribute:
             facts.setdefault(e.attribute, item)
         else:
-            other.append({**item, "type": e.type.value})
+            other.append(attrs.evolve(item, type=e.type.value))
     lines = [f"What is known about {subject}:"]
     for group in (facts, preferences):
         for item in group.values():
-            lines.append(f"- {item['content']}{' (disputed)' if item['disputed'] else ''}")
+            lines.append(f"- {item.content}{' (disputed)' if item.disputed else ''}")
     for item in other:
-        lines.append(f"- [{item['type']}] {item['content']}")
+        lines.append(f"- [{item.type}] {item.content}")
     if len(lines) == 1:
         lines.append("- nothing yet")
-    return {"subject": subject, "facts": facts, "preferences": preferences, "other": other,
-            "entry_ids": [e.id for e in entries], "text": "\n".join(lines)}
+    return Profile(subject, facts, preferences, tuple(other), tuple(e.id for e in entries),
+                   "\n".join(lines))

@@ -9,7 +9,6 @@ outside any transaction and the write of a job is one transaction (all entries o
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -35,15 +34,14 @@ WriteBatch = Callable[[list[dict[str, Any]], str, str | None], list[MemoryEntry]
 class Rememberer:
     def __init__(
         self, ctx: MemoryContext, llm: LLMGateway, sessions: SessionManager,
-        write: WriteBatch, lock: threading.RLock, policy: Callable[[], WritePolicy],
+        write: WriteBatch, policy: Callable[[], WritePolicy],
     ) -> None:
         self.ctx = ctx
         self.llm = llm
         self.sessions = sessions
         self.write = write
-        self.lock = lock
         self.policy = policy
-        self.jobs = JobQueue(ctx, self.prepare, self.write_job, lock)
+        self.jobs = JobQueue(ctx, self.prepare, self.write_job)
 
     def remember(
         self, text: str, *, source_type: str, idempotency_key: str | None, wait: bool,
@@ -91,7 +89,7 @@ class Rememberer:
         def write(batch: list[dict[str, Any]]) -> list[MemoryEntry]:
             return self.write(batch, "remember", session_id)
 
-        with self.lock, writing(self.ctx):
+        with writing(self.ctx):  # the Memory's lock, then the store's transaction
             deadline.check("remember")  # waited for the lock past its caller's deadline
             entries = link_sources(fields, write)
         return list({e.id: e for e in entries}.values())

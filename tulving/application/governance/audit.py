@@ -17,13 +17,28 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
+import attrs
+
 from tulving.application.plumbing.batching import BatchQueue
 from tulving.domain.audit_chain import verify_chain
 from tulving.domain.identity import Identity
 from tulving.domain.records import AuditDraft, AuditRecord
 from tulving.domain.redaction import redact
+from tulving.domain.reports import Report
 from tulving.ports.clock import Clock
 from tulving.ports.storage import Storage
+
+
+@attrs.frozen
+class AuditCheck(Report):
+    """``verify_audit``: this tenant's audit hash chain checked record by record;
+    ``problems`` names each record modified, removed or out of order (``ok``: none);
+    ``head`` is the last record's hash (compare it with one kept elsewhere)."""
+
+    ok: bool
+    tenant_records: int
+    problems: tuple[str, ...]
+    head: str | None
 
 
 def input_hash(value: Any) -> str:
@@ -130,15 +145,11 @@ class AuditTrail:
         self.flush()
         return self._storage.audit_records(self.tenant, entry_id=entry_id)
 
-    def verify(self) -> dict[str, Any]:
+    def verify(self) -> AuditCheck:
         records = self.records()
         problems = verify_chain(records)
-        return {
-            "ok": not problems,
-            "tenant_records": len(records),
-            "problems": problems,
-            "head": records[-1].hash if records else None,
-        }
+        return AuditCheck(not problems, len(records), tuple(problems),
+                          records[-1].hash if records else None)
 
     def export(self, target: str | IO[str]) -> int:
         """Write this tenant's records as NDJSON (details redacted); returns the count."""

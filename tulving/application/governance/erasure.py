@@ -20,6 +20,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+import attrs
+
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.vector_sync import rebuild_index
@@ -28,6 +30,18 @@ from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ScopeError, ValidationError
 from tulving.domain.identity import tenant_of_partition
 from tulving.domain.query import STORE_WIDE, EntryFilter
+from tulving.domain.reports import Report
+
+
+@attrs.frozen
+class ErasureReport(Report):
+    """What an erasure deleted for good: the kind of subject (``user_id``,
+    ``workspace_id`` or ``agent_id``), its entries (``deleted``, what was derived from
+    them included) and how many of those were derived (summaries, facts read off them)."""
+
+    subject: str
+    deleted: int
+    derived: int
 
 
 def _subject(
@@ -69,7 +83,7 @@ def erase(
     user_id: str | None = None,
     workspace_id: str | None = None,
     agent_id: str | None = None,
-) -> dict[str, Any]:
+) -> ErasureReport:
     kind, name = _subject(ctx, user_id, workspace_id, agent_id)
     subject_hash = hashlib.sha256(f"{kind}={name}".encode()).hexdigest()
     return _erase(ctx, audit, kind, subject_hash,
@@ -77,7 +91,7 @@ def erase(
 
 
 def replay(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,
-           before: datetime) -> dict[str, Any]:
+           before: datetime) -> ErasureReport:
     """An erasure made on another device (sync): the subject is known only by the sha256
     the audit keeps; entries of this tenant whose subject hashes to it and that were
     created by ``before`` go, with what was derived from them. Entries made after the
@@ -144,13 +158,13 @@ def scrub(ctx: MemoryContext, ids: set[str] | list[str]) -> None:
 def _erase(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,
            matches: Callable[[MemoryEntry], bool], *,
            quiet_when_empty: bool = False,
-           extra: dict[str, Any] | None = None) -> dict[str, Any]:
+           extra: dict[str, Any] | None = None) -> ErasureReport:
     storage = ctx.storage
     everything = storage.query(EntryFilter(partitions=STORE_WIDE, include_archived=True))
     doomed = {e.id for e in everything if matches(e)}
     direct = len(doomed)
     if quiet_when_empty and not doomed:
-        return {"subject": kind, "deleted": 0, "derived": 0}
+        return ErasureReport(kind, 0, 0)
     grew = True
     while grew:  # summaries of erased entries, and summaries of those summaries
         grew = False
@@ -172,4 +186,4 @@ def _erase(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,
             },
         )
     scrub(ctx, doomed)  # a fresh cache file: no trace of the erased vectors or ids
-    return {"subject": kind, "deleted": deleted, "derived": len(doomed) - direct}
+    return ErasureReport(kind, deleted, len(doomed) - direct)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -20,6 +21,7 @@ from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.query import EntryFilter
+from tulving.domain.reports import Report
 from tulving.domain.signing import MIN_KEY_BYTES, sign, signature_valid
 from tulving.domain.types import ArchiveReason, ReviewStatus
 from tulving.domain.write_policy import WritePolicy, check_may_change, may_change
@@ -46,6 +48,44 @@ def load_signing_key(policy: WritePolicy, environ: Any = None) -> bytes | None:
             f"the signing key in {policy.signing_key_env} is shorter than {MIN_KEY_BYTES} bytes"
         )
     return key
+
+
+@attrs.frozen
+class Tampered(Report):
+    """An entry ``verify`` found changed since it was written, and how it knows."""
+
+    id: str
+    reason: str
+
+
+@attrs.frozen
+class IntegrityReport(Report):
+    """``verify``: ``checked`` visible entries (archived included), each content against
+    its hash and, with a signing key, its signature (``signatures_checked``);
+    ``tampered`` lists the ones that fail, ``ok`` says there are none."""
+
+    ok: bool
+    checked: int
+    signed: int
+    unsigned: int
+    signatures_checked: bool
+    tampered: tuple[Tampered, ...]
+
+
+@attrs.frozen
+class HealthReport(Report):
+    """``health``: active entries by trust band (``TRUST_BANDS``), held for review,
+    rejected, with unresolved conflicts; archived entries by reason (``rolled_back`` on
+    its own too); whether entries are signed."""
+
+    active: int
+    trust_bands: Mapping[str, int]
+    pending_review: int
+    rejected: int
+    unresolved_conflicts: int
+    rolled_back: int
+    archived: Mapping[str, int]
+    signing: bool
 
 
 def trust_band(trust: float) -> str:
@@ -104,33 +144,27 @@ class Governance:
         return [e for e in entries if e.review_status is ReviewStatus.PENDING]
 
     # integrity --------------------------------------------------------------------
-    def verify(self) -> dict[str, Any]:
+    def verify(self) -> IntegrityReport:
         """Check every visible entry (archived included): content hash and signature."""
         entries = self.ctx.storage.query(
             EntryFilter(partitions=self.ctx.visible_partitions(), include_archived=True)
         )
-        tampered: list[dict[str, str]] = []
+        tampered: list[Tampered] = []
         signed = unsigned = 0
         for entry in entries:
             if content_hash(entry.content) != entry.content_hash:
-                tampered.append({"id": entry.id, "reason": "content does not match its hash"})
+                tampered.append(Tampered(entry.id, "content does not match its hash"))
                 continue
             if entry.signature is None:
                 unsigned += 1
                 continue
             signed += 1
             if self.signing_key is not None and not signature_valid(entry, self.signing_key):
-                tampered.append({"id": entry.id, "reason": "signature does not match"})
-        return {
-            "ok": not tampered,
-            "checked": len(entries),
-            "signed": signed,
-            "unsigned": unsigned,
-            "signatures_checked": self.signing_key is not None,
-            "tampered": tampered,
-        }
+                tampered.append(Tampered(entry.id, "signature does not match"))
+        return IntegrityReport(not tampered, len(entries), signed, unsigned,
+                               self.signing_key is not None, tuple(tampered))
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> HealthReport:
         visible = self.ctx.visible_partitions()
         storage = self.ctx.storage
         active = storage.query(EntryFilter(partitions=visible))
@@ -145,13 +179,6 @@ class Governance:
             reason.value: storage.count(EntryFilter(partitions=visible, archive_reasons=(reason,)))
             for reason in ArchiveReason
         }
-        return {
-            "active": len(active),
-            "trust_bands": dict(bands),
-            "pending_review": pending,
-            "rejected": rejected,
-            "unresolved_conflicts": conflicts,
-            "rolled_back": archived[ArchiveReason.ROLLED_BACK.value],
-            "archived": archived,
-            "signing": self.signing_key is not None,
-        }
+        return HealthReport(len(active), dict(bands), pending, rejected, conflicts,
+                            archived[ArchiveReason.ROLLED_BACK.value], archived,
+                            self.signing_key is not None)

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,6 +26,7 @@ from tulving.domain.entry import MemoryEntry, evictable
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ValidationError
 from tulving.domain.query import EntryFilter
+from tulving.domain.reports import Report
 from tulving.domain.types import ArchiveReason, Scope
 from tulving.ports.storage import Archival
 
@@ -38,6 +39,67 @@ PROTECTED_REASONS = (
 )
 
 
+@attrs.frozen
+class RollbackReport(Report):
+    """What ``rollback_to`` undid: this agent's entries written after ``to`` (archived,
+    reason ``rolled_back``) and the earlier versions they had replaced, active again."""
+
+    to: datetime
+    rolled_back: tuple[str, ...]
+    restored: tuple[str, ...]
+
+
+@attrs.frozen
+class ScopeRetention(Report):
+    """What ``apply_retention`` archived in one scope: past its TTL (``expired``), over
+    its cap (``evicted``); ``protected`` DECISION and pinned entries it may not touch, and
+    by how many they alone exceed the cap (``cap_unmet``)."""
+
+    expired: int
+    evicted: int
+    protected: int = 0
+    cap_unmet: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        """``protected`` and ``cap_unmet`` only when not zero (the shape it always had)."""
+        return {k: v for k, v in super().as_dict().items()
+                if v or k in ("expired", "evicted")}
+
+
+@attrs.frozen(eq=False)
+class RetentionReport(Mapping[str, ScopeRetention]):
+    """``apply_retention``'s report: a mapping of each scope the policy named (``"*"``
+    for every scope) to what was archived in it (``report["agent"].expired``)."""
+
+    scopes: Mapping[str, ScopeRetention]
+
+    def __getitem__(self, scope: str) -> ScopeRetention:
+        return self.scopes[scope]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.scopes)
+
+    def __len__(self) -> int:
+        return len(self.scopes)
+
+    def as_dict(self) -> dict[str, object]:
+        """Scope by scope, as plain data (what the JSON doors send)."""
+        return {label: scope.as_dict() for label, scope in self.scopes.items()}
+
+
+@attrs.frozen
+class PurgeReport(Report):
+    """What ``purge`` deleted for good (``purged``; 0 on a ``dry_run``), of ``matched``
+    archived entries, by archive reason; and how many it kept because the audit trail,
+    a history chain or a summary's sources need them (``kept_for_audit``)."""
+
+    purged: int
+    kept_for_audit: int
+    matched: int
+    by_reason: Mapping[str, int]
+    dry_run: bool
+
+
 def _all_visible(ctx: MemoryContext) -> list[MemoryEntry]:
     return ctx.storage.query(
         EntryFilter(partitions=ctx.visible_partitions(), include_archived=True),
@@ -47,7 +109,7 @@ def _all_visible(ctx: MemoryContext) -> list[MemoryEntry]:
 
 def rollback_to(
     ctx: MemoryContext, audit: AuditTrail, point: datetime, anchor_id: str | None = None
-) -> dict[str, Any]:
+) -> RollbackReport:
     storage = ctx.storage
     now = ctx.clock.now()
     if point > now:
@@ -106,7 +168,7 @@ def rollback_to(
             import numpy as np
 
             ctx.vectors.add(list(back), np.stack(list(back.values())))
-    return {"to": point, "rolled_back": sorted(undone_ids), "restored": [e.id for e in restore]}
+    return RollbackReport(point, tuple(sorted(undone_ids)), tuple(e.id for e in restore))
 
 
 def _scope_rules(policy: Mapping[str, Any]) -> dict[Scope | None, tuple[float | None, int | None]]:
@@ -132,7 +194,7 @@ def _scope_rules(policy: Mapping[str, Any]) -> dict[Scope | None, tuple[float | 
 
 def apply_retention(
     ctx: MemoryContext, audit: AuditTrail, policy: Mapping[str, Any]
-) -> dict[str, dict[str, int]]:
+) -> RetentionReport:
     """Archive entries past their scope's TTL (``expired``) or over its cap (``evicted``).
 
     ``policy`` maps a scope name (or ``"*"`` for every scope) to
@@ -143,7 +205,7 @@ def apply_retention(
     active = ctx.storage.query(EntryFilter(partitions=ctx.visible_partitions()))
     archivals: list[Archival] = []
     taken: set[str] = set()
-    report: dict[str, dict[str, int]] = {}
+    report: dict[str, ScopeRetention] = {}
     for scope, (ttl, cap) in rules.items():
         label = "*" if scope is None else scope.value
         in_scope = [e for e in active if (scope is None or e.scope is scope)
@@ -164,21 +226,19 @@ def apply_retention(
         archivals += [Archival(e.id, ArchiveReason.EXPIRED, now) for e in expired]
         archivals += [Archival(e.id, ArchiveReason.EVICTED, now) for e in evicted]
         taken.update(e.id for e in (*expired, *evicted))
-        report[label] = {"expired": len(expired), "evicted": len(evicted)}
-        if protected:
-            report[label]["protected"] = protected
-        if cap is not None and protected > cap:
-            report[label]["cap_unmet"] = protected - cap
+        unmet = protected - cap if cap is not None and protected > cap else 0
+        report[label] = ScopeRetention(len(expired), len(evicted), protected, unmet)
     with writing(ctx):
         ctx.storage.archive(archivals)
         audit.record(
             "retention",
             dict(policy),
-            details={"report": report, "ids": [a.entry_id for a in archivals]},
+            details={"report": {k: v.as_dict() for k, v in report.items()},
+                     "ids": [a.entry_id for a in archivals]},
         )
     if ctx.vectors is not None and archivals:
         ctx.vectors.remove([a.entry_id for a in archivals])
-    return report
+    return RetentionReport(report)
 
 
 def purge(
@@ -188,7 +248,7 @@ def purge(
     *,
     force: bool = False,
     dry_run: bool = False,
-) -> dict[str, Any]:
+) -> PurgeReport:
     """Hard-delete archived entries (archived before ``older_than`` when given): the one
     purge path, behind ``Memory.purge`` and ``tulving maintenance purge`` alike. What the
     audit trail, a history chain or a summary's sources need is kept unless ``force``;
@@ -220,12 +280,11 @@ def purge(
         doomed.append(e.id)
         reason = e.archive_reason.value if e.archive_reason else "unknown"
         by_reason[reason] = by_reason.get(reason, 0) + 1
-    report: dict[str, Any] = {"purged": 0, "kept_for_audit": kept, "matched": len(doomed),
-                              "by_reason": by_reason, "dry_run": dry_run}
+    report = PurgeReport(0, kept, len(doomed), by_reason, dry_run)
     if dry_run:
         return report
     with writing(ctx):
-        report["purged"] = ctx.storage.delete(doomed)
+        report = attrs.evolve(report, purged=ctx.storage.delete(doomed))
         audit.record(
             "purge",
             {"older_than": cutoff, "force": force},

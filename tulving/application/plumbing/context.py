@@ -1,7 +1,8 @@
-"""What every service of one Memory shares: its adapters, identity and settings."""
+"""What every service of one Memory shares: its adapters, identity, settings and lock."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,10 @@ class MemoryContext:
     #: Entries written just before an entry that its vector reads with it (see
     #: ``plumbing.representation``); ``options={"writing": {"context_window": N}}``.
     context_window: int = CONTEXT_WINDOW
+    #: The Memory's lock (its views share it): the first lock of every write of this
+    #: process, taken by ``write_order.writing`` before the store's transaction, so no
+    #: service can write without it or take it in the other order.
+    serial: threading.RLock = attrs.field(factory=threading.RLock)
 
     @property
     def session_id(self) -> str | None:

@@ -3,7 +3,7 @@
 Why one door: extraction, summaries and consolidation must all behave the same when the
 model is missing, failing, slow, malformed or out of budget: take the deterministic path,
 say so once, lose nothing. Counting calls, tokens and fallbacks here makes
-``stats()["llm"]`` true for every feature at once.
+``stats().llm`` true for every feature at once.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from tulving.application.plumbing.llm_budget import BudgetedLLM
 from tulving.application.plumbing.warnings_once import warn_once
 from tulving.domain.errors import LLMError, ValidationError
+from tulving.domain.memory_reports import LLMUsage
 from tulving.ports.llm import LLM
 
 #: Calls one Memory may make unless ``options={"llm": {"max_calls": ...}}`` says otherwise.
@@ -84,16 +85,16 @@ class LLMGateway:
             self.completion_tokens += max(0, reply.completion_tokens)
         return value
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> LLMUsage:
         llm = self.llm
         with self._lock:
-            return {
-                "model": llm.model_id if llm is not None else None,
-                "calls": llm.calls_used if llm is not None else 0,
-                "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens,
-                "budget_calls_left": llm.remaining_calls if llm is not None else None,
-                "budget_tokens_left": llm.remaining_tokens if llm is not None else None,
-                "fallbacks": self.fallbacks,
-                "failures": self.failures,
-            }
+            return LLMUsage(
+                model=llm.model_id if llm is not None else None,
+                calls=llm.calls_used if llm is not None else 0,
+                prompt_tokens=self.prompt_tokens,
+                completion_tokens=self.completion_tokens,
+                budget_calls_left=llm.remaining_calls if llm is not None else None,
+                budget_tokens_left=llm.remaining_tokens if llm is not None else None,
+                fallbacks=self.fallbacks,
+                failures=self.failures,
+            )

@@ -126,4 +126,4 @@ def trace_methods(cls: type) -> None:
         setattr(cls, name, traced_operation(getattr(cls, name), operation, describe))
     cls.startup = traced_operation(  # type: ignore[attr-defined]
         cls.startup, "create_memory_store", _opened,  # type: ignore[attr-defined]
-        when=lambda memory: memory._ctx is None and not memory._closed)
+        when=lambda memory: memory.state == "not started")

@@ -31,13 +31,15 @@ _depth: contextvars.ContextVar[int] = contextvars.ContextVar("tulving_write_dept
 
 @contextmanager
 def writing(ctx: MemoryContext) -> Iterator[None]:
-    """A transaction of ``ctx``'s store holding its tenant's write lock (nested calls join
-    the outer transaction; the lock is re-entrant). ``write_lock`` times the wait for
-    the lock and its hold for the server's metrics."""
+    """A transaction of ``ctx``'s store holding its tenant's write lock, taken after the
+    Memory's lock (``ctx.serial``): every write path of the application goes through
+    here, so none can take them in another order or skip the first (nested calls join
+    the outer transaction; both locks are re-entrant). ``write_lock`` times the wait for
+    the tenant's lock and its hold for the server's metrics."""
     depth = _depth.get()
     token = _depth.set(depth + 1)
     try:
-        with write_lock() as lock, ctx.storage.transaction():
+        with ctx.serial, write_lock() as lock, ctx.storage.transaction():
             ctx.storage.lock_tenant_writes(ctx.identity.tenant)
             lock.acquired()
             yield

@@ -37,7 +37,7 @@ from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.representation import embed_entries
 from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_crypto import open_bundle
-from tulving.application.portability.bundle_format import BundleReader
+from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES, BundleReader
 from tulving.application.portability.entry_codec import record_to_entry
 from tulving.application.writing.write_hooks import apply_before_write
 from tulving.domain.encryption_key import EncryptionKey
@@ -110,6 +110,37 @@ def derived_id(entry_id: str, tenant_salt: str) -> str:
     number = int.from_bytes(digest[:10], "big")
     tail = "".join(_CROCKFORD[(number >> (5 * i)) & 31] for i in range(16))
     return entry_id[:10] + tail
+
+
+@attrs.frozen
+class ImportTarget:
+    """What an import into one Memory needs, handed over once by its composition
+    (``application.bootstrap``) so that neither a bundle's import nor a sync delta's
+    merge reaches into the facade: its context, audit trail, entry sealing, write policy
+    (read at each import: a caller may replace it) and progress callback."""
+
+    ctx: MemoryContext
+    audit: AuditTrail
+    seal: Seal
+    policy: Callable[[], WritePolicy]
+    progress: Progress | None = None
+
+    def importer(self, *, reembedding: str = "auto", on_conflict: str = "newest",
+                 dry_run: bool = False, remap_identity: bool = False,
+                 max_bytes: int = DEFAULT_MAX_BYTES, encryption: EncryptionKey | None = None,
+                 rehome_from: str | None = None) -> Importer:
+        return Importer(self.ctx, self.audit, self.seal, self.policy(),
+                        reembedding=reembedding, on_conflict=on_conflict, dry_run=dry_run,
+                        remap_identity=remap_identity, progress=self.progress,
+                        max_bytes=max_bytes, encryption=encryption,
+                        rehome_from=rehome_from)
+
+    def run(self, importer: Importer, source: str | os.PathLike[str] | IO[bytes]
+            ) -> ImportReport:
+        """``importer.run(source)`` under the Memory's lock, which the import's
+        transaction and its index update after it both need (``write_order``)."""
+        with self.ctx.serial:
+            return importer.run(source)
 
 
 class Importer:

@@ -49,12 +49,17 @@ import hashlib
 import io
 import json
 import secrets
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol, runtime_checkable
 
 import attrs
 
+from tulving.application.governance import erasure
+from tulving.application.governance.erasure import ErasureReport
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.portability.importer import ImportTarget
+from tulving.application.retrieval.search import build_filter
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import (
@@ -67,8 +72,12 @@ from tulving.domain.errors import (
     ValidationError,
 )
 from tulving.domain.identity import tenant_key
+from tulving.domain.query import EntryFilter
 from tulving.domain.redaction import redact
+from tulving.domain.reports import Report
 from tulving.domain.sealing import is_sealed, seal, unseal
+from tulving.domain.sync_answers import ListedDelta, PushAnswer, TenantAnswer
+from tulving.domain.sync_records import SyncDelta
 
 PAGE = 200
 ERASURES = "tulving-erasures"
@@ -85,20 +94,76 @@ class SyncRemote(Protocol):
     def sync_id(self) -> str:
         """A stable name of the remote and the tenant it serves (watermarks are per id)."""
 
-    def sync_push(self, device: str, data: bytes, e2e: bool) -> dict[str, Any]: ...
+    def sync_push(self, device: str, data: bytes, e2e: bool) -> PushAnswer: ...
 
-    def sync_list(self, after: int, limit: int) -> list[dict[str, Any]]: ...
+    def sync_list(self, after: int, limit: int) -> Sequence[ListedDelta]: ...
 
     def sync_fetch(self, seq: int) -> bytes: ...
 
-    # Optional (servers from 2026-11-26 on; looked up with getattr):
-    # ``sync_tenant() -> {"user_id": ..., "workspace_id": ...}``: the token's tenant;
-    # ``sync_quarantined(device, after) -> list[dict]``: this device's deltas the server
-    # could not merge (seq, delta_id, reason), after a sequence number.
+
+@runtime_checkable
+class AsksTenant(Protocol):
+    """A remote that says which tenant its token acts for (servers from 2026-11-26 on;
+    ``TulvingClient`` does; None from a server older than the question)."""
+
+    def sync_tenant(self) -> TenantAnswer | None: ...
+
+
+@runtime_checkable
+class ListsQuarantine(Protocol):
+    """A remote that lists this device's deltas the server could not merge, after a
+    sequence number (servers from 2026-11-26 on; None from an older one)."""
+
+    def sync_quarantined(self, device: str | None = None,
+                         after: int = 0) -> Sequence[SyncDelta] | None: ...
+
+
+@attrs.frozen
+class SkippedDelta(Report):
+    """A pulled delta this device could not merge (the watermark moved past it)."""
+
+    seq: int
+    reason: str
+
+
+@attrs.frozen
+class NotMerged(Report):
+    """A delta this device pushed that the server did not merge (quarantined there)."""
+
+    seq: int
+    delta_id: str
+    reason: str
+
+
+@attrs.frozen
+class LocalSide:
+    """This Memory's side of sync, handed over by its composition
+    (``application.bootstrap``): where deltas are imported (``imports``, under the
+    Memory's lock) and what is written before an erasure is replayed (``flush``: the
+    pending access statistics and read records of the entries it deletes)."""
+
+    imports: ImportTarget
+    flush: Callable[[], None]
+
+    @property
+    def ctx(self) -> MemoryContext:
+        return self.imports.ctx
+
+    def replay_erasure(self, kind: str, subject_sha256: str,
+                       before: datetime) -> ErasureReport:
+        """An erasure another device made (see ``erasure.replay``)."""
+        self.flush()
+        with self.ctx.serial:
+            return erasure.replay(self.ctx, self.imports.audit, kind, subject_sha256, before)
+
+    def visible(self) -> EntryFilter:
+        """Everything this identity sees, archived versions included (what sync sends)."""
+        return attrs.evolve(build_filter(self.ctx, None, None, None, None),
+                            include_archived=True)
 
 
 @attrs.define
-class SyncReport:
+class SyncReport(Report):
     """What one ``sync()`` did, both ways: the deltas pulled and what merging them added,
     updated or flagged; the entries and bytes pushed; erasures sent and replayed;
     whether it ran end to end encrypted; and what either side could not merge."""
@@ -117,18 +182,14 @@ class SyncReport:
     rehomed_to: str | None = None
     """The tenant this store's entries were re-homed to (a store that names no tenant,
     synced through a token bound to one), e.g. "user 'u1'"; None when not re-homed."""
-    skipped: list[dict[str, Any]] = attrs.field(factory=list)
-    """Pulled deltas this device could not merge: {"seq", "reason"} (the watermark moved)."""
-    not_merged: list[dict[str, Any]] = attrs.field(factory=list)
-    """Deltas this device pushed that the server did not merge (quarantined there):
-    {"seq", "delta_id", "reason"}."""
+    skipped: list[SkippedDelta] = attrs.field(factory=list)
+    """Pulled deltas this device could not merge (the watermark moved past them)."""
+    not_merged: list[NotMerged] = attrs.field(factory=list)
+    """Deltas this device pushed that the server did not merge (quarantined there)."""
     merging: list[int] = attrs.field(factory=list)
     """Sequence numbers of pushed deltas the server was still merging when it answered
     (a refusal of one shows in the next sync's ``not_merged``)."""
 
-    def as_dict(self) -> dict[str, Any]:
-        """The report as plain data (what ``tulving sync --json`` prints)."""
-        return attrs.asdict(self)
 
 
 def _meta_key(remote: SyncRemote, what: str) -> str:
@@ -177,17 +238,16 @@ def describe_tenant(user_id: str | None, workspace_id: str | None) -> str:
     return ", ".join(parts)
 
 
-def decide_tenancy(memory: Any, remote: SyncRemote) -> Tenancy:
+def decide_tenancy(side: LocalSide, remote: SyncRemote) -> Tenancy:
     """The token's tenant against this Memory's (see the module doc). A server that does
     not say (older than the rule) is taken to agree; it then checks what it can."""
-    ask = getattr(remote, "sync_tenant", None)
-    if not callable(ask):
+    if not isinstance(remote, AsksTenant):
         return Tenancy(None)
-    answer = ask()
+    answer = remote.sync_tenant()
     if answer is None:
         return Tenancy(None)
-    user, workspace = answer.get("user_id"), answer.get("workspace_id")
-    me = memory.identity
+    user, workspace = answer.user_id, answer.workspace_id
+    me = side.ctx.identity
     if (user, workspace) == (me.user_id, me.workspace_id):
         return Tenancy(tenant_key(user, workspace))
     if me.user_id is None and me.workspace_id is None:
@@ -211,9 +271,9 @@ def decide_tenancy(memory: Any, remote: SyncRemote) -> Tenancy:
 _STOPS = (EncryptionKeyError, StorageError)
 
 
-def pull(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
+def pull(side: LocalSide, remote: SyncRemote, key: EncryptionKey | None,
          report: SyncReport, tenancy: Tenancy | None = None) -> None:
-    ctx: MemoryContext = memory.ctx
+    ctx = side.ctx
     me = device_id(ctx)
     name = _meta_key(remote, "pulled")
     watermark = int(ctx.storage.get_meta(name) or 0)
@@ -223,15 +283,15 @@ def pull(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
         if not page:
             break
         for delta in page:
-            seq = int(delta["seq"])
-            if delta.get("device") != me:
+            seq = int(delta.seq)
+            if delta.device != me:
                 data = remote.sync_fetch(seq)
                 try:
-                    apply_delta(memory, data, key, report, rehome_from=rehome_from)
+                    apply_delta(side, data, key, report, rehome_from=rehome_from)
                 except _STOPS:
                     raise
                 except TulvingError as exc:
-                    report.skipped.append({"seq": seq, "reason": failure_reason(exc)})
+                    report.skipped.append(SkippedDelta(seq, failure_reason(exc)))
                 else:
                     report.pulled_deltas += 1
                 report.pulled_bytes += len(data)
@@ -244,7 +304,7 @@ def failure_reason(exc: BaseException) -> str:
     return redact(f"{type(exc).__name__}: {exc}")[:500]
 
 
-def apply_delta(memory: Any, data: bytes, key: EncryptionKey | None,
+def apply_delta(side: LocalSide, data: bytes, key: EncryptionKey | None,
                 report: SyncReport | None = None, *,
                 rehome_from: str | None = None) -> None:
     """Merge one delta: a bundle, or a list of erasures (the server calls this too for
@@ -255,19 +315,19 @@ def apply_delta(memory: Any, data: bytes, key: EncryptionKey | None,
     report = report if report is not None else SyncReport()
     if is_sealed(data[:16]) or data[:1] == b"{":
         events = read_erasures(data, key)
-        _remember(memory, events)
-        report.erasures_applied += _replay(memory, events)
+        _remember(side.ctx, events)
+        report.erasures_applied += _replay(side, events)
         return
-    importer = memory._importer(reembedding="auto", on_conflict="newest", dry_run=False,
-                                remap_identity=False, max_bytes=DEFAULT_MAX_BYTES,
-                                encryption=key, rehome_from=rehome_from)
-    with memory._lock:
-        result = importer.run(io.BytesIO(data))
+    importer = side.imports.importer(reembedding="auto", on_conflict="newest",
+                                     dry_run=False, remap_identity=False,
+                                     max_bytes=DEFAULT_MAX_BYTES, encryption=key,
+                                     rehome_from=rehome_from)
+    result = side.imports.run(importer, io.BytesIO(data))
     report.added += len(result.added)
     report.updated += len(result.updated)
     report.conflicts += len(result.conflicts)
     if result.added or result.updated:  # an older delta must not bring erased entries back
-        _replay(memory, _remembered(memory))
+        _replay(side, _remembered(side.ctx))
 
 
 def read_erasures(data: bytes, key: EncryptionKey | None) -> list[dict[str, str]]:
@@ -288,35 +348,36 @@ def read_erasures(data: bytes, key: EncryptionKey | None) -> list[dict[str, str]
         raise BundleError("a malformed erasure delta") from None
 
 
-def _remembered_key(memory: Any) -> str:
+def _remembered_key(ctx: MemoryContext) -> str:
     """Erasures are remembered per tenant: one store can serve several (a server) and
     an erasure of one must never be replayed in another."""
-    digest = hashlib.sha256(memory.identity.tenant.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(ctx.identity.tenant.encode()).hexdigest()[:16]
     return f"sync:erasures:{digest}"
 
 
-def _remembered(memory: Any) -> list[dict[str, str]]:
-    storage = memory.ctx.storage
-    raw = storage.get_meta(_remembered_key(memory))
+def _remembered(ctx: MemoryContext) -> list[dict[str, str]]:
+    storage = ctx.storage
+    raw = storage.get_meta(_remembered_key(ctx))
     if raw is not None:
         return list(json.loads(raw))
     legacy = storage.get_meta(_LEGACY_REMEMBERED)
-    known = _legacy_for_tenant(memory, json.loads(legacy)) if legacy else []
-    storage.set_meta(_remembered_key(memory), json.dumps(known))
+    known = _legacy_for_tenant(ctx, json.loads(legacy)) if legacy else []
+    storage.set_meta(_remembered_key(ctx), json.dumps(known))
     return known
 
 
-def _legacy_for_tenant(memory: Any, events: list[dict[str, str]]) -> list[dict[str, str]]:
+def _legacy_for_tenant(ctx: MemoryContext,
+                       events: list[dict[str, str]]) -> list[dict[str, str]]:
     """The events of the store-wide list kept before erasures were remembered per tenant
     that belong to this Memory's tenant: a user's or a workspace's when it is this
     tenant's own, an agent's when this tenant's audit records that erasure."""
-    me = memory.identity
+    me = ctx.identity
 
     def sha(kind: str, name: str | None) -> str | None:
         return hashlib.sha256(f"{kind}={name}".encode()).hexdigest() if name else None
 
     audited = {str(r.details.get("subject_sha256"))
-               for r in memory.ctx.storage.audit_records(me.tenant) if r.action == "erase"}
+               for r in ctx.storage.audit_records(me.tenant) if r.action == "erase"}
     mine = []
     for event in events:
         kind, subject = event.get("kind"), event.get("subject_sha256")
@@ -327,30 +388,30 @@ def _legacy_for_tenant(memory: Any, events: list[dict[str, str]]) -> list[dict[s
     return mine
 
 
-def _remember(memory: Any, events: list[dict[str, str]]) -> None:
-    known = _remembered(memory)
+def _remember(ctx: MemoryContext, events: list[dict[str, str]]) -> None:
+    known = _remembered(ctx)
     grown = False
     for event in events:
         if event not in known:
             known.append(event)
             grown = True
     if grown:
-        memory.ctx.storage.set_meta(_remembered_key(memory), json.dumps(known))
+        ctx.storage.set_meta(_remembered_key(ctx), json.dumps(known))
 
 
-def _replay(memory: Any, events: list[dict[str, str]]) -> int:
+def _replay(side: LocalSide, events: list[dict[str, str]]) -> int:
     done = 0
     for event in events:
-        result = memory.replay_erasure(event["kind"], event["subject_sha256"],
-                                       datetime.fromisoformat(event["before"]))
-        done += int(result["deleted"])
+        result = side.replay_erasure(event["kind"], event["subject_sha256"],
+                                     datetime.fromisoformat(event["before"]))
+        done += result.deleted
     return done
 
 
-def _erasures_since(memory: Any, since: datetime | None) -> list[dict[str, str]]:
+def _erasures_since(ctx: MemoryContext, since: datetime | None) -> list[dict[str, str]]:
     """Erasures made on this device (not replays of other devices') since ``since``."""
     events = []
-    for record in memory.ctx.storage.audit_records(memory.identity.tenant):
+    for record in ctx.storage.audit_records(ctx.identity.tenant):
         details = record.details
         if record.action != "erase" or details.get("replayed"):
             continue
@@ -362,12 +423,12 @@ def _erasures_since(memory: Any, since: datetime | None) -> list[dict[str, str]]
     return events
 
 
-def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
+def push(side: LocalSide, remote: SyncRemote, key: EncryptionKey | None,
          report: SyncReport, library_version: str, tenancy: Tenancy | None = None) -> None:
     from tulving.application.portability.exporter import export
     from tulving.application.portability.importer import rehomed
 
-    ctx: MemoryContext = memory.ctx
+    ctx = side.ctx
     name = _meta_key(remote, "pushed")
     previous = ctx.storage.get_meta(name)
     since: datetime | None = datetime.fromisoformat(previous) - MARGIN if previous else None
@@ -397,7 +458,7 @@ def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
             return rehomed(entry, to_user, to_workspace)
 
     buffer = io.BytesIO()
-    flt = memory.sync_filter()
+    flt = side.visible()
     result = export(ctx, buffer, flt, scope=None, include_embeddings=True, redacted=False,
                     filters={"sync_since": previous}, library_version=library_version,
                     encryption=key, select=changed, salt=_salt(ctx) if key else None,
@@ -407,8 +468,8 @@ def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
         _pushed(report, remote.sync_push(device_id(ctx), data, key is not None))
         report.pushed_entries += result.entries
         report.pushed_bytes += len(data)
-    events = _erasures_since(memory, since)
-    _remember(memory, events)
+    events = _erasures_since(ctx, since)
+    _remember(ctx, events)
     if events:
         body = json.dumps({"format": ERASURES, "version": 1, "erasures": events},
                           sort_keys=True).encode()
@@ -421,59 +482,56 @@ def push(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
     ctx.storage.set_meta(name, started.isoformat())
 
 
-def _pushed(report: SyncReport, answer: Any) -> None:
+def _pushed(report: SyncReport, answer: PushAnswer) -> None:
     """The server's answer to a push: a quarantined delta goes into the report, and one
     still being merged is noted."""
-    if not isinstance(answer, dict):
-        return
-    if answer.get("state") == "quarantined":
-        _not_merged(report, answer)
-    elif answer.get("state") == "pending" and answer.get("seq") is not None:
-        report.merging.append(int(answer["seq"]))
+    if answer.state == "quarantined":
+        _not_merged(report, answer.seq, answer.delta_id, answer.reason)
+    elif answer.state == "pending":
+        report.merging.append(int(answer.seq))
 
 
-def _not_merged(report: SyncReport, delta: dict[str, Any]) -> None:
-    seq = int(delta["seq"])
-    if all(item["seq"] != seq for item in report.not_merged):
-        report.not_merged.append({"seq": seq, "delta_id": str(delta.get("delta_id")),
-                                  "reason": str(delta.get("reason") or "")[:500]})
+def _not_merged(report: SyncReport, seq: int, delta_id: str, reason: str | None) -> None:
+    if all(item.seq != seq for item in report.not_merged):
+        report.not_merged.append(NotMerged(int(seq), str(delta_id), str(reason or "")[:500]))
 
 
-def _quarantine_notices(memory: Any, remote: SyncRemote, report: SyncReport) -> None:
+def _quarantine_notices(side: LocalSide, remote: SyncRemote, report: SyncReport) -> None:
     """This device's deltas the server quarantined after the push answered (an older
     server merged later; a merge retried after a restart)."""
-    ask = getattr(remote, "sync_quarantined", None)
-    if not callable(ask):
+    if not isinstance(remote, ListsQuarantine):
         return
-    ctx: MemoryContext = memory.ctx
+    ctx = side.ctx
     name = _meta_key(remote, "quarantine-seen")
     seen = int(ctx.storage.get_meta(name) or 0)
-    found = ask(device_id(ctx), seen)
+    found = remote.sync_quarantined(device_id(ctx), seen)
     if found is None:
         return
     for delta in found:
-        _not_merged(report, delta)
-        seen = max(seen, int(delta["seq"]))
-    told = {item["seq"] for item in report.not_merged}
+        _not_merged(report, delta.seq, delta.delta_id, delta.reason)
+        seen = max(seen, int(delta.seq))
+    told = {item.seq for item in report.not_merged}
     report.merging = [seq for seq in report.merging if seq not in told]
     for item in report.not_merged:
-        seen = max(seen, int(item["seq"]))
+        seen = max(seen, item.seq)
     ctx.storage.set_meta(name, str(seen))
 
 
-def sync(memory: Any, remote: SyncRemote, key: EncryptionKey | None,
+def sync(side: LocalSide, remote: SyncRemote, key: EncryptionKey | None,
          library_version: str) -> SyncReport:
+    """One sync with ``remote``, both ways (see the module doc); the caller holds the
+    Memory's lock."""
     for method in ("sync_push", "sync_list", "sync_fetch"):
         if not callable(getattr(remote, method, None)):
             raise ValidationError(f"the remote has no {method}(): pass a TulvingClient")
-    tenancy = decide_tenancy(memory, remote)  # before anything moves
+    tenancy = decide_tenancy(side, remote)  # before anything moves
     report = SyncReport(e2e=key is not None)
-    previous = memory.ctx.storage.get_meta(_meta_key(remote, "pushed"))
+    previous = side.ctx.storage.get_meta(_meta_key(remote, "pushed"))
     # this device's own erasures are remembered before anything is merged: a delta
     # pushed elsewhere before they were known must not bring the entries back here
-    _remember(memory, _erasures_since(
-        memory, datetime.fromisoformat(previous) - MARGIN if previous else None))
-    pull(memory, remote, key, report, tenancy)
-    push(memory, remote, key, report, library_version, tenancy)
-    _quarantine_notices(memory, remote, report)
+    _remember(side.ctx, _erasures_since(
+        side.ctx, datetime.fromisoformat(previous) - MARGIN if previous else None))
+    pull(side, remote, key, report, tenancy)
+    push(side, remote, key, report, library_version, tenancy)
+    _quarantine_notices(side, remote, report)
     return report

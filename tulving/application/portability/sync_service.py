@@ -32,13 +32,13 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
-from typing import Any
 
 import attrs
 
 from tulving.application.portability.bundle_crypto import is_encrypted_bundle
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES, BundleReader
 from tulving.application.portability.sync import (
+    LocalSide,
     apply_delta,
     describe_tenant,
     failure_reason,
@@ -46,6 +46,7 @@ from tulving.application.portability.sync import (
 )
 from tulving.domain.errors import ConfigError, ScopeError, StorageError, ValidationError
 from tulving.domain.sealing import is_sealed
+from tulving.domain.sync_answers import PushAnswer, TenantAnswer
 from tulving.ports.storage import (
     DELTA_MERGED,
     DELTA_PENDING,
@@ -80,37 +81,38 @@ class PushOutcome:
     delta: SyncDelta
     new: bool
 
-    def as_dict(self) -> dict[str, Any]:
+    def answer(self) -> PushAnswer:
+        """What the device is told (``SyncRemote.sync_push``)."""
         d = self.delta
-        return {"seq": d.seq, "delta_id": d.delta_id, "new": self.new, "state": d.state,
-                "merged": d.state == DELTA_MERGED, "reason": d.reason}
+        return PushAnswer(d.seq, d.delta_id, self.new, d.state, d.state == DELTA_MERGED,
+                          d.reason)
 
 
 def _name(value: object) -> str | None:
     return None if value is None else str(value)[:80]
 
 
-def delta_dict(delta: SyncDelta) -> dict[str, Any]:
+def delta_dict(delta: SyncDelta) -> dict[str, object]:
     return {"seq": delta.seq, "device": delta.device, "delta_id": delta.delta_id,
             "size": delta.size, "e2e": delta.e2e, "state": delta.state,
             "pushed_at": delta.pushed_at.isoformat(), "reason": delta.reason}
 
 
 class SyncService:
-    """Sync for the tenant of ``memory`` (a Memory or a view). Build it with
-    ``Memory.sync_service()``, which hands over the Memory's lock and audit trail."""
+    """Sync for the tenant of one Memory (or view), built by ``Memory.sync_service()``
+    from that Memory's side of sync (its context, lock and audit trail)."""
 
-    def __init__(self, memory: Any, lock: Any, audit: Any) -> None:
-        storage = memory.ctx.storage
+    def __init__(self, side: LocalSide) -> None:
+        storage = side.ctx.storage
         if not isinstance(storage, SyncLog):
             raise ConfigError(f"the {storage.name} store keeps no sync log: sync needs a "
                               "store that implements tulving.ports.storage.SyncLog")
-        self.memory, self.log, self.lock, self.audit = memory, storage, lock, audit
-        self.tenant: str = memory.identity.tenant
+        self.side, self.log = side, storage
+        self.tenant: str = side.ctx.identity.tenant
 
-    def tenant_info(self) -> dict[str, Any]:
-        me = self.memory.identity
-        return {"user_id": me.user_id, "workspace_id": me.workspace_id}
+    def tenant_info(self) -> TenantAnswer:
+        me = self.side.ctx.identity
+        return TenantAnswer(me.user_id, me.workspace_id)
 
     # push --------------------------------------------------------------------------
     def receive(self, device: str, data: bytes, *, declared_e2e: bool = False) -> PushOutcome:
@@ -130,7 +132,7 @@ class SyncService:
         if not e2e:
             self.check_delta(data)  # before anything is logged
         delta, new = self.log.sync_append(self.tenant, device, data, e2e=e2e,
-                                          at=self.memory.ctx.clock.now())
+                                          at=self.side.ctx.clock.now())
         return PushOutcome(delta, new)
 
     def push(self, device: str, data: bytes, *, declared_e2e: bool = False) -> PushOutcome:
@@ -151,7 +153,7 @@ class SyncService:
         if data[:1] == b"{":
             read_erasures(data, None)  # erasures carry no tenant: replayed in this one
             return
-        me = self.memory.identity
+        me = self.side.ctx.identity
         foreign: set[tuple[str | None, str | None]] = set()
         reader = BundleReader(io.BytesIO(data), max_bytes=DEFAULT_MAX_BYTES)
         try:
@@ -199,12 +201,12 @@ class SyncService:
     def _settle_next(self, delta: SyncDelta, data: bytes) -> SyncDelta:
         """Merge (or store) the delta just after the watermark and settle it; the caller
         holds the tenant's merge claim."""
-        storage = self.memory.ctx.storage
+        storage = self.side.ctx.storage
         if delta.e2e or delta.state == DELTA_STORED:
             state, reason, action = DELTA_STORED, None, "sync_store"
         else:
             try:
-                apply_delta(self.memory, data, None)
+                apply_delta(self.side, data, None)
             except StorageError:
                 raise  # the store failed: the delta stays pending and is merged later
             except Exception as exc:  # any other failure is this delta's: quarantine it
@@ -215,10 +217,10 @@ class SyncService:
                              "GET /v1/sync/quarantine", delta.seq, type(exc).__name__)
             else:
                 state, reason, action = DELTA_MERGED, None, "sync_merge"
-        with self.lock, storage.transaction():
+        with self.side.ctx.serial, storage.transaction():  # plumbing.write_order
             self.log.sync_settle(self.tenant, delta.seq, state, reason)
             if action != "sync_store":
-                self.audit.record(action, {"seq": delta.seq, "delta_id": delta.delta_id},
+                self.side.imports.audit.record(action, {"seq": delta.seq, "delta_id": delta.delta_id},
                                   details={"seq": delta.seq, "device": delta.device,
                                            "delta_id": delta.delta_id, "reason": reason})
         return attrs.evolve(delta, state=state, reason=reason)

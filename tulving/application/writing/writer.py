@@ -29,7 +29,6 @@ writers of one memory embed in parallel and queue only to decide and commit. For
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,13 +58,12 @@ from tulving.ports.vectors import IndexInStore
 
 
 class Writer:
-    def __init__(self, ctx: MemoryContext, governance: Governance, audit: AuditTrail,
-                 serial: threading.RLock | None = None) -> None:
+    def __init__(self, ctx: MemoryContext, governance: Governance, audit: AuditTrail) -> None:
         self.ctx = ctx
         self.governance = governance
         self.audit = audit
         #: The Memory's lock: this process's writers decide and commit one at a time.
-        self.serial = serial if serial is not None else threading.RLock()
+        self.serial = ctx.serial
 
     def write(
         self, batch: list[dict[str, Any]], operation: str, session_id: str | None,

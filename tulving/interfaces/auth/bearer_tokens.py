@@ -141,6 +141,6 @@ def _digest(salt: str, secret: str) -> str:
 def registry_for(memory: Any) -> TokenRegistry:
     """The token registry of an open ``Memory``: its store's token table (an older
     registry file beside a file store is moved in first)."""
-    storage = memory.ctx.storage
+    storage = memory.token_store()
     adopt_token_file(memory.location, storage)
     return TokenRegistry(storage)

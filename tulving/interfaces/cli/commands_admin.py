@@ -6,8 +6,9 @@ import argparse
 import importlib
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from tulving.application.upkeep.maintenance import InspectReport
 from tulving.distribution import install_command
 from tulving.domain.errors import TulvingError, ValidationError
 from tulving.interfaces import render
@@ -21,6 +22,9 @@ from tulving.interfaces.cli.config import (
 )
 from tulving.interfaces.cli.output import INTEGRITY, OK, Output, ProgressLine
 from tulving.interfaces.jsonl import parse_time
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 
 def register(sub: Any, run_with_memory: Any) -> None:
@@ -65,7 +69,7 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.set_defaults(func=_doctor)
 
 
-def _stats(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _stats(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     stats = memory.stats()
     out.result(stats, render.stats_text(stats))
     return OK
@@ -88,21 +92,21 @@ def _evict(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _maintenance(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _maintenance(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     before = parse_time("--archived-before", args.archived_before) if args.archived_before else None
     if args.action != "purge" and (args.dry_run or before or args.force):
         raise ValidationError("--dry-run, --archived-before and --force apply to purge only")
     began = time.perf_counter()
     report = memory.maintenance(args.action, dry_run=args.dry_run, archived_before=before,
                                 force=args.force)
-    report["elapsed_s"] = round(time.perf_counter() - began, 3)
-    out.result(report, _maintenance_text(report))
-    if args.action == "inspect" and not report.get("integrity_ok", True):
+    shown = {**report.as_dict(), "elapsed_s": round(time.perf_counter() - began, 3)}
+    out.result(shown, _maintenance_text(shown))
+    if isinstance(report, InspectReport) and not report.integrity_ok:
         return INTEGRITY
     return OK
 
 
-def _maintenance_text(report: dict[str, Any]) -> str:
+def _maintenance_text(report: dict[str, object]) -> str:
     lines = []
     for key, value in report.items():
         if isinstance(value, dict):
@@ -155,33 +159,23 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
             memory = open_memory(settings, progress=ProgressLine())
         memory.startup()
         checks["startup_s"] = round(time.perf_counter() - began, 3)
-        ctx = memory.ctx
-        embedder = ctx.embedder
-        if embedder is not None:
-            began = time.perf_counter()
-            embedder.embed(["doctor check"])
-            checks["embedder"] = {
-                "model_id": embedder.model_id,
-                "dimension": embedder.dimension,
-                "ok": True,
-                "embed_ms": round((time.perf_counter() - began) * 1000, 2),
-            }
+        ready = memory.warm_up()
+        if ready.embedder is not None:
+            checks["embedder"] = {**ready.embedder.as_dict(), "ok": True}
         else:
             checks["embedder"] = {"ok": False, "note": "none configured: lexical search only"}
-        tokenizer = ctx.tokenizer
-        if tokenizer is not None:
-            checks["tokenizer"] = {"name": tokenizer.name, "ok": tokenizer.count("hello world") > 0}
+        if ready.tokenizer is not None:
+            checks["tokenizer"] = {"name": ready.tokenizer, "ok": ready.tokenizer_ok}
         if absent:
             checks["store"] = {"engine": "sqlite", "exists": False, "path": settings.path}
             checks["integrity_ok"] = True
             checks["index"] = None
         else:
             report = memory.maintenance("inspect")
-            checks["store"] = report["storage"]
-            checks["integrity_ok"] = report["integrity_ok"]
-            checks["index"] = report["index"]
-            if not report["integrity_ok"] or (report["index"]
-                                              and not report["index"]["healthy"]):
+            checks["store"] = dict(report.storage)
+            checks["integrity_ok"] = report.integrity_ok
+            checks["index"] = report.index.as_dict() if report.index else None
+            if not report.integrity_ok or (report.index and not report.index.healthy):
                 problems += 1
     except TulvingError as exc:
         checks["error"] = f"{type(exc).__name__}: {exc}"

@@ -8,12 +8,15 @@ back (``--yes`` for scripts that already know what they erase).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.domain.errors import ValidationError
 from tulving.interfaces.cli.config import add_common, add_json
 from tulving.interfaces.cli.output import OK, USAGE, Output, confirmed
 from tulving.interfaces.render import erase_phrase
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 
 def register(sub: Any, run_with_memory: Any) -> None:
@@ -39,23 +42,23 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _erase))
 
 
-def _profile(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _profile(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     profile = memory.profile(args.subject)
-    out.result(profile, profile["text"])
+    out.result(profile, profile.text)
     return OK
 
 
-def _consolidate(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _consolidate(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     report = memory.consolidate(dry_run=not args.apply)
     verb = "merged" if args.apply else "would merge"
     out.result({"report": report, "applied": args.apply},
-               f"{verb} {len(report.get('clusters', []))} clusters; "
-               f"{len(report.get('semantic', []))} facts lifted from episodes; "
-               f"{report.get('archived', 0)} memories archived")
+               f"{verb} {len(report.clusters)} clusters; "
+               f"{len(report.semantic)} facts lifted from episodes; "
+               f"{report.archived} memories archived")
     return OK
 
 
-def _erase(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _erase(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     me = memory.identity
     name = me.user_id if args.subject == "user" else me.agent_id
     if name is None:
@@ -67,6 +70,6 @@ def _erase(memory: Any, args: argparse.Namespace, out: Output) -> int:
         return USAGE
     report = memory.erase(**{f"{args.subject}_id": name})
     out.result({"erased": report},
-               f"erased {report['deleted']} memories of {args.subject} {name} "
-               f"({report['derived']} derived summaries among them)")
+               f"erased {report.deleted} memories of {args.subject} {name} "
+               f"({report.derived} derived summaries among them)")
     return OK

@@ -140,14 +140,14 @@ def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
         raise LinesRefused(exc.bad, args.jsonl) from exc
     finally:
         progress.finish()
-    done = report["already_written"]
+    done = report.already_written
     note = ""
-    if report["resumed"]:
-        note = f" (resumed after line {done} of {report['lines']} of an earlier run)"
-    elif done and not report["written"]:
+    if report.resumed:
+        note = f" (resumed after line {done} of {report.lines} of an earlier run)"
+    elif done and not report.written:
         note = " (this file was imported whole before: nothing written again)"
-    out.result({"imported": report["written"], "source": args.jsonl, **report},
-               f"imported {report['written']} memories from {args.jsonl}{note}")
+    out.result({"imported": report.written, "source": args.jsonl, **report.as_dict()},
+               f"imported {report.written} memories from {args.jsonl}{note}")
     return OK
 
 

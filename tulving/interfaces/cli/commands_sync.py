@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.domain.errors import ConfigError
 from tulving.interfaces.cli.config import add_common, add_json
 from tulving.interfaces.cli.output import OK, Output
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
+    from tulving.client import TulvingClient
 
 
 def register(sub: Any, run_with_memory: Any) -> None:
@@ -44,7 +48,7 @@ def _checked(run_with_memory: Any, args: argparse.Namespace, out: Output) -> int
     return result
 
 
-def _sync(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _sync(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     from tulving.client import TulvingClient
 
     token = os.environ.get(args.token_env)
@@ -61,21 +65,23 @@ def _sync(memory: Any, args: argparse.Namespace, out: Output) -> int:
         lines.append(f"this store names no user or workspace: its entries were synced as "
                      f"{report.rehomed_to}, the token's tenant")
     for item in report.not_merged:
-        lines.append(f"the server did not merge delta {item['seq']} of this store (kept "
-                     f"in quarantine, not sent to other devices): {item['reason']}")
+        lines.append(f"the server did not merge delta {item.seq} of this store (kept "
+                     f"in quarantine, not sent to other devices): {item.reason}")
     if report.merging:
         lines.append(f"the server was still merging {len(report.merging)} delta(s) of this "
                      "store; a refusal would show at the next sync")
-    for item in report.skipped:
-        lines.append(f"delta {item['seq']} could not be merged here and was passed over: "
-                     f"{item['reason']}")
+    for passed in report.skipped:
+        lines.append(f"delta {passed.seq} could not be merged here and was passed over: "
+                     f"{passed.reason}")
     out.result(report.as_dict(), "\n".join(lines))
     return OK
 
 
-def _quarantined(remote: Any, out: Output) -> int:
+def _quarantined(remote: TulvingClient, out: Output) -> int:
+    from tulving.application.portability.sync_service import delta_dict
+
     found = remote.sync_quarantined() or []
-    text = "\n".join(f"delta {d['seq']} from device {d['device']} ({d['size']} bytes, "
-                     f"{d['pushed_at']}): {d['reason']}" for d in found)
-    out.result({"quarantined": found}, text or "no quarantined deltas")
+    text = "\n".join(f"delta {d.seq} from device {d.device} ({d.size} bytes, "
+                     f"{d.pushed_at.isoformat()}): {d.reason}" for d in found)
+    out.result({"quarantined": [delta_dict(d) for d in found]}, text or "no quarantined deltas")
     return OK

@@ -63,13 +63,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
         timings["open_s"] = time.perf_counter() - began
         t = time.perf_counter()
         loaded = superseded = 0
-        if memory.stats()["active"] == 0:
+        if memory.stats().active == 0:
             # as an import (tulving store --jsonl does the same): outside any session, so
             # that the end of the next command's session does not archive the sample's
             # observations and episodes as its working notes
             report = memory.store_lines(list(enumerate(sample_items(), 1)),
                                         source="tulving demo sample")
-            loaded, superseded = report["written"], report["superseded"]
+            loaded, superseded = report.written, report.superseded
         timings["load_s"] = time.perf_counter() - t
         t = time.perf_counter()
         results = memory.search(SEARCH, 3)
@@ -86,12 +86,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
         "agent_id": agent_id,
         "loaded": loaded,
         "superseded": superseded,
-        "active": stats["active"],
+        "active": stats.active,
         "adapters": {
-            "storage": stats["storage"].get("engine"),
-            "embedder": stats["embedder"],
-            "vectors": (stats["vectors"] or {}).get("adapter"),
-            "tokenizer": stats["tokenizer"],
+            "storage": stats.storage.get("engine"),
+            "embedder": stats.embedder,
+            "vectors": stats.vectors.adapter if stats.vectors else None,
+            "tokenizer": stats.tokenizer,
         },
         "search": {"query": SEARCH, "results": render.search_dicts(results)},
         "curate": render.curated_dict(curated),

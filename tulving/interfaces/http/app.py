@@ -37,7 +37,6 @@ from tulving.interfaces.http.observability import install as install_observabili
 from tulving.interfaces.http.routes import include_routes
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 from tulving.interfaces.http.tenancy import Tenancy
-from tulving.ports.storage import SyncLog
 
 
 class BodyLimit:
@@ -132,7 +131,7 @@ def create_app(
     include_routes(app, tenancy, limits=limits, version=SCHEMA_VERSION)
     include_inspector(app)
     include_api_docs(app)
-    if isinstance(memory.ctx.storage, SyncLog):
+    if memory.keeps_sync_log():
         from tulving.interfaces.http.sync_routes import include_sync_routes
 
         location = str(getattr(memory, "location", "") or "")

@@ -75,9 +75,9 @@ def known_tenants(memory: Any, registry: Any) -> dict[str, tuple[str | None, str
 
 def _audit_tenants(memory: Any) -> dict[str, tuple[str | None, str | None]]:
     out = {}
-    for record in memory.ctx.storage.audit_records():
-        user, _, workspace = record.tenant.partition("\x1f")
-        out[folder_name(record.tenant)] = (user or None, workspace or None)
+    for tenant in memory.audited_tenants():
+        user, _, workspace = tenant.partition("\x1f")
+        out[folder_name(tenant)] = (user or None, workspace or None)
     return out
 
 

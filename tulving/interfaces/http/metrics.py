@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -32,7 +32,7 @@ from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from tulving.application.plumbing.telemetry import OperationRecord, tenant_hash
-from tulving.ports.storage import DELTA_PENDING, DELTA_QUARANTINED, EntryCensus, SyncLog
+from tulving.ports.storage import DELTA_PENDING, DELTA_QUARANTINED
 
 #: Request and operation latency buckets (seconds).
 LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -40,15 +40,6 @@ LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.
 LOCK = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
 #: Buckets of the spread of entries over tenants.
 TENANT_SIZES = (10, 100, 1_000, 10_000, 100_000, 1_000_000)
-#: Deltas counted per tenant and state at most (a count beyond it reads as this many).
-MAX_DELTAS = 100_000
-
-
-@runtime_checkable
-class PoolStats(Protocol):
-    """What a connection pool tells (``psycopg_pool.ConnectionPool.get_stats``)."""
-
-    def get_stats(self) -> Mapping[str, int]: ...
 
 
 class ServerMetrics:
@@ -146,33 +137,22 @@ class _StoreCollector(Collector):
             return
 
     def _read(self) -> Iterator[Metric]:
-        storage = self.tenancy.root.ctx.storage
-        failures = 0
-        tenants: set[str] = set()
-        if isinstance(storage, EntryCensus):
-            try:
-                census = dict(storage.active_entries_by_tenant())
-            except Exception:
-                failures += 1
-            else:
-                tenants.update(census)
-                yield from self._entries(census)
-        try:
-            jobs = len(storage.pending_jobs())
-        except Exception:
-            failures += 1
-        else:
+        census = self.tenancy.root.store_census(_token_tenants(self.tenancy))
+        if census.entries_by_tenant is not None:
+            yield from self._entries(census.entries_by_tenant)
+        if census.jobs_pending is not None:
             yield GaugeMetricFamily("tulving_jobs_pending",
                                     "Background jobs (remember(wait=False)) not run yet",
-                                    value=jobs)
-        if isinstance(storage, SyncLog):
-            tenants.update(_token_tenants(self.tenancy))
-            try:
-                yield from _deltas(storage, sorted(tenants))
-            except Exception:
-                failures += 1
+                                    value=census.jobs_pending)
+        if census.deltas_pending is not None and census.deltas_quarantined is not None:
+            family = GaugeMetricFamily("tulving_sync_deltas", "Sync deltas by state",
+                                       labels=["state"])
+            family.add_metric([DELTA_PENDING], census.deltas_pending)
+            family.add_metric([DELTA_QUARANTINED], census.deltas_quarantined)
+            yield family
         yield GaugeMetricFamily("tulving_store_read_failures",
-                                "Store figures the last scrape could not read", value=failures)
+                                "Store figures the last scrape could not read",
+                                value=census.failures)
 
     def _entries(self, census: Mapping[str, int]) -> Iterator[Metric]:
         yield GaugeMetricFamily("tulving_entries", "Active entries in the store",
@@ -197,12 +177,8 @@ class _StoreCollector(Collector):
             yield per
 
     def _pool(self) -> Iterator[Metric]:
-        pool = getattr(self.tenancy.root.ctx.storage, "pool", None)
-        if not isinstance(pool, PoolStats):
-            return
-        try:
-            stats = pool.get_stats()
-        except Exception:
+        stats = self.tenancy.root.pool_stats()
+        if stats is None:
             return
         for name, key, help_text in (
                 ("tulving_pg_pool_connections", "pool_size", "Connections the pool holds"),
@@ -218,16 +194,3 @@ def _token_tenants(tenancy: Any) -> set[str]:
     from tulving.domain.identity import tenant_key
 
     return {tenant_key(r.user_id, r.workspace_id) for r in tenancy.registry.records()}
-
-
-def _deltas(storage: SyncLog, tenants: list[str]) -> Iterator[Metric]:
-    pending = quarantined = 0
-    for tenant in tenants:
-        pending += len(storage.sync_deltas(tenant, storage.sync_watermark(tenant), MAX_DELTAS,
-                                           states=(DELTA_PENDING,)))
-        quarantined += len(storage.sync_deltas(tenant, 0, MAX_DELTAS,
-                                               states=(DELTA_QUARANTINED,)))
-    family = GaugeMetricFamily("tulving_sync_deltas", "Sync deltas by state", labels=["state"])
-    family.add_metric([DELTA_PENDING], pending)
-    family.add_metric([DELTA_QUARANTINED], quarantined)
-    yield family

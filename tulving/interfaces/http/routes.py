@@ -8,19 +8,23 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Callable, Iterator
-from typing import IO, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from tulving.application.plumbing.sealed_spool import sealed_spool
 from tulving.application.portability.bundle_format import declared_entries
+from tulving.domain.records import SessionRecord
 from tulving.interfaces import render
 from tulving.interfaces.http import schemas as S
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.limits import Limits, bounded
 from tulving.interfaces.http.tenancy import Tenancy
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 Named = dict[str, Any]
 UserQ = Annotated[str | None, Query(max_length=256)]
@@ -34,7 +38,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         limits = Limits() if timeout is None else Limits(timeout=timeout)
     router = APIRouter(prefix="/v1", dependencies=[Depends(authenticated(tenancy))])
 
-    async def act(request: Request, named: Named, fn: Callable[[Any], dict[str, Any]], *,
+    async def act(request: Request, named: Named, fn: Callable[[Memory], dict[str, Any]], *,
                   write: bool = False) -> dict[str, Any]:
         # the token, the caller's view and the call: one worker thread, one read scope
         # of the store (Tenancy.serve), under the call's time limit
@@ -67,7 +71,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         if refused:
             raise HTTPError(413, "PayloadTooLarge", refused)
 
-        def do(m: Any) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
             entries = m.remember(body.text, subject=body.subject, source_type=body.source_type,
                                  valid_from=body.valid_from,
                                  idempotency_key=body.idempotency_key)
@@ -89,7 +93,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
 
     @router.post("/search")
     async def search(request: Request, body: S.Search) -> dict[str, Any]:
-        def do(m: Any) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
             results = m.search(body.query, body.top_k, mode=body.mode, types=body.types,
                                tags=body.tags, since=body.since, until=body.until,
                                min_score=body.min_score, as_of=body.as_of)
@@ -98,7 +102,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
 
     @router.post("/curate")
     async def curate(request: Request, body: S.Curate) -> dict[str, Any]:
-        def do(m: Any) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
             curated = m.curate(body.query, token_budget=body.token_budget, mode=body.mode,
                                types=body.types, tags=body.tags, since=body.since,
                                until=body.until, explain=body.explain)
@@ -107,7 +111,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
 
     @router.post("/correct")
     async def correct(request: Request, body: S.Correct) -> dict[str, Any]:
-        def do(m: Any) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
             fields: dict[str, Any] = {}
             if body.pinned is not None:
                 fields["pinned"] = body.pinned
@@ -130,7 +134,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
     @router.get("/memory/{memory_id:path}/history")
     async def history(request: Request, memory_id: str, user_id: UserQ = None,
                       workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
-        def do(m: Any) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
             entry = m.get(memory_id)
             versions = m.history(entry.key) if entry.key else [entry]
             return {"versions": [render.entry_dict(e) for e in versions]}
@@ -141,7 +145,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                           limit: Annotated[int, Query(ge=1, le=1000)] = 200,
                           user_id: UserQ = None, workspace_id: UserQ = None,
                           agent_id: UserQ = None) -> dict[str, Any]:
-        def do(m: Any) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
             records = m.audit_log(memory_id)
             return {"records": [render.scrub({"seq": r.seq, "at": r.at, "actor": r.actor,
                                               "action": r.action, "entry_id": r.entry_id,
@@ -174,7 +178,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                       until: S.Time | None = None, include_archived: bool = False,
                       user_id: UserQ = None, workspace_id: UserQ = None,
                       agent_id: UserQ = None) -> dict[str, Any]:
-        def do(m: Any) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
             page = m.list_entries(limit, cursor, types=type, tags=tag, since=since,
                                   until=until, include_archived=include_archived,
                                   scope=scope)
@@ -211,7 +215,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
     @router.get("/audit", response_class=PlainTextResponse)
     async def audit(request: Request, user_id: UserQ = None, workspace_id: UserQ = None,
                     agent_id: UserQ = None) -> PlainTextResponse:
-        def do(m: Any) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
             out = io.StringIO()
             m.export_audit(out)
             return {"ndjson": out.getvalue()}
@@ -224,7 +228,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         # server's export would otherwise sit there readable until it is streamed)
         spool = sealed_spool(16 * 1024 * 1024)
 
-        def do(m: Any) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
             report = m.export(spool, tags=body.tags, types=body.types, scope=body.scope,
                               since=body.since, until=body.until,
                               include_archived=body.include_archived,
@@ -255,7 +259,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
             if refused:
                 raise HTTPError(413, "PayloadTooLarge", refused)
 
-            def do(m: Any) -> dict[str, Any]:
+            def do(m: Memory) -> dict[str, Any]:
                 report = m.import_bundle(spool, reembedding=reembedding,
                                          on_conflict=on_conflict, dry_run=dry_run)
                 return {"report": {**report.counts(), "dry_run": report.dry_run,
@@ -278,14 +282,14 @@ def _stream_spool(spool: IO[bytes]) -> Iterator[bytes]:
         spool.close()
 
 
-def _session(record: Any) -> dict[str, Any]:
+def _session(record: SessionRecord | None) -> dict[str, Any]:
     if record is None:
         return {}
-    return {k: getattr(record, k) for k in ("id", "goal", "started_at", "ended_at")
-            if hasattr(record, k)}
+    return {"id": record.id, "goal": record.goal, "started_at": record.started_at,
+            "ended_at": record.ended_at}
 
 
-def _recall(m: Any, body: S.Recall) -> list[dict[str, Any]]:
+def _recall(m: Memory, body: S.Recall) -> list[dict[str, Any]]:
     """Seed 001 recall: search (corrected originals never surface), then the filters the
     search has no index for, then optional recency and confidence weighting."""
     extra = any((body.scope, body.model_id, body.source_instance))
@@ -295,7 +299,7 @@ def _recall(m: Any, body: S.Recall) -> list[dict[str, Any]]:
             if (body.scope is None or r.entry.scope.value == body.scope)
             and (body.model_id is None or r.entry.model_id == body.model_id)
             and (body.source_instance is None or r.entry.source_instance == body.source_instance)]
-    now = m.ctx.clock.now()
+    now = m.now()
     relevance_weight = max(0.0, 1.0 - body.recency_weight - body.confidence_weight)
     scored = []
     for r in kept:

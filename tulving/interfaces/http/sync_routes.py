@@ -119,7 +119,7 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
                     break
                 await anyio.sleep(0.02)
             outcome = attrs.evolve(outcome, delta=delta)
-        return {"schema_version": version, **outcome.as_dict()}
+        return {"schema_version": version, **outcome.answer().as_dict()}
 
     @router.get("/deltas")
     async def listing(request: Request, after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
@@ -145,7 +145,7 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
     @router.get("/tenant")
     async def tenant(request: Request, agent_id: AgentQ = None) -> dict[str, Any]:
         _who, sync = await service(request, agent_id)
-        return {"schema_version": version, **sync.tenant_info()}
+        return {"schema_version": version, **sync.tenant_info().as_dict()}
 
     @router.get("/quarantine")
     async def quarantine(request: Request,

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
-from typing import Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -26,7 +26,9 @@ from tulving.domain.errors import SecurityError
 from tulving.domain.identity import Identity
 from tulving.interfaces.auth.bearer_tokens import TokenRecord, TokenRegistry
 from tulving.interfaces.http.errors import HTTPError
-from tulving.ports.storage import ReadTransactions
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 #: Agent id for calls whose token and request name none.
 DEFAULT_AGENT = "default"
@@ -37,7 +39,7 @@ MAX_VIEWS = 256
 @attrs.frozen
 class Caller:
     token: TokenRecord
-    memory: Any
+    memory: Memory
 
     def check_writable(self) -> None:
         if self.token.read_only:
@@ -45,11 +47,11 @@ class Caller:
 
 
 class Tenancy:
-    def __init__(self, memory: Any, registry: TokenRegistry, *, limiter: int = 8) -> None:
+    def __init__(self, memory: Memory, registry: TokenRegistry, *, limiter: int = 8) -> None:
         self.root = memory
         self.registry = registry
         self.limiter = anyio.CapacityLimiter(limiter)
-        self._views: dict[tuple[str | None, str | None, str], Any] = {}
+        self._views: dict[tuple[str | None, str | None, str], Memory] = {}
         self._lock = threading.Lock()
 
     async def run(self, fn: Any, *args: Any) -> Any:
@@ -57,7 +59,7 @@ class Tenancy:
         return await anyio.to_thread.run_sync(lambda: fn(*args), limiter=self.limiter)
 
     def serve(self, authorization: str | None, named: Mapping[str, Any],
-              fn: Callable[[Any], Any], write: bool) -> Any:
+              fn: Callable[[Memory], Any], write: bool) -> Any:
         """One request on this worker thread: the token checked, the caller's memory, then
         ``fn(memory)``, in one read scope of the store (``request_scope``)."""
         with self.request_scope():
@@ -73,9 +75,7 @@ class Tenancy:
         has them (PostgreSQL: a recall is one transaction, a store two), and each agent's
         open sessions read once (with the token, where the store reads them together).
         The token is read at every request, so a revocation applies at the next one."""
-        storage = self.root.ctx.storage
-        reads = storage.reading() if isinstance(storage, ReadTransactions) else nullcontext()
-        with sessions_read_once(), reads:
+        with sessions_read_once(), self.root.read_scope():
             yield
 
     def verify(self, authorization: str | None,
@@ -111,14 +111,13 @@ class Tenancy:
                 self._refuse(view, token, field)
         return Caller(token, view)
 
-    def _refuse(self, view: Any, token: TokenRecord, field: str) -> None:
-        audit = view._audit  # the refusal belongs in the caller's own audit chain
-        with view.ctx.storage.transaction():
-            audit.record("refused", {"token": token.id, "field": field},
-                         details={"token": token.id, "named_other": field})
+    def _refuse(self, view: Memory, token: TokenRecord, field: str) -> None:
+        # the refusal belongs in the caller's own audit chain
+        view.audit_refusal({"token": token.id, "field": field},
+                           {"token": token.id, "named_other": field})
         raise HTTPError(403, "ScopeError", f"this token may not act for another {field}")
 
-    def _view(self, user_id: str | None, workspace_id: str | None, agent_id: str) -> Any:
+    def _view(self, user_id: str | None, workspace_id: str | None, agent_id: str) -> Memory:
         key = (user_id, workspace_id, agent_id)
         with self._lock:
             view = self._views.pop(key, None)
@@ -140,7 +139,7 @@ class Tenancy:
         (an abandoned one is ended by the next replica to start, see ``sessions``)."""
         with self._lock:
             views, self._views = list(self._views.values()), {}
-        shared = self.root.ctx.storage.capabilities.multi_process_writers
+        shared = self.root.capabilities.multi_process_writers
         for view in views:
             try:
                 if not shared:

@@ -9,7 +9,7 @@ names the subject (``erase user <id>``), as the CLI asks a person to type it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.types import CallToolResult
 from pydantic import Field
@@ -19,6 +19,9 @@ from tulving.interfaces import render
 from tulving.interfaces.mcp.tool_hints import LOWER, STRICT
 from tulving.interfaces.mcp.tools import Tags, Types, ok
 from tulving.interfaces.render import erase_phrase
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 Run = Callable[[Callable[[Any], CallToolResult]], Awaitable[CallToolResult]]
 ToolList = list[tuple[Callable[..., Any], str]]
@@ -54,9 +57,9 @@ def build_agent_tools(run: Run) -> ToolList:
                   min_length=1, max_length=200),
         ] = "user",
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             profile = memory.profile(subject)
-            return ok(profile["text"], {"profile": profile})
+            return ok(profile.text, {"profile": profile})
 
         return await run(do)
 
@@ -69,12 +72,12 @@ def build_agent_tools(run: Run) -> ToolList:
         types: Types = None,
         tags: Tags = None,
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             report = memory.consolidate(dry_run=not apply, types=types, tags=tags)
             verb = "Merged" if apply else "Would merge"
-            text = (f"{verb} {len(report.get('clusters', []))} clusters; "
-                    f"{len(report.get('semantic', []))} facts lifted from episodes; "
-                    f"{report.get('archived', 0)} memories archived.")
+            text = (f"{verb} {len(report.clusters)} clusters; "
+                    f"{len(report.semantic)} facts lifted from episodes; "
+                    f"{report.archived} memories archived.")
             return ok(text, {"report": report, "applied": apply})
 
         return await run(do)
@@ -124,7 +127,7 @@ def build_agent_tools(run: Run) -> ToolList:
                 raise ValidationError(
                     f"not erased: confirm must be exactly {erase_phrase(subject, name)!r}")
             report = memory.erase(**{f"{subject}_id": name})
-            return ok(f"Erased {report.get('deleted', 0)} memories of {subject} {name}, "
+            return ok(f"Erased {report.deleted} memories of {subject} {name}, "
                       "for good.", {"erased": report})
 
         return await run(do)

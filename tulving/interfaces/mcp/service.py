@@ -20,7 +20,6 @@ import anyio
 import anyio.to_thread
 
 from tulving.domain.errors import ConfigError
-from tulving.ports.embedder import Preloads
 
 T = TypeVar("T")
 log = logging.getLogger("tulving.mcp")
@@ -55,9 +54,7 @@ class MemoryService:
         memory = self._open_memory()
         memory.startup()
         # Warm a lazily loaded model now, in the background, not in the first tool call.
-        embedder = memory.ctx.embedder
-        if isinstance(embedder, Preloads):
-            embedder.load()
+        memory.warm_up()
         return memory
 
     async def call(self, fn: Callable[[Any], T]) -> T:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
@@ -22,6 +22,9 @@ from tulving.domain.redaction import redact
 from tulving.interfaces import render
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tool_hints import LOWER, STRICT, UPPER
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 MemoryTypeName = Annotated[
     Literal["FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE",
@@ -297,7 +300,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         return await run(do)
 
     async def memory_stats() -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             stats = memory.stats()
             return ok(render.stats_text(stats), {"stats": stats})
 

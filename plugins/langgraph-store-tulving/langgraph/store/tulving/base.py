@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar
 
 from langgraph.store.base import (
@@ -334,8 +334,8 @@ class TulvingStore(BaseStore):
         own access statistics are written in batches, later). An expired item is not
         brought back. A read-only Memory records nothing."""
         live = [e.id for e in entries if not self._expired(e)]
-        if live and not self.memory.read_only:
-            self.memory.ctx.storage.touch(live, self._now())
+        if live:
+            self.memory.touch(live)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
@@ -454,9 +454,7 @@ class TulvingStore(BaseStore):
         return self._now() >= touched + timedelta(minutes=float(ttl))
 
     def _now(self) -> datetime:
-        clock: Callable[[], datetime] | None = getattr(
-            getattr(self.memory.ctx, "clock", None), "now", None)
-        return clock() if clock is not None else datetime.now(UTC)
+        return self.memory.now()
 
 
 def _page(found: Sequence[_T], offset: int, limit: int) -> list[_T]:
