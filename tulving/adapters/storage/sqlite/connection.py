@@ -28,6 +28,8 @@ from tulving.adapters.storage.sqlite.encryption import (
     DATABASE_ERRORS,
     ERRORS,
     Keying,
+    hold_head,
+    release_head,
 )
 from tulving.adapters.storage.sqlite.fulltext_mirror import (
     CLEAR_DIRTY,
@@ -92,6 +94,8 @@ class SQLiteConnections:
         self.path = path
         self.location = path
         self._keying = Keying(path, encryption)
+        #: the file's head, recorded while this store holds it (encryption.hold_head)
+        self._head_token: tuple[int, int] | None = None
         self.capabilities = StorageCapabilities(
             persistent=path != ":memory:", concurrent_reads=path != ":memory:",
             encrypted_at_rest=encryption is not None)
@@ -132,6 +136,7 @@ class SQLiteConnections:
                 self._keying.check_file()
                 conn = self._connect("journal_mode = WAL", *_WRITER_PRAGMAS, *_READ_PRAGMAS)
                 self._conn = conn
+                self._head_token = hold_head(self.path, self._keying.written_head())
                 self._migrate()
                 self._settle_vector_format()
             except DATABASE_ERRORS as exc:
@@ -161,6 +166,7 @@ class SQLiteConnections:
         try:
             self._keying.check_file()
             self._conn = self._connect("query_only = ON", *_READ_PRAGMAS)
+            self._head_token = hold_head(self.path, self._keying.written_head())
             row = self._c.execute(
                 "SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
             current = int(row[0]) if row else 0
@@ -196,6 +202,8 @@ class SQLiteConnections:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        release_head(self._head_token)
+        self._head_token = None
         if self._writer_lock is not None:
             self._writer_lock.release()
             self._writer_lock = None
@@ -225,6 +233,8 @@ class SQLiteConnections:
                 self._conn = None
                 self._tracking = False
                 self._rows_at_commit = -1
+            release_head(self._head_token)
+            self._head_token = None
             if self._writer_lock is not None:
                 self._writer_lock.release()
                 self._writer_lock = None

@@ -25,12 +25,21 @@ Why it looks like this:
   and every ATTACH of an encrypted store says it (:data:`HMAC`).
 - The two drivers raise their own exception classes; :data:`ERRORS` and friends list
   both so the store catches either.
+- The first bytes are read with a plain ``open`` only while this process holds no
+  connection to the file (:func:`file_head`): closing *any* descriptor of a file drops
+  every POSIX lock the process holds on it, SQLite's included. A second open of a store
+  in a process that already had it open (a read-only Memory beside the writer, a view's
+  tool, a test's probe) dropped the first connection's locks; another process then took
+  the WAL for one nobody used, checkpointed and deleted it under the first, and the
+  store read "database disk image is malformed". While a connection is held, the head
+  recorded at its open is used instead (:func:`hold_head`).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from typing import Any
 
 from tulving.distribution import missing_extra
@@ -61,13 +70,57 @@ def cipher_driver() -> Any:
     return _cipher
 
 
-def file_head(path: str) -> bytes:
-    """The first bytes of the database file (empty when it does not exist yet)."""
+#: The first bytes of the store files this process holds connections to, by (device,
+#: inode), with how many stores hold each (see the module doc).
+_held: dict[tuple[int, int], tuple[int, bytes]] = {}
+_held_lock = threading.Lock()
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
     try:
-        with open(path, "rb") as handle:
-            return handle.read(len(PLAIN_HEADER))
+        st = os.stat(path)
     except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def file_head(path: str) -> bytes:
+    """The first bytes of the database file (empty when it does not exist yet), never
+    read through a new descriptor while this process holds a connection to it."""
+    file_id = _file_id(path)
+    if file_id is None:
         return b""
+    with _held_lock:
+        held = _held.get(file_id)
+        if held is not None:
+            return held[1]
+        try:
+            with open(path, "rb") as handle:
+                return handle.read(len(PLAIN_HEADER))
+        except FileNotFoundError:
+            return b""
+
+
+def hold_head(path: str, head: bytes) -> tuple[int, int] | None:
+    """Record ``head`` as the file's first bytes while a store of this process holds a
+    connection to it; the token goes back to :func:`release_head` when it closes."""
+    file_id = _file_id(path)
+    if file_id is not None:
+        with _held_lock:
+            count, _ = _held.get(file_id, (0, head))
+            _held[file_id] = (count + 1, head)
+    return file_id
+
+
+def release_head(file_id: tuple[int, int] | None) -> None:
+    if file_id is None:
+        return
+    with _held_lock:
+        count, head = _held.get(file_id, (1, b""))
+        if count <= 1:
+            _held.pop(file_id, None)
+        else:
+            _held[file_id] = (count - 1, head)
 
 
 def looks_encrypted(path: str) -> bool:
@@ -91,6 +144,12 @@ class Keying:
         self.Row: Any = self.driver.Row
         self.pragmas: tuple[str, ...] = CIPHER_PRAGMAS if key is not None else ()
         self._pragma: str | None = None
+        self._salt = b""
+
+    def written_head(self) -> bytes:
+        """What the file starts with once a connection has opened it: the plain header,
+        or the salt this store keys its pages with."""
+        return PLAIN_HEADER if self.key is None else self._salt
 
     # -- checks before the first connection ----------------------------------------------
     def check_file(self) -> None:
@@ -119,6 +178,7 @@ class Keying:
         if self._pragma is None:
             head = file_head(self.path)
             salt = head if len(head) == SALT_BYTES else new_salt()
+            self._salt = salt
             raw = subkey(self.key, salt, "sqlcipher page key")
             self._pragma = f"x'{raw.hex()}{salt.hex()}'"
         return self._pragma
