@@ -132,19 +132,26 @@ class SQLiteConnections:
             if self._use_lock:
                 self._writer_lock = WriterLock(self.path + ".lock")
                 self._writer_lock.acquire()
-            try:
+            with self._opening():
                 self._keying.check_file()
                 conn = self._connect("journal_mode = WAL", *_WRITER_PRAGMAS, *_READ_PRAGMAS)
                 self._conn = conn
                 self._head_token = hold_head(self.path, self._keying.written_head())
                 self._migrate()
                 self._settle_vector_format()
-            except DATABASE_ERRORS as exc:
-                self._abort_open()
-                raise StorageError(f"cannot open SQLite store {self.path}: {exc}") from exc
-            except BaseException:
-                self._abort_open()
-                raise
+
+    @contextmanager
+    def _opening(self) -> Iterator[None]:
+        """An open that fails releases what it took (connection, head, writer lock); a
+        database error is a StorageError naming the file."""
+        try:
+            yield
+        except DATABASE_ERRORS as exc:
+            self._abort_open()
+            raise StorageError(f"cannot open SQLite store {self.path}: {exc}") from exc
+        except BaseException:
+            self._abort_open()
+            raise
 
     def _make_parent(self) -> None:
         """Create the folder of a new store (a per-project ``.tulving/``, a first encrypted
@@ -163,7 +170,7 @@ class SQLiteConnections:
     def _open_read_only(self) -> None:
         if self.path == ":memory:" or not os.path.isfile(self.path):
             raise ReadOnlyError(f"no store at {self.path} to open read-only")
-        try:
+        with self._opening():
             self._keying.check_file()
             self._conn = self._connect("query_only = ON", *_READ_PRAGMAS)
             self._head_token = hold_head(self.path, self._keying.written_head())
@@ -186,12 +193,6 @@ class SQLiteConnections:
             if recorded not in VECTOR_FORMATS:
                 raise StorageError(f"{self.path} keeps vectors as {recorded!r}, unknown here")
             self._dtype = VECTOR_FORMATS[recorded]
-        except DATABASE_ERRORS as exc:
-            self._abort_open()
-            raise StorageError(f"cannot open SQLite store {self.path}: {exc}") from exc
-        except BaseException:
-            self._abort_open()
-            raise
 
     def _refuse_write(self) -> None:
         if self.read_only:
