@@ -186,6 +186,7 @@ def _run(args: argparse.Namespace, began: float, options: Any, limits: Any) -> i
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
                             lifespan="on")
     server = _server_class()(config)
+    server.app_state = app.state
     base = f"http://{_url_host(args.host)}:{args.port}"
     lines = [f"tulving: serving {memory.location} on {base}/v1 "
              f"(ready in {time.perf_counter() - began:.2f} s)",
@@ -217,7 +218,26 @@ def _server_class() -> Any:
     class Server(uvicorn.Server):
         """uvicorn's server, except that SIGTERM/SIGINT end it gracefully with exit 0: the
         memory is closed (index persisted, sessions summarised), a clean stop, not a
-        death by signal (uvicorn re-raises the signal after shutting down)."""
+        death by signal (uvicorn re-raises the signal after shutting down). It drains
+        first (``tulving.interfaces.http.drain``): ``DRAIN_SECONDS`` of answers that close
+        their connections, then the stop; a second signal stops it at once."""
+
+        app_state: Any = None
+        _draining = False
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            import threading
+
+            from tulving.interfaces.http.drain import DRAIN_SECONDS
+
+            if self._draining or self.app_state is None or DRAIN_SECONDS <= 0:
+                super().handle_exit(sig, frame)
+                return
+            self._draining = True
+            self.app_state.draining = True
+            timer = threading.Timer(DRAIN_SECONDS, super().handle_exit, (sig, frame))
+            timer.daemon = True
+            timer.start()
 
         def capture_signals(self) -> Any:  # type: ignore[override]
             import contextlib

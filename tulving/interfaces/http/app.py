@@ -21,6 +21,7 @@ from tulving.interfaces.auth.bearer_tokens import TokenRegistry, registry_for
 from tulving.interfaces.http import errors
 from tulving.interfaces.http.api_docs import include_api_docs
 from tulving.interfaces.http.auth_gate import refuse_unknown_token
+from tulving.interfaces.http.drain import Drain
 from tulving.interfaces.http.errors import body as error_body
 from tulving.interfaces.http.inspector import include_inspector
 from tulving.interfaces.http.limits import (
@@ -143,5 +144,7 @@ def create_app(
             migrate(memory, sync_dir, tenancy.registry)
         include_sync_routes(app, tenancy, timeout=limits.timeout, version=SCHEMA_VERSION)
     app.add_middleware(BodyLimit, limits=limits)
+    app.state.draining = False  # set by `tulving serve` when told to stop (see drain)
+    app.add_middleware(Drain, state=app.state)
     install_observability(app, tenancy, observability or ObservabilityOptions())  # outermost
     return app
