@@ -118,7 +118,7 @@ class World(_Doors):
 WRITER = """
 import json, sys
 from tulving import Memory
-memory = Memory(sys.argv[1], agent_id="e2e", user_id="u1", embedder="hashing",
+memory = Memory(sys.argv[1], agent_id=sys.argv[2], user_id="u1", embedder="hashing",
                 vectors="exact")
 memory.startup()
 print("ready", flush=True)
@@ -132,8 +132,9 @@ memory.close()
 class Writer:
     """Another process that holds the store's writer lock and stores what it is sent."""
 
-    def __init__(self, path: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], cwd=ROOT,
+    def __init__(self, path: Path, agent: str = "e2e") -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), agent],
+                                     cwd=ROOT,
                                      env=clean_env(), text=True, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE)
         assert self.proc.stdout is not None

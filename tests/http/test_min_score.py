@@ -5,15 +5,10 @@ from __future__ import annotations
 
 import httpx
 
+from tests.e2e.test_min_score_doors import MEMORIES as SHARED
 from tests.http.conftest import Server
 
-MEMORIES = [
-    "Alice has been vegetarian since 2019",
-    "Bob is vegetarian too and cooks lentil soup",
-    "The team lunch is on Friday at noon in the vegetarian place",
-    "Carol prefers answers in Portuguese",
-    "The deploy pipeline runs every night",
-]
+MEMORIES = SHARED[:5]  # the CLI and MCP test's memories, without the bicycle
 
 
 def test_search_min_score_keeps_what_scores_at_least_it(server: Server) -> None:

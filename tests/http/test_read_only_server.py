@@ -5,27 +5,12 @@ store's lock, and see what it writes; a write answers 409 and changes nothing.""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 
-from tests.e2e.conftest import ROOT, clean_env
+from tests.doors.worlds import Writer
 from tests.http.conftest import start_server, stop_server
-
-WRITER = """
-import json, sys
-from tulving import Memory
-memory = Memory(sys.argv[1], agent_id="agent", user_id="u1", embedder="hashing",
-                vectors="exact")
-memory.startup()
-print("ready", flush=True)
-for line in sys.stdin:
-    entry = memory.store(json.loads(line), type="FACT", scope="personal")
-    print(entry.id, flush=True)
-memory.close()
-"""
 
 
 def test_a_read_only_server_reads_beside_the_writer(tmp_path: Path) -> None:
@@ -34,15 +19,9 @@ def test_a_read_only_server_reads_beside_the_writer(tmp_path: Path) -> None:
     Memory(tmp_path / "server.db", agent_id="agent", user_id="u1", embedder="hashing",
            vectors="exact").startup().close()  # a reader opens a store that exists
     server = start_server(tmp_path, "--read-only")
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(server.path)], cwd=ROOT,
-                              env=clean_env(), text=True, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE)
+    writer = Writer(server.path, agent="agent")  # ready: it holds the lock now
     try:
-        assert writer.stdin is not None and writer.stdout is not None
-        assert writer.stdout.readline().strip() == "ready"  # it holds the lock now
-        writer.stdin.write(json.dumps("The staging database moved to Frankfurt") + "\n")
-        writer.stdin.flush()
-        stored = writer.stdout.readline().strip()
+        stored = writer.store("The staging database moved to Frankfurt")
         headers = server.headers("alice")
         for mode in ("hybrid", "semantic", "lexical"):
             found = httpx.post(f"{server.url}/v1/search", headers=headers, timeout=30,
@@ -58,7 +37,5 @@ def test_a_read_only_server_reads_beside_the_writer(tmp_path: Path) -> None:
         assert refused.status_code == 409, refused.text
         assert refused.json()["error"]["type"] == "ReadOnlyError"
     finally:
-        assert writer.stdin is not None
-        writer.stdin.close()
-        writer.wait(timeout=30)
+        writer.close()
         assert stop_server(server) == 0
