@@ -47,8 +47,12 @@ from tulving.application.plumbing.vector_sync import catch_up, save_index
 from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
 from tulving.application.portability.exporter import ExportReport
+from tulving.application.portability.formats.translation import (
+    DEFAULT_MAX_BYTES as FOREIGN_MAX_BYTES,
+)
 from tulving.application.portability.importer import ImportReport
 from tulving.application.portability.lines_import import LinesReport
+from tulving.application.portability.migration import MigrationExport, MigrationReport
 from tulving.application.portability.sync import SyncRemote, SyncReport
 from tulving.application.portability.sync_service import SyncService
 from tulving.application.retrieval import lookup
@@ -764,6 +768,62 @@ class Memory:
                                     dry_run=dry_run, remap_identity=remap_identity,
                                     max_bytes=max_bytes, encryption=bundle_key)
         return imports.run(importer, source)
+
+    def import_from(
+        self,
+        source: str | os.PathLike[str] | bytes | IO[bytes],
+        *,
+        format: str,
+        dry_run: bool = False,
+        remap_identity: bool = False,
+        on_conflict: str = "newest",
+        max_bytes: int = FOREIGN_MAX_BYTES,
+    ) -> MigrationReport:
+        """Merge another memory system's file into this store, all or nothing, as a
+        bundle is merged: ``format`` is ``"mem0"`` (get_all's JSON, with history),
+        ``"zep"`` (a Graphiti graph's episodes, facts and entities), ``"letta"`` (an agent
+        file's memory blocks, archival passages) or ``"otel"`` (OpenTelemetry memory
+        records). A second import of the same file changes nothing; the report says what
+        was mapped to what, and what was left out and why (see
+        ``tulving.application.portability.migration``)."""
+        from tulving.application.portability.migration import import_from
+
+        return import_from(self._up().imports, format, source, dry_run=dry_run,
+                           remap_identity=remap_identity, on_conflict=on_conflict,
+                           max_bytes=max_bytes)
+
+    def export_to(
+        self,
+        target: str | os.PathLike[str] | IO[bytes],
+        *,
+        format: str,
+        tags: Sequence[str] | None = None,
+        types: Sequence[MemoryType | str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        include_archived: bool = True,
+        redact: bool = False,
+    ) -> MigrationExport:
+        """Write what this identity sees (filtered) for another system: ``"otel"``
+        (OpenTelemetry memory records; every field kept in each record's metadata) or
+        ``"letta"`` (an agent file whose memory blocks are the pinned memories). Either
+        imports back through ``import_from`` with nothing lost that the format holds."""
+        from tulving.application.portability.migration import export_to
+
+        for name, flag in (("include_archived", include_archived), ("redact", redact)):
+            if not isinstance(flag, bool):
+                raise ValidationError(f"{name} must be True or False")
+        self.startup()
+        flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
+                           include_archived=include_archived)
+        services = self._up()
+        with self._lock:
+            services.access.flush()
+            report = export_to(services.ctx, format, target, flt, redacted=redact)
+            if not self.read_only:
+                services.audit.record("export", {"format": format, "redact": redact},
+                                      details={"entries": report.records})
+        return report
 
     def sync(self, remote: SyncRemote, *, encryption: Any = None) -> SyncReport:
         """Exchange deltas with a Tulving server (``remote``: a ``TulvingClient``): pull
