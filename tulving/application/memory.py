@@ -52,7 +52,6 @@ from tulving.application.portability.formats.translation import (
 )
 from tulving.application.portability.importer import ImportReport
 from tulving.application.portability.lines_import import LinesReport
-from tulving.application.portability.migration import MigrationExport, MigrationReport
 from tulving.application.portability.sync import SyncRemote, SyncReport
 from tulving.application.portability.sync_service import SyncService
 from tulving.application.retrieval import lookup
@@ -75,6 +74,7 @@ from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
+from tulving.domain.migration_reports import MigrationExport, MigrationReport
 from tulving.domain.query import EntryFilter, SearchResult
 from tulving.domain.query_expansion import parse_search_settings
 from tulving.domain.records import AuditRecord, SessionRecord

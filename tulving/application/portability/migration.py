@@ -29,8 +29,6 @@ from tulving.application.portability.formats.otel import read_otel, write_otel
 from tulving.application.portability.formats.translation import (
     DEFAULT_MAX_BYTES,
     Draft,
-    Dropped,
-    Mapped,
     Placement,
     Translation,
     load_json,
@@ -39,8 +37,8 @@ from tulving.application.portability.formats.zep import read_zep
 from tulving.application.portability.importer import ImportTarget
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ForeignFormatError, SecurityError, ValidationError
+from tulving.domain.migration_reports import MigrationExport, MigrationReport
 from tulving.domain.query import EntryFilter
-from tulving.domain.reports import Report
 
 Reader = Callable[[object, Placement], Translation]
 READERS: dict[str, Reader] = {"mem0": read_mem0, "zep": read_zep, "letta": read_letta,
@@ -48,49 +46,6 @@ READERS: dict[str, Reader] = {"mem0": read_mem0, "zep": read_zep, "letta": read_
 #: The formats ``export_to`` writes.
 WRITERS = ("letta", "otel")
 _BATCH = 1000
-
-
-@attrs.frozen
-class MigrationReport(Report):
-    """What ``import_from`` did (or, with ``dry_run``, would do): the ids added, updated,
-    skipped (already held) and in conflict, and what of the file was mapped to what
-    (``mapped``) and left out and why (``dropped``)."""
-
-    format: str
-    dry_run: bool
-    added: tuple[str, ...]
-    updated: tuple[str, ...]
-    skipped: tuple[str, ...]
-    conflicts: tuple[str, ...]
-    mapped: tuple[Mapped, ...]
-    dropped: tuple[Dropped, ...]
-
-    def counts(self) -> dict[str, int]:
-        return {"added": len(self.added), "updated": len(self.updated),
-                "skipped": len(self.skipped), "conflicts": len(self.conflicts)}
-
-    def summary(self) -> str:
-        """The report as lines a person reads."""
-        verb = "would import" if self.dry_run else "imported"
-        c = self.counts()
-        lines = [f"{self.format}: {verb} {c['added']} added, {c['updated']} updated, "
-                 f"{c['skipped']} unchanged, {c['conflicts']} conflicts"]
-        lines += [f"  mapped  {m.count} x {m.kind} -> {m.into}" for m in self.mapped]
-        lines += [f"  dropped {d.count} x {d.kind}: {d.why}" for d in self.dropped]
-        return "\n".join(lines)
-
-
-@attrs.frozen
-class MigrationExport(Report):
-    """What ``export_to`` wrote: the file (None for a file object), its format, how many
-    memories it holds, its size, and how many visible memories it could not hold."""
-
-    path: str | None
-    format: str
-    records: int
-    bytes: int
-    left_out: int
-    why_left_out: str | None
 
 
 def read_source(source: str | os.PathLike[str] | bytes | IO[bytes], fmt: str,

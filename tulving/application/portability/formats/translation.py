@@ -23,6 +23,7 @@ from tulving.application.portability.entry_codec import record_to_entry
 from tulving.domain.entry import MemoryEntry, content_hash
 from tulving.domain.errors import BundleError, ForeignFormatError, ScopeError, TulvingError
 from tulving.domain.identity import Identity
+from tulving.domain.migration_reports import Dropped, Mapped
 from tulving.domain.types import ArchiveReason, MemoryType, Scope, SourceType
 from tulving.domain.validation import MAX_CONTENT_CHARS, check_key, check_metadata, check_tags
 
@@ -34,24 +35,6 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 #: The time in the id of a record that has none of its own: ids must be the same at each
 #: run, and the import's clock is not.
 _UNTIMED = datetime(2000, 1, 1, tzinfo=UTC)
-
-
-@attrs.frozen
-class Mapped:
-    """``count`` records of ``kind`` became ``into``."""
-
-    kind: str
-    count: int
-    into: str
-
-
-@attrs.frozen
-class Dropped:
-    """``count`` records (or parts) of ``kind`` were left out, because ``why``."""
-
-    kind: str
-    count: int
-    why: str
 
 
 @attrs.frozen
