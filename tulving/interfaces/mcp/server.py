@@ -33,6 +33,7 @@ from tulving.domain.validation import first_invalid_text
 from tulving.interfaces.mcp.agent_tools import build_agent_tools
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tool_hints import ANNOTATIONS
+from tulving.interfaces.mcp.tool_schemas import plain_schema
 from tulving.interfaces.mcp.tools import allowed_arguments, build_tools, error, runner
 
 #: Whole-call argument size cap; content itself is capped lower by the Memory.
@@ -69,6 +70,9 @@ class TulvingMCPServer(MCPServer[Any]):
         for fn, description in tools:
             self.add_tool(fn, name=fn.__name__, description=description,
                           annotations=ANNOTATIONS[fn.__name__])
+            tool = self._tool_manager.get_tool(fn.__name__)
+            assert tool is not None
+            tool.parameters = plain_schema(tool.parameters)
             self._allowed[fn.__name__] = allowed_arguments(fn)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
