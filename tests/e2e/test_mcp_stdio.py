@@ -70,7 +70,7 @@ async def test_tools_good_and_bad_arguments(server_params: Callable[..., Any]) -
         assert not stored.is_error, text(stored)
         first_id = stored.structured_content["stored"]["id"]
         assert "sk-proj-abcdefghijklmnop1234567890XYZ" not in json.dumps(stored.structured_content)
-        assert "[REDACTED" in stored.structured_content["stored"]["content"]
+        assert "[REDACTED" in text(stored)  # the text is where a memory's text is
         await client.call_tool(
             "memory_store",
             {
@@ -111,7 +111,7 @@ async def test_tools_good_and_bad_arguments(server_params: Callable[..., Any]) -
         assert not corrected.is_error, text(corrected)
         assert corrected.structured_content["corrected"]["supersedes"] == first_id
         got = await client.call_tool("memory_get", {"id_or_key": "deploy/strategy"})
-        assert "canary" in got.structured_content["entry"]["content"]
+        assert "canary" in text(got)
 
         curated = await client.call_tool(
             "memory_curate", {"query": "deployment", "token_budget": 120}

@@ -25,7 +25,7 @@ import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.redaction import redact
@@ -34,7 +34,13 @@ from tulving.interfaces.mcp.agent_tools import build_agent_tools
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tool_hints import ANNOTATIONS
 from tulving.interfaces.mcp.tool_schemas import plain_schema
-from tulving.interfaces.mcp.tools import allowed_arguments, build_tools, error, runner
+from tulving.interfaces.mcp.tools import (
+    allowed_arguments,
+    build_tools,
+    error,
+    failure,
+    runner,
+)
 
 #: Whole-call argument size cap; content itself is capped lower by the Memory.
 MAX_ARGUMENT_BYTES = 512 * 1024
@@ -51,12 +57,7 @@ log = logging.getLogger("tulving.mcp")
 
 
 def _tool_error(text: str) -> CallToolResult:
-    message = redact(text)
-    return CallToolResult(
-        content=[TextContent(type="text", text=message)],
-        structured_content={"error": {"type": "ArgumentError", "message": message}},
-        is_error=True,
-    )
+    return failure("ArgumentError", redact(text))
 
 
 class TulvingMCPServer(MCPServer[Any]):
