@@ -302,7 +302,8 @@ def test_initialize_latency_on_embedded_default(tmp_path: Path, proc_cleanup: li
         replies[message["id"]] = message
     assert not replies[2]["result"].get("isError"), replies[2]
     found = replies[3]["result"]["structuredContent"]["results"]
-    assert found and found[0]["content"] == "We release on Tuesdays."
+    shown = replies[3]["result"]["content"][0]["text"]
+    assert found and found[0]["id"] in shown and "We release on Tuesdays." in shown
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=15) == 0
 

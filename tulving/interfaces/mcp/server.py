@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
@@ -115,12 +116,21 @@ class TulvingMCPServer(MCPServer[Any]):
             return _tool_error(str(exc))
 
 
+#: The tool list is fixed for a server's life and the same for every token, so a client
+#: may keep it (2026-07-28 caching hints) for an hour and share it across tokens.
+LIST_HINT = CacheHint(ttl_ms=3_600_000, scope="public")
+
+
 def build_server(service: MemoryService) -> TulvingMCPServer:
     from tulving import __version__
 
     return TulvingMCPServer(
-        service, name="tulving", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
-    )
+        service, name="tulving", version=__version__, instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        cache_hints={method: LIST_HINT for method in ("tools/list", "prompts/list",
+                                                       "resources/list",
+                                                       "resources/templates/list",
+                                                       "server/discover")})
 
 
 async def _on_signals(stop: Callable[[], None]) -> None:
