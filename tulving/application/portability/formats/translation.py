@@ -5,8 +5,9 @@ Why one place: an import from Mem0, Zep, Letta or OpenTelemetry must behave like
 other import (all or nothing, idempotent, in the importer's tenant, through the write
 policy), so each reader only translates records into entries and says what it mapped and
 dropped; the bundle importer's write path does the rest. An entry's id is derived from the
-format, the record's own id and the importing tenant, so a second run finds the entries
-of the first (and skips them) while two tenants importing the same file never meet.
+format, the record's own id and where it lands (the importing tenant; the agent too for
+an agent's own memory), so a second run finds the entries of the first (and skips them)
+while two tenants, or two agents, importing the same file never meet.
 """
 
 from __future__ import annotations
@@ -186,11 +187,12 @@ class Placement:
     now: datetime
     remap_identity: bool = False
 
-    def id_for(self, source: str, at: datetime) -> str:
+    def id_for(self, source: str, at: datetime, scope: Scope = Scope.PERSONAL) -> str:
         """A time-sortable id from ``at`` and a hash of the format, the record's own id
-        and this tenant: stable across runs, distinct across tenants."""
-        digest = hashlib.sha256(
-            f"{self.fmt}\x1f{self.identity.tenant}\x1f{source}".encode()).digest()
+        and the partition it lands in (this tenant, and the agent for an agent's own
+        memory): stable across runs, distinct across tenants and agents."""
+        where = self.identity.partition_for(scope)
+        digest = hashlib.sha256(f"{self.fmt}\x1f{where}\x1f{source}".encode()).digest()
         millis = max(0, int(at.timestamp() * 1000)) & ((1 << 48) - 1)
         value = (millis << 80) | int.from_bytes(digest[:10], "big")
         return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
@@ -211,7 +213,7 @@ class Placement:
               **fields: Any) -> MemoryEntry | None:
         """A validated entry for one record, or None with the problem noted; a record
         without times gets the import's clock (and an id that does not depend on it)."""
-        entry_id = self.id_for(source, created or _UNTIMED)
+        entry_id = self.id_for(source, created or _UNTIMED, scope)
         created = created or self.now
         updated = max(updated or created, created)
         metadata = fields.pop("metadata", None) or {}
