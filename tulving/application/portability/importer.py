@@ -176,12 +176,7 @@ class Importer:
     # entry points -------------------------------------------------------------------------
     def run(self, source: str | os.PathLike[str] | IO[bytes]) -> ImportReport:
         if isinstance(source, str | os.PathLike):
-            path = Path(source)
-            if "\x00" in str(path):
-                raise SecurityError("bundle path contains a NUL character")
-            if not path.is_file():
-                raise ValidationError(f"no bundle file at {path}")
-            with open(path, "rb") as handle:
+            with open(readable_file(source, "bundle"), "rb") as handle:
                 return self._run(handle)
         return self._run(source)
 
@@ -420,6 +415,17 @@ class Importer:
         if self._index_add:
             ids = list(self._index_add)
             index.add(ids, np.stack([self._index_add[i] for i in ids]))
+
+
+def readable_file(source: str | os.PathLike[str], what: str) -> Path:
+    """``source`` as the path of a file to read: SecurityError for a NUL in it (it would
+    name another file at the system call), ValidationError when there is no such file."""
+    path = Path(source)
+    if "\x00" in str(path):
+        raise SecurityError(f"{what} path contains a NUL character")
+    if not path.is_file():
+        raise ValidationError(f"no {what} file at {path}")
+    return path
 
 
 def check_content_hash(entry: MemoryEntry) -> MemoryEntry:

@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import IO, Any
 
 import attrs
@@ -34,9 +33,9 @@ from tulving.application.portability.formats.translation import (
     load_json,
 )
 from tulving.application.portability.formats.zep import read_zep
-from tulving.application.portability.importer import ImportTarget
+from tulving.application.portability.importer import ImportTarget, readable_file
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import ForeignFormatError, SecurityError, ValidationError
+from tulving.domain.errors import ForeignFormatError, ValidationError
 from tulving.domain.migration_reports import MigrationExport, MigrationReport
 from tulving.domain.query import EntryFilter
 
@@ -57,12 +56,7 @@ def read_source(source: str | os.PathLike[str] | bytes | IO[bytes], fmt: str,
     if isinstance(source, bytes):
         data = source[:max_bytes + 1]
     elif isinstance(source, str | os.PathLike):
-        path = Path(source)
-        if "\x00" in str(path):
-            raise SecurityError("import path contains a NUL character")
-        if not path.is_file():
-            raise ValidationError(f"no file at {path}")
-        with open(path, "rb") as handle:
+        with open(readable_file(source, fmt), "rb") as handle:
             data = handle.read(max_bytes + 1)
     else:
         data = source.read(max_bytes + 1)

@@ -85,15 +85,6 @@ def _words(value: Any) -> str:
     return str(value)
 
 
-def search_text(query: str, results: Sequence[SearchResult]) -> str:
-    if not results:
-        return redact(f"No memories match {query!r}.")
-    lines = [redact(f"{len(results)} memories for {query!r}:")]
-    for i, r in enumerate(results, 1):
-        lines.append(f"{i}. (score {r.score:.4f}, {r.match_type}) {entry_line(r.entry)}")
-    return "\n".join(lines)
-
-
 def search_refs(results: Sequence[SearchResult]) -> list[dict[str, Any]]:
     """The hits in rank order: score, match type and reference (texts: in the text)."""
     return [{"score": round(r.score, 6), "match_type": r.match_type, **entry_ref(r.entry)}

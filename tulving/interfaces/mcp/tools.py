@@ -25,7 +25,6 @@ from tulving.interfaces.mcp.answers import (
     entry_brief,
     entry_text,
     search_refs,
-    search_text,
     stats_facts,
 )
 from tulving.interfaces.mcp.service import MemoryService
@@ -206,7 +205,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         def do(memory: Any) -> CallToolResult:
             results = memory.search(query, top_k, mode=mode, types=types, tags=tags,
                                     min_score=min_score)
-            return ok(search_text(query, results), {"results": search_refs(results)})
+            return ok(render.search_text(query, results), {"results": search_refs(results)})
 
         return await run(do)
 

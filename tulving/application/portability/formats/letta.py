@@ -32,6 +32,7 @@ from tulving.application.portability.formats.translation import (
     records,
     restored,
     source_id,
+    strings,
 )
 from tulving.domain.errors import ForeignFormatError
 from tulving.domain.types import MemoryType, Scope
@@ -178,11 +179,8 @@ def _passages(place: Placement, notes: Notes, value: object, at: str,
                             notes)
         created = foreign_time(passage.get("created_at"), f"{here}.created_at", notes)
         updated = foreign_time(passage.get("updated_at"), f"{here}.updated_at", notes)
-        tags = passage.get("tags") or []
-        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            notes.problem(f"{here}.tags", "must be a list of strings")
-            continue
-        if pid is None:
+        tags = strings(passage.get("tags"), f"{here}.tags", notes)
+        if pid is None or tags is None:
             continue
         if text is None:
             notes.drop("letta passage", "no text")

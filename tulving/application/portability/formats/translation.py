@@ -168,6 +168,15 @@ def records(document: object, name: str, where: str, notes: Notes) -> list[Mappi
     return items
 
 
+def strings(value: object, where: str, notes: Notes) -> list[str] | None:
+    """A list of strings (absent: empty), or None with the problem noted."""
+    items = value or []
+    if isinstance(items, list) and all(isinstance(i, str) for i in items):
+        return items
+    notes.problem(where, "must be a list of strings")
+    return None
+
+
 def source_id(value: object, where: str, notes: Notes) -> str | None:
     if isinstance(value, str) and 0 < len(value) <= 200:
         return value

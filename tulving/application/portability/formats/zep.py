@@ -33,6 +33,7 @@ from tulving.application.portability.formats.translation import (
     foreign_time,
     records,
     source_id,
+    strings,
 )
 from tulving.domain.errors import ForeignFormatError
 from tulving.domain.types import ArchiveReason, MemoryType
@@ -115,11 +116,8 @@ def _edge(place: Placement, notes: Notes, edge: Mapping[str, Any], at: str,
     text = foreign_text(edge.get("fact"), f"{at}.fact", notes)
     times = {name: foreign_time(edge.get(name), f"{at}.{name}", notes)
              for name in ("created_at", "valid_at", "invalid_at", "expired_at")}
-    episodes = edge.get("episodes") or []
-    if not isinstance(episodes, list) or not all(isinstance(e, str) for e in episodes):
-        notes.problem(f"{at}.episodes", "must be a list of episode uuids")
-        return
-    if uid is None:
+    episodes = strings(edge.get("episodes"), f"{at}.episodes", notes)
+    if uid is None or episodes is None:
         return
     if text is None:
         notes.drop("zep fact", "no fact text")
