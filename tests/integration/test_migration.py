@@ -1,7 +1,8 @@
 """Imports from Mem0, Zep/Graphiti, Letta and OpenTelemetry, and exports back, on real
 SQLite. The Mem0 and Graphiti fixtures were written by the real packages (mem0ai 2.2.1,
-graphiti-core 0.31.2; ``scripts/fixtures/``); the Letta and OTLP ones by hand from the
-public schemas."""
+graphiti-core 0.31.2), the Letta passages by letta-client 1.12.1's ``Passage`` model
+(``scripts/fixtures/``); the agent file and the OTLP trace by hand from the public
+schemas (letta-client has no type for an agent file)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ MEM0 = FIXTURES / "mem0_export.json"
 GRAPHITI = FIXTURES / "graphiti_graph.json"
 LETTA = FIXTURES / "letta_agent.af"
 OTLP = FIXTURES / "otel_traces.json"
+PASSAGES = FIXTURES / "letta_passages.json"  # letta-client's Passage model
 Make = Callable[..., Memory]
 
 
@@ -126,6 +128,17 @@ def test_letta_agent_file(make_memory: Make, tmp_path: Path) -> None:
     changed = memory.import_from(tmp_path / "edited.af", format="letta")
     assert changed.counts() == {"added": 0, "updated": 1, "skipped": 3, "conflicts": 0}
     assert memory.get("letta/human").content.endswith("window seats now. Vegetarian.")
+
+
+def test_letta_passages_as_letta_client_writes_them(make_memory: Make) -> None:
+    memory = make_memory()
+    report = memory.import_from(PASSAGES, format="letta")
+    assert [(m.kind, m.count) for m in report.mapped] == [("letta passage", 2)]
+    passport = by_content(memory)["Priya's passport expires in March 2027"]
+    assert passport.tags == ("documents", "travel")
+    assert passport.metadata["source"] == "chat"
+    assert passport.metadata["letta"] == {"id": "passage-6f1d0c2e", "archive_id": "archive-1"}
+    assert passport.created_at.isoformat() == "2026-01-04T10:30:00+00:00"
 
 
 def test_otel_trace_export_latest_write_wins(make_memory: Make) -> None:
