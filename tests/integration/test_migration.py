@@ -272,3 +272,19 @@ def test_a_failing_record_midway_writes_nothing(make_memory: Make) -> None:
     assert len(memory.import_from(json.dumps(records[:-1]).encode(),
                                   format="otel", dry_run=True).added) == 2500
     assert every_entry(memory) == []
+
+
+def test_async_memory_imports_and_exports(tmp_path: Path) -> None:
+    import asyncio
+
+    from tulving import AsyncMemory
+
+    async def run() -> None:
+        async with AsyncMemory(tmp_path / "a.db", agent_id="a", user_id="alice",
+                               embedder="hashing") as memory:
+            report = await memory.import_from(MEM0, format="mem0")
+            assert len(report.added) == 6
+            written = await memory.export_to(tmp_path / "out.json", format="otel")
+            assert written.records == 6
+
+    asyncio.run(run())
