@@ -121,7 +121,8 @@ def curated_refs(curated: Any) -> dict[str, Any]:
 
 def stats_facts(stats: StatsReport) -> dict[str, Any]:
     """What ``render.stats_text`` says, as flat data: the counts, the top tags, the
-    storage engine, the adapters and the LLM's use (the store's path and
+    storage engine, the adapters, the LLM's use and the background work left (the
+    store's path and
     size, an operator's details, are in the text only)."""
     vectors = stats.vectors
     facts: dict[str, Any] = {
@@ -135,6 +136,13 @@ def stats_facts(stats: StatsReport) -> dict[str, Any]:
         "llm": stats.llm.model, "jobs_pending": stats.llm.jobs_pending}
     if stats.llm.model:
         facts.update(llm_calls=stats.llm.calls, llm_fallbacks=stats.llm.fallbacks)
+    backlog = {kind: {state: count for state, count in (("pending", b.pending),
+                                                        ("running", b.running),
+                                                        ("failed", b.failed)) if count}
+               for kind, b in stats.enrichment.tasks.items()}
+    backlog = {kind: states for kind, states in backlog.items() if states}
+    if backlog:  # the text's "background work" line
+        facts["enrichment"] = backlog
     result: dict[str, Any] = scrub(facts)
     return result
 
