@@ -122,8 +122,7 @@ def curated_refs(curated: Any) -> dict[str, Any]:
 def stats_facts(stats: StatsReport) -> dict[str, Any]:
     """What ``render.stats_text`` says, as flat data: the counts, the top tags, the
     storage engine, the adapters, the LLM's use and the background work left (the
-    store's path and
-    size, an operator's details, are in the text only)."""
+    store's path and size, an operator's details, are in the text only)."""
     vectors = stats.vectors
     facts: dict[str, Any] = {
         "agent_id": stats.agent_id, "active": stats.active, "archived": stats.archived,
