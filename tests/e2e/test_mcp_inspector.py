@@ -170,3 +170,33 @@ def test_the_old_cli_sets_typed_arguments_through_plain_schemas(tmp_path: Path) 
         run = _inspect(["node", str(OLD_CLI), *server], "--method", "tools/call",
                        "--tool-name", name, *_tool_args(values))
         _answer(run, name)
+
+
+def test_http_answers_2026_requests_without_a_session(http_server: tuple[str, str]) -> None:
+    """Over streamable HTTP a 2026-07-28 request is one POST: no initialize, no
+    Mcp-Session-Id, the method (and tool) named in headers too; the token still gates."""
+    import httpx
+
+    url, token = http_server
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+
+    def post(number: int, method: str, params: dict[str, Any], *,
+             auth: bool = True) -> httpx.Response:
+        headers = {"Accept": "application/json, text/event-stream",
+                   "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+        if method == "tools/call":
+            headers["Mcp-Name"] = params["name"]
+        if auth:
+            headers["Authorization"] = f"Bearer {token}"
+        return httpx.post(url, headers=headers, timeout=60, json={
+            "jsonrpc": "2.0", "id": number, "method": method,
+            "params": {**params, "_meta": meta}})
+
+    found = post(1, "server/discover", {})
+    assert found.status_code == 200 and "mcp-session-id" not in found.headers
+    assert "2026-07-28" in found.json()["result"]["supportedVersions"]
+    stats = post(2, "tools/call", {"name": "memory_stats", "arguments": {}})
+    assert stats.status_code == 200 and stats.json()["result"]["isError"] is False
+    assert post(3, "server/discover", {}, auth=False).status_code == 401

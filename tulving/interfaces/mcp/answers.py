@@ -94,8 +94,9 @@ def search_refs(results: Sequence[SearchResult]) -> list[dict[str, Any]]:
 def curated_refs(curated: Any) -> dict[str, Any]:
     """A curated context's facts without its block (the text): the tokens it uses, the
     entries it shows by section, in order, by id (with their score, and how each was
-    shown when not in full), how many it left out, and the mode it ran in (orient when
-    no query was given). What the caller asked (budget, query) is not repeated."""
+    shown when not in full), how many it left out, and ``mode: orient`` for a briefing
+    (which a call without a query gets). What the caller asked (budget, query, a query
+    mode) is not repeated."""
     sections: dict[str, list[dict[str, Any]]] = {}
     for item in getattr(curated, "entries", ()) or ():
         entry = getattr(item, "entry", item)
@@ -109,9 +110,10 @@ def curated_refs(curated: Any) -> dict[str, Any]:
                 shown["disclosure"] = disclosure
             sections.setdefault(str(getattr(item, "section", None) or "memories"),
                                 []).append(shown)
-    out: dict[str, Any] = {"mode": getattr(curated, "mode", None),
-                           "token_count": getattr(curated, "token_count", None),
+    out: dict[str, Any] = {"token_count": getattr(curated, "token_count", None),
                            "sections": sections}
+    if getattr(curated, "mode", None) == "orient":  # a briefing: said, as no query was
+        out["mode"] = "orient"
     omitted = getattr(curated, "omitted", 0) or 0
     if omitted:
         out["omitted"] = omitted if isinstance(omitted, int) else len(omitted)
