@@ -38,6 +38,7 @@ from tulving.domain.detection import (
     apply_masks,
     mask,
     merge,
+    pause,
     regex_finder,
 )
 from tulving.domain.entry import MemoryEntry
@@ -59,8 +60,12 @@ _PEM = re.compile(
     r"(?:-----END (?P=label)PRIVATE KEY-----|\Z)",
     re.DOTALL,
 )
-# the user may be empty: redis://:pw@host, amqp://:pw@mq
-_URL_PASSWORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:(?P<secret>[^\s/@]+)@")
+# the user may be empty: redis://:pw@host, amqp://:pw@mq. Every repetition in these
+# patterns is bounded or stops at a character that ends the next match's start, so no
+# pattern's cost grows with the number of its matches (a scheme of 32 characters at most:
+# ``a.a.a.a...://`` would start a match at every dot).
+_URL_PASSWORD = re.compile(
+    r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,31}://[^\s:/@]{0,256}:(?P<secret>[^\s/@]+)@")
 # a credential carried in a URL's query: a SAS or presigned signature, a token
 _URL_QUERY_SECRET = re.compile(
     r"[?&](?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|"
@@ -75,15 +80,15 @@ _AUTH_SCHEME = re.compile(
 # sshpass after -p, docker login after -p/--password, redis-cli after -a.
 _COMMAND_PASSWORD = re.compile(
     r"(?:\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|"
-    r"mariadb-dump)\b[^\n|;&]*?\s-p(?=[^\s-])"
-    r"|\bsshpass\s+(?:-[a-oq-z]\s+\S+\s+)*-p\s*"
-    r"|\bdocker\s+login\b[^\n|;&]*?\s(?:-p|--password)[ =]"
-    r"|\bredis-cli\b[^\n|;&]*?\s-a\s+)"
+    r"mariadb-dump)\b[^\n|;&]{0,256}?\s-p(?=[^\s-])"
+    r"|\bsshpass\s+(?:-[a-oq-z]\s+\S+\s+){0,8}-p\s*"
+    r"|\bdocker\s+login\b[^\n|;&]{0,256}?\s(?:-p|--password)[ =]"
+    r"|\bredis-cli\b[^\n|;&]{0,256}?\s-a\s+)"
     r"(?:'(?P<q1>[^'\n]+)'|\"(?P<q2>[^\"\n]+)\"|(?P<bare>[^\s'\"]+))")
 # A .netrc entry: machine NAME [login NAME] [account NAME] password SECRET (on one line
 # or several).
 _NETRC = re.compile(
-    r"\bmachine\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(?P<secret>\S+)")
+    r"\bmachine\s+\S+(?:\s+(?:login|account)\s+\S+){0,4}\s+password\s+(?P<secret>\S+)")
 _BEARER = re.compile(
     r"\bBearer\s+(?P<secret>(?=[A-Za-z0-9\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,}=*)")
 _BASIC = re.compile(
@@ -240,23 +245,39 @@ def _check(text: object) -> str:
     return text
 
 
-#: Above this length a multi-line text is scanned line by line (see ``_by_line``).
+#: Above this length a multi-line text is scanned in blocks of whole lines of about this
+#: size (see ``_by_line``).
 _LINEWISE_FROM = 1024
 
 
+def _blocks(text: str) -> Iterable[tuple[int, str]]:
+    """``(offset, block)``: consecutive whole lines of ``text`` gathered up to
+    ``_LINEWISE_FROM`` characters (a longer line is a block of its own)."""
+    start = size = 0
+    offset = 0
+    for line in text.split("\n"):
+        if size and size + len(line) + 1 > _LINEWISE_FROM:
+            yield start, text[start:offset - 1]
+            start, size = offset, 0
+        size += len(line) + 1
+        offset += len(line) + 1
+    if start < len(text):
+        yield start, text[start:]
+
+
 def _by_line(text: str, scan: Callable[[str], list[Finding]]) -> list[Finding]:
-    """``scan`` over a long multi-line text (a curated block, a transcript) one line at a
-    time: each line runs only the rules its own triggers call for, where the whole text
-    would run nearly all. Every rule stays within a line except the PEM block's, so a text
-    with "BEGIN" in it is scanned whole."""
+    """``scan`` over a long multi-line text (a curated block, a transcript) a block of
+    lines at a time: each block runs only the rules its own triggers call for, where the
+    whole text would run nearly all, and a text of many short lines costs a few calls to
+    the rule sets' engines, not one a line. Every rule stays within a line except the
+    PEM block's, so a text with "BEGIN" in it is scanned whole."""
     if len(text) <= _LINEWISE_FROM or "\n" not in text or "BEGIN" in text:
         return scan(text)
     found: list[Finding] = []
-    offset = 0
-    for line in text.split("\n"):
-        if line:
-            found.extend(Finding(f.kind, f.start + offset, f.end + offset) for f in scan(line))
-        offset += len(line) + 1
+    for offset, block in _blocks(text):
+        pause()
+        if block.strip():
+            found.extend(Finding(f.kind, f.start + offset, f.end + offset) for f in scan(block))
     return found
 
 
