@@ -16,19 +16,27 @@ client knows what to split. Measured by ``benchmarks/http_limits.py`` (the large
   library call, which runs on a worker thread Python cannot stop from outside, stops at
   its next safe point (:mod:`tulving.application.plumbing.deadline`) without writing. A
   call waiting for a worker or for the writer's lock counts that wait in its own time,
-  so no request holds another past that other's own limit.
+  so no request holds another past that other's own limit;
+- ``concurrency`` bounds the worker threads that run library calls, not only the calls
+  being answered: a call answered 503 keeps its worker slot until its thread has stopped
+  (:class:`_Slot`), so calls that time out cannot pile up threads behind the answers (12
+  of them once grew a server from 3 threads to 22 and slowed every other tenant).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 
 from tulving.application.plumbing import deadline
+from tulving.domain.errors import DeadlineExceeded
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.request_limits import (
     DEFAULT_TIMEOUT,
@@ -45,17 +53,65 @@ __all__ = ["DEFAULT_TIMEOUT", "MAX_BODY", "MAX_BUNDLE", "MAX_DELTA", "MAX_IMPORT
 
 T = TypeVar("T")
 
+class _Slot:
+    """One call's worker slot of ``limiter``, held from the call's start until both its
+    thread has ended and its door has answered, whichever comes last: released by the
+    door when the thread ended first (or never began: a call abandoned before a thread
+    took it up is never run), else by the thread on its way out."""
+
+    def __init__(self, limiter: anyio.CapacityLimiter) -> None:
+        self.limiter = limiter
+        self.token = anyio.lowlevel.current_token()
+        self.lock = threading.Lock()
+        self.answered = False
+        self.began = False
+        self.ended = False
+
+    def begin(self) -> bool:
+        """The worker's side, first: False when the door has answered already (the slot
+        is free again, and the call must not run)."""
+        with self.lock:
+            if self.answered:
+                return False
+            self.began = True
+            return True
+
+    def thread_done(self) -> None:
+        """The worker's side, last: its call has returned or raised."""
+        with self.lock:
+            self.ended = True
+            answered = self.answered
+        if answered:  # the door gave up on it before: the slot is freed from here
+            # (once the event loop has stopped, no call waits for a slot)
+            with contextlib.suppress(RuntimeError):
+                anyio.from_thread.run_sync(self.limiter.release_on_behalf_of, self,
+                                           token=self.token)
+
+    def door_done(self) -> None:
+        """The door's side (on the event loop): it has answered."""
+        with self.lock:
+            self.answered = True
+            free = self.ended or not self.began
+        if free:
+            self.limiter.release_on_behalf_of(self)
+
+
 async def bounded(fn: Callable[..., T], *args: Any, timeout: float,
                   limiter: anyio.CapacityLimiter) -> T:
-    """``fn(*args)`` on a worker thread (``limiter`` of them at once) under ``timeout``:
-    503 when it passes, and the call itself cancelled at its next safe point; a call that
-    has committed a write by then is waited for and answered (a 503 means nothing was
+    """``fn(*args)`` on a worker thread (``limiter`` of them at once, counting the threads
+    of calls already answered 503 that have not stopped yet) under ``timeout``: 503 when
+    it passes, and the call itself cancelled at its next safe point; a call that has
+    committed a write by then is waited for and answered (a 503 means nothing was
     written: :mod:`tulving.application.plumbing.deadline`)."""
     limit = deadline.Limit(timeout)
     finished = threading.Event()
     outcome: list[Any] = []
+    slot = _Slot(limiter)
+    holding = False
 
     def work() -> T:
+        if not slot.begin():
+            raise DeadlineExceeded(f"the call {deadline.NOTHING_WRITTEN}")
         try:
             with deadline.within(limit):
                 value = fn(*args)
@@ -66,20 +122,25 @@ async def bounded(fn: Callable[..., T], *args: Any, timeout: float,
             raise
         finally:
             finished.set()
+            slot.thread_done()
 
     try:
-        with anyio.fail_after(timeout):
-            return await anyio.to_thread.run_sync(work, limiter=limiter,
-                                                  abandon_on_cancel=True)
+        with anyio.fail_after(timeout):  # the wait for a slot counts in the call's time
+            await limiter.acquire_on_behalf_of(slot)
+            holding = True
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     except TimeoutError as exc:
         if limit.give_up():
             raise HTTPError(503, "Timeout",
                             f"the call took over {timeout:g} s (serve --timeout); it is "
                             "cancelled at its next safe point, and nothing is written"
                             ) from exc
-    # committed before the limit: only its answer is left to make
-    while not finished.is_set():
-        await anyio.sleep(0.005)
+        # committed before the limit: only its answer is left to make
+        while not finished.is_set():
+            await anyio.sleep(0.005)
+    finally:
+        if holding:
+            slot.door_done()
     ok, value = outcome[0]
     if not ok:
         raise value
