@@ -44,11 +44,12 @@ from tulving.domain.detection import (
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
 from tulving.domain.masks import Masks, check_of
-from tulving.domain.pii import find_identifiers
+from tulving.domain.pii import find_contacts, find_identifiers
 
 __all__ = ["MASK_PREFIX", "Shown", "find_masks", "find_secrets", "map_strings", "redact",
-           "redact_secrets", "redact_stored", "redact_with_count", "sensitive_key_kind",
-           "shown_content", "shown_key", "shown_tags", "shown_value"]
+           "redact_all", "redact_secrets", "redact_stored", "redact_stored_all",
+           "redact_with_count", "sensitive_key_kind", "shown_content", "shown_key",
+           "shown_tags", "shown_value"]
 
 
 def _mask(kind: str) -> str:
@@ -291,6 +292,25 @@ def _shown(text: str) -> list[Finding]:
     return merge([*found, *identifiers]) if identifiers else found
 
 
+def _everything(text: str) -> list[Finding]:
+    found = [*_shown(text),
+             *(Finding(p.kind, p.start, p.end) for p in find_contacts(text))]
+    return merge(found)
+
+
+def redact_all(text: str) -> str:
+    """``text`` as it may leave the memory's doors (a span's captured text goes to a
+    tracing backend, a log record to whoever runs the process): credentials, personal
+    identifiers and contact details (emails, phone numbers, public IP addresses) masked."""
+    return apply_masks(_check(text), _by_line(text, _everything))
+
+
+def redact_stored_all(content: str, key: str | None) -> str:
+    """``redact_stored`` for text leaving the doors: contact details masked too."""
+    kind = sensitive_key_kind(key)
+    return _mask(kind) if kind is not None else redact_all(content)
+
+
 def redact_secrets(text: str) -> tuple[str, int]:
     """``text`` with credentials masked (not personal identifiers), and how many: what a
     ``secrets="redact"`` write policy stores."""
@@ -301,8 +321,10 @@ def redact_secrets(text: str) -> tuple[str, int]:
 def redact_with_count(text: str) -> tuple[str, int]:
     """``text`` as every door shows it: credentials and personal identifiers (national
     ids, card numbers, IBANs) masked; and how many were masked. Idempotent. Contact
-    details (emails, phone numbers) are left to the ``pii`` write policy: remembering how
-    to reach someone is what a memory is for.
+    details (emails, phone numbers, IP addresses) are shown to the memory's own callers
+    (remembering how to reach someone, the user included, is what a memory is for);
+    :func:`redact_all` masks them too, for text that leaves the doors, and the ``pii``
+    write policy keeps them out of the store.
 
     The same memories are shown again and again (curation ranks a pool of them for every
     query), so results for texts up to ``_CACHED_UP_TO`` characters are kept (a pure
@@ -374,7 +396,7 @@ def redact_stored(content: str, key: str | None) -> str:
 # ---------------------------------------------------------------- masks kept with entries
 #: Bumped whenever Tulving's own rules change what they find: masks found by other rules
 #: are not used (see ``masks``).
-RULES_REVISION = "42.1"
+RULES_REVISION = "54.1"
 
 
 class Shown(str):
