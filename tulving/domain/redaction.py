@@ -9,8 +9,10 @@ Two kinds of evidence count, and nothing else:
   validators for national ids (US SSN, ...), plus card numbers and IBANs by their check
   digits (``pii``);
 - **context** that Tulving's own rules read here: a PEM private-key block, a password in
-  a URL, a ``Bearer``/``Basic`` authorization, and an assignment to a credential-named key
-  (``password=...``, ``"api_key": "..."``) whose value is not code.
+  a URL, a key in a webhook's path or a DSN's user part (``url_secrets``), a
+  ``Bearer``/``Basic`` authorization, an assignment to a credential-named key
+  (``password=...``, ``"api_key": "..."``) whose value is not code, and any of those
+  wrapped in base64 or split over string literals or lines (``wrapped_secrets``).
 
 Precision matters as much as recall: memories are full of prose and code that mention
 keys, tokens and passwords without containing one ("the token budget is 2000", "primary
@@ -45,6 +47,8 @@ from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
 from tulving.domain.masks import Masks, check_of
 from tulving.domain.pii import find_contacts, find_identifiers
+from tulving.domain.url_secrets import user_keys, webhook_paths
+from tulving.domain.wrapped_secrets import may_hold_wrapped, wrapped_finder
 
 __all__ = ["MASK_PREFIX", "Shown", "find_masks", "find_secrets", "map_strings", "redact",
            "redact_all", "redact_secrets", "redact_stored", "redact_stored_all",
@@ -216,6 +220,13 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     Rule("password", _command_passwords, itriggers=("mysql", "mariadb", "sshpass", "docker",
                                                     "redis-cli"), whole_token=False),
     Rule("password", regex_finder(_NETRC, "secret"), triggers=("machine",), whole_token=False),
+    Rule("webhook_url", webhook_paths, itriggers=("hook", "/with/key/", "/services/"),
+         whole_token=False),
+    Rule("token", user_keys, triggers=("://",), whole_token=False),
+    # base64-wrapped and split credentials: their unwrapped texts go through every
+    # credential rule (this one excepted) in one more pass
+    Rule("secret", wrapped_finder(lambda text: find_secrets(text)), whole_token=False,
+         gate=may_hold_wrapped),
 )
 
 

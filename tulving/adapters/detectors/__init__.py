@@ -20,8 +20,10 @@ def load_default() -> RuleSets:
     from tulving.adapters.detectors.contacts import contact_rules
     from tulving.adapters.detectors.detect_secrets_rules import secret_rules
     from tulving.adapters.detectors.national_ids import identifier_rules
+    from tulving.adapters.detectors.vendor_prefixes import prefixed_rules
 
-    return RuleSets(secrets=(*secret_rules(), *betterleaks_rules.secret_rules()),
+    return RuleSets(secrets=(*secret_rules(), *prefixed_rules(),
+                             *betterleaks_rules.secret_rules()),
                     identifiers=(*identifier_rules(), *account_rules()),
                     contacts=contact_rules(),
                     source=f"detect-secrets {version('detect-secrets')}, "

@@ -7,8 +7,8 @@ A phone number is one of:
 
 - **international**: ``+`` (or ``00``) and a country code, valid for that country
   (E.164 with or without spaces: ``+44 20 7946 0958``, ``+14155550132``);
-- **national**, in one of ``NATIONAL`` regions' own written form: valid there *and*
-  grouped exactly as that country prints it (``020 7946 0958`` in the UK, ``(415)
+- **national**, in one of ``NATIONAL`` regions' own written form, nine digits or more:
+  valid there *and* grouped exactly as that country prints it (``020 7946 0958`` in the UK, ``(415)
   555-0132`` in the US, ``01 23 45 67 89`` in France, ``03-1234-5678`` in Japan). A bare
   run of digits is never a national number: it is an id, a total or a timestamp as often.
 
@@ -81,8 +81,8 @@ def is_phone(written: str) -> bool:
             return False
         return bool(phonenumbers.is_valid_number(parsed))
     groups = _groups(written)
-    if len(groups) < 2:
-        return False  # a bare run of digits: an id as often as a number
+    if len(groups) < 2 or len(digits) < 9:
+        return False  # a bare run of digits, or "1600-1046": an id, a range, a year span
     for region, (code, trunk, lengths) in _plans().items():
         national = digits[len(trunk):] if trunk and digits.startswith(trunk) else digits
         if len(national) not in lengths:
@@ -105,6 +105,10 @@ def _phones(text: str) -> Iterable[tuple[int, int]]:
 
 
 def is_public_address(written: str) -> bool:
+    """A global unicast address, and not an outline number (``2.3.1.1``: four single
+    digits are a section as often; the public ones among them are resolvers)."""
+    if re.fullmatch(r"\d\.\d\.\d\.\d", written):
+        return False
     try:
         address = ipaddress.ip_address(written)
     except ValueError:
