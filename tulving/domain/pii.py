@@ -34,10 +34,10 @@ class PiiMatch:
     end: int
 
 
-# a local part, then at most eight labels and a top-level domain: bounded, so a run of
+# a local part (not a URL's user: ssh://git@host), then at most eight labels and a top-level domain: bounded, so a run of
 # "a.a.a." costs its length, never a match tried from every dot to the end
 _EMAIL = re.compile(
-    r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
+    r"(?<![A-Za-z0-9._%+\-])(?<!//)[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}"
     r"(?![A-Za-z0-9\-])"
 )
