@@ -26,7 +26,7 @@ import contextlib
 import contextvars
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from tulving.domain import detection
 from tulving.domain.errors import DeadlineExceeded
@@ -45,6 +45,9 @@ class Limit:
         self.lock = threading.Lock()
         self.cancelled = False  # the door answered 503: nothing may be committed
         self.committed = False  # something was committed: the call runs to its end
+        #: What a scan does at its safe points besides the check: a door's fair share
+        #: (sleep a moment while another tenant's call runs), or nothing.
+        self.pace: Callable[[], None] | None = None
 
     def start(self) -> None:
         with self.lock:
@@ -96,6 +99,9 @@ def check(what: str = "the call") -> None:
 
 def _scan_check() -> None:
     check("redaction")
+    limit = _limit.get()
+    if limit is not None and limit.pace is not None:
+        limit.pace()
 
 
 def committing(what: str = "the write") -> None:
