@@ -109,8 +109,9 @@ def round3(locomo: str | None, longmemeval: str | None) -> list[str]:
                          for e in examples)
             policy = sum(_caught(pii.redact_pii(e["text"])[0], e["value"]) for e in examples)
             source = kind.get("source") or kind.get("validator")
+            shown = "-" if name == "secrets_round3" else f"{policy}/{n}"  # personal data only
             rows.append(f"| {kind['kind']} | {source} | {doors}/{n} | {beyond}/{n} "
-                        f"| {policy}/{n} |")
+                        f"| {shown} |")
     rows += ["", "| negative set | texts | changed at the doors | changed beyond the doors "
              "| contact details found (kinds) |", "|---|---:|---:|---:|---|"]
     sets: dict[str, list[str]] = {}
