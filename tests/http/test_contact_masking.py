@@ -8,10 +8,8 @@ audience); nor does the server's log. Today's code put them in the spans as writ
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -21,8 +19,7 @@ pytest.importorskip("opentelemetry.sdk")
 pytest.importorskip("opentelemetry.proto")
 
 from tests.e2e.conftest import FAST, ROOT, clean_env
-from tests.http.conftest import cli, free_port, wait_healthy
-from tests.http.test_observability import start_receiver
+from tests.http.test_observability import close_watched, start_watched
 
 #: Contact details of several kinds and formats, and the memory that holds them.
 CONTACTS = {"email": "ann.lee@example.com", "national phone": "020 7946 0958",
@@ -33,54 +30,34 @@ MEMORY = ("Ann prefers email, ann.lee@example.com; her desk is 020 7946 0958, Pa
 
 
 @pytest.fixture(scope="module")
-def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path,
-                                                                       Path, Path]]:
+def traced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """The spans, the server's log and its answers, after a store, a search and a curate
+    by the memory's own user (the server stopped, so its spans are flushed)."""
     folder = tmp_path_factory.mktemp("contacts")
-    receiver, otlp_port, spans = start_receiver(folder)
-    path = folder / "server.db"
-    token = json.loads(cli("serve", "token", "create", "ann", "--bind-user", "u1",
-                           "--path", str(path), *FAST, "--json"))["token"]
-    port = free_port()
-    log = folder / "server.log"
-    with open(log, "wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tulving.interfaces.cli.main", "serve", "--path",
-             str(path), *FAST, "--port", str(port), "--otlp-endpoint",
-             f"http://127.0.0.1:{otlp_port}", "--access-log", "all"],
-            env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100",
-                          OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true"),
-            cwd=str(ROOT), stdout=sink, stderr=sink)
-    url = f"http://127.0.0.1:{port}"
+    watched = start_watched(folder, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
     try:
-        wait_healthy(url, proc, log.read_text, timeout=30)
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"},
-                          timeout=30) as c:
-            stored = c.post("/v1/store", json={"content": MEMORY, "type": "FACT",
-                                               "scope": "personal"})
-            found = c.post("/v1/search", json={"query": "how to reach ann.lee@example.com"})
-            curated = c.post("/v1/curate", json={"query": "Ann's phone 020 7946 0958"})
-            answers = folder / "answers.txt"
-            answers.write_text("\n".join(r.text for r in (stored, found, curated)))
-            assert all(r.status_code == 200 for r in (stored, found, curated))
+        with httpx.Client(base_url=watched.url, headers=watched.headers(), timeout=30) as c:
+            answers = [c.post("/v1/store", json={"content": MEMORY, "type": "FACT",
+                                                 "scope": "personal"}),
+                       c.post("/v1/search", json={"query": "how to reach ann.lee@example.com"}),
+                       c.post("/v1/curate", json={"query": "Ann's phone 020 7946 0958"})]
+        assert all(r.status_code == 200 for r in answers), [r.text for r in answers]
+        (folder / "answers.txt").write_text("\n".join(r.text for r in answers))
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)  # flushes the spans still queued
-            proc.wait(timeout=20)
-        receiver.terminate()
-        receiver.wait(timeout=10)
-    yield url, token, spans, log, answers
+        close_watched(watched)
+    return watched.spans_file, watched.log, folder / "answers.txt"
 
 
 def test_the_memorys_own_caller_is_shown_its_contact_details(
-        traced: tuple[str, str, Path, Path, Path]) -> None:
-    answers = traced[4].read_text()
+        traced: tuple[Path, Path, Path]) -> None:
+    answers = traced[2].read_text()
     for kind, value in CONTACTS.items():
         assert value in answers, kind
 
 
 def test_no_span_holds_a_contact_detail_even_with_content_captured(
-        traced: tuple[str, str, Path, Path, Path]) -> None:
-    spans = [json.loads(line) for line in traced[2].read_text().splitlines()]
+        traced: tuple[Path, Path, Path]) -> None:
+    spans = [json.loads(line) for line in traced[0].read_text().splitlines()]
     captured = [s for s in spans if "gen_ai.memory.records" in s["attributes"]
                 or "gen_ai.memory.query.text" in s["attributes"]]
     assert captured, "content capture is on: the spans carry text"
@@ -92,8 +69,8 @@ def test_no_span_holds_a_contact_detail_even_with_content_captured(
 
 
 def test_the_servers_log_holds_no_contact_detail(
-        traced: tuple[str, str, Path, Path, Path]) -> None:
-    log = traced[3].read_text()
+        traced: tuple[Path, Path, Path]) -> None:
+    log = traced[1].read_text()
     assert '"route"' in log  # the access lines are there
     for kind, value in CONTACTS.items():
         assert value not in log, kind
