@@ -39,8 +39,9 @@ NATIONAL = ("US", "GB", "DE", "FR", "IT", "ES", "NL", "BR", "IN", "JP", "AU", "M
 # Digits in groups with single separators, optionally an area code in parentheses: at
 # most 24 characters, starting where no word, number or dotted name runs into it.
 _PHONE = re.compile(
-    r"(?<![\w+.\-/@:])(?:\+\d{7,15}|(?:\+|00)?(?:\(\d{1,5}\)[ \-.]?|\d{1,6}[ \-.])?"
-    r"\d{1,6}(?:[ \-.]\d{1,8}){0,5})(?![\w\-]|[.,]\d)")
+    r"(?<![\w+.\-@:])(?:\+\d{7,15}|(?:(?:\+|00)\d{1,4}[ \-.]?)?"
+    r"(?:\(\d{1,5}\)[ \-.]?|\d{1,6}[ \-.])?\d{1,6}(?:[ \-.]\d{1,8}){0,5})"
+    r"(?![\w\-]|[.,]\d)")
 _GROUPS = re.compile(r"\d+")
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*::|(?:[0-9A-Fa-f]{1,4}:){7})"
