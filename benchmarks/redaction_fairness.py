@@ -20,7 +20,6 @@ import concurrent.futures
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,16 +31,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "secrets_corpus"))
 import adversarial  # noqa: E402
+from http_limits import cli, serve  # noqa: E402
 
-FAST = ["--embedder", "hashing", "--vectors", "exact"]
 QUERIES = ["what did Ann say about the hiking trip", "dinner plans for friday",
            "the book club meeting", "where is the new office", "weekend in the mountains"]
-
-
-def cli(*args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "tulving.interfaces.cli.main", *args],
-                         capture_output=True, text=True, cwd=str(ROOT), check=True)
-    return out.stdout
 
 
 def threads(pid: int) -> int:
@@ -100,25 +93,14 @@ def main() -> None:
     parser.add_argument("--unit", default="stripe key, spaced",
                         help="the adversarial unit repeated to 99,000 characters")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp())
-    path = str(folder / "server.db")
-    tokens = {who: json.loads(cli("serve", "token", "create", who, "--bind-user", user,
-                                  "--path", path, *FAST, "--json"))["token"]
-              for who, user in (("victim", "u1"), ("attacker", "u2"))}
-    port = 18000 + os.getpid() % 1000
-    log = open(folder / "server.log", "wb")  # noqa: SIM115 - the server's life long
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tulving.interfaces.cli.main", "serve", "--path", path, *FAST,
-         "--port", str(port), "--timeout", args.timeout, "--concurrency", args.concurrency],
-        cwd=str(ROOT), stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
+    folder = tempfile.mkdtemp()
+    attacker = json.loads(cli("serve", "token", "create", "attacker", "--bind-user", "u2",
+                              "--path", f"{folder}/server.db", "--embedder", "hashing",
+                              "--json"))["token"]
+    proc, url, victim = serve(folder, "hashing", "--vectors", "exact", "--timeout",
+                              args.timeout, "--concurrency", args.concurrency)
+    tokens = {"victim": victim["Authorization"].split()[-1], "attacker": attacker}
     try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {tokens['victim']}"},
                           timeout=60) as c:
             for i in range(120):
