@@ -46,8 +46,10 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                   write: bool = False) -> dict[str, Any]:
         # the token, the caller's view and the call: one worker thread, one read scope
         # of the store (Tenancy.serve), under the call's time limit
-        result = await bounded(tenancy.serve, request.state.tulving_authorization, named,
-                               fn, write, timeout=limits.timeout, limiter=tenancy.limiter)
+        authorization = request.state.tulving_authorization
+        result = await bounded(tenancy.serve, authorization, named, fn, write,
+                               timeout=limits.timeout, limiter=tenancy.limiter,
+                               share=tenancy.share, tenant=authorization or "")
         return {"schema_version": version, **result}
 
     def named(body: S.Body) -> Named:
