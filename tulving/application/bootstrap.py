@@ -50,6 +50,7 @@ from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher
+from tulving.application.retrieval.strong import StrongTier
 from tulving.application.writing.writer import Writer
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
@@ -82,6 +83,11 @@ class Settings:
     signing_key: bytes | None
     encryption: EncryptionKey | None
     ranker: str = "fused"
+    #: the strong tier's encoder (an embedder name or instance; None: no strong tier),
+    #: its adapter options and the re-scoring knobs (``SearchOptions.strong_*``)
+    strong: Any = None
+    strong_options: Mapping[str, Any] = attrs.field(factory=dict)
+    strong_knobs: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 class AccessRecorder(Protocol):
@@ -195,11 +201,13 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
     if settings.llm_expansion and gateway.llm is None:
         raise ConfigError("search.llm_expansion needs an LLM: pass llm=... "
                           "(e.g. llm='openai' with options={'llm': {...}})")
+    strong = (resolve("embedder", settings.strong, None, adapter_ctx, settings.strong_options)
+              if embedder is not None else None)
     pm, _registry = get_manager()
     ctx = MemoryContext(
         identity=identity, storage=storage, clock=clock, embedder=embedder,
         vectors=vectors, tokenizer=tokenizer, llm=gateway.llm, hooks=pm.hook,
-        context_window=settings.context_window, serial=serial,
+        context_window=settings.context_window, serial=serial, strong=strong,
     )
     if embedder is None:
         warn_once("no-embedder", "no embedder configured: search runs lexically only")
@@ -220,8 +228,9 @@ def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
     access: AccessRecorder = NotRecorded() if read_only else AccessTracker(ctx.storage,
                                                                           ctx.clock)
     searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
-                                           ranker=settings.ranker),
-                        QueryExpander(llm) if settings.llm_expansion else None)
+                                           ranker=settings.ranker, **settings.strong_knobs),
+                        QueryExpander(llm) if settings.llm_expansion else None,
+                        StrongTier(ctx.strong, ctx.storage) if ctx.strong is not None else None)
     audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
                        record_reads=policy().audit_reads and not read_only,
                        read_only=read_only)

@@ -64,6 +64,11 @@ class SearchOptions:
       evidence, one slot).
     - ``mmr``: maximal marginal relevance over the ``rerank_depth`` best (word overlap;
       :func:`tulving.domain.rerank.diversified`); 1.0 leaves the order alone.
+    - ``strong_weight`` / ``strong_depth`` / ``strong_compute``: with a strong tier
+      (``options={"search": {"strong": "mpnet"}}``), the best ``strong_depth`` fused
+      candidates are re-ordered by ``(1 - strong_weight) * fused / best fused +
+      strong_weight * strong cosine`` (:mod:`tulving.domain.strong_fusion`); of them, at
+      most ``strong_compute`` without a stored strong vector are encoded on demand.
     - ``expansion_weight``: used only when the searcher has an expander (an LLM and
       ``search.llm_expansion``; the defaults need no LLM). Hybrid search then also asks
       the model for words a matching memory would use and one memory that would answer
@@ -89,6 +94,9 @@ class SearchOptions:
     fold_derived: bool = True
     expansion_weight: float = EXPANSION_WEIGHT
     mmr: float = 1.0
+    strong_weight: float = 0.5
+    strong_depth: int = 30
+    strong_compute: int = 30
 
     def __attrs_post_init__(self) -> None:
         if self.ranker not in RANKERS:
