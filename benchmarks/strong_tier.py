@@ -3,17 +3,19 @@
 Usage (from the repository root; the data stay outside it)::
 
     .venv/bin/python benchmarks/strong_tier.py dump /work/shared/data/locomo/locomo_dev.json
-    .venv/bin/python benchmarks/strong_tier.py grid        # weight x depth, both halves
-    .venv/bin/python benchmarks/strong_tier.py calibrate   # fit the score map on tune
+    .venv/bin/python benchmarks/strong_tier.py calibrate   # fit the score maps on tune
 
 Protocol: stores are built as ``locomo.py`` builds them (one memory per turn, embedded
 default); for every question (categories 1-4, and category 5 whose answer is absent) the
-served hand-tuned fusion's best 50 (``Searcher.hybrid`` with the strong tier off), their
+served hand-tuned fusion's best 30 (``Searcher.hybrid`` with the strong tier off), their
 fused scores and fast cosines, and the strong cosine of each of them (all-mpnet-base-v2,
-memoised by ``_strong_cache.py``) are dumped once under ``SCRATCH``. ``grid`` re-orders
-each list by :func:`tulving.domain.strong_fusion.rescored` for each (weight, depth) and
-reports R@5 / R@10 / cov@1000 per half (conversations 1-3 tune, 4-5 hold, as
-``locomo.py``). Knobs are chosen on the tuning half; the held-back half confirms.
+memoised by ``_strong_cache.py``) are dumped once under ``SCRATCH``. ``calibrate`` fits
+the two logistic maps of :mod:`tulving.domain.strong_fusion` (fast: fused over best and
+the head's best fast cosine; strong: also each candidate's strong cosine) on the tuning
+half (conversations 1-3, as ``locomo.py``), re-scores every list with the fitted and the
+shipped maps (``tulving.application.retrieval.calibration``) and reports R@5 / R@10 /
+cov@1000 per half and, at each ``min_score``, the evidence in the first 10 kept and the
+hits of category-5 questions (answer absent) dropped. The held-back half confirms.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import locomo
@@ -35,14 +39,15 @@ from _locomo_data import load
 from _strong_cache import CachingStrongEncoder
 
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
+from tulving.application.retrieval import calibration
 from tulving.application.retrieval.search import build_filter
 from tulving.application.retrieval.strong import StrongTier
 from tulving.domain.query import ScoredId
-from tulving.domain.strong_fusion import rescored
+from tulving.domain.strong_fusion import Calibration, calibrated
 
 SCRATCH = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / (
     "tulving-benchmarks/strong")
-DEPTH = 50
+DEPTH = 30
 
 
 def dump(path: str, scratch: Path) -> Path:
@@ -91,38 +96,106 @@ def read_rows(scratch: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle]
 
 
-def reorder(row: dict[str, Any], weight: float, depth: int) -> list[tuple[str, float]]:
+CUTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+
+
+def head_rows(row: dict[str, Any], tier: str, depth: int = DEPTH
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Features (fused over best, cosine, best cosine of the head) and labels of a
+    question's head; ``tier`` is "fast" or "strong" (which cosine)."""
+    hits = row["hits"][:depth]
+    col = 2 if tier == "fast" else 3
+    top = max((h[1] for h in hits), default=1.0) or 1.0
+    known = [h[col] for h in hits if h[col] is not None]
+    floor, best = (min(known), max(known)) if known else (0.0, 0.0)
+    x = np.array([[h[1] / top, h[col] if h[col] is not None else floor, best] for h in hits])
+    y = np.array([1.0 if h[0] in row["evidence"] else 0.0 for h in hits])
+    return x, y
+
+
+def fit(rows: Sequence[dict[str, Any]], tier: str) -> Calibration:
+    """Logistic regression (Newton steps, a little L2), every question weighing the same."""
+    xs, ys, ws = [], [], []
+    for row in rows:
+        x, y = head_rows(row, tier)
+        if not len(x):
+            continue
+        xs.append(x)
+        ys.append(y)
+        ws.append(np.full(len(y), 1.0 / len(y)))
+    x = np.concatenate(xs)
+    if tier == "fast":
+        x[:, 1] = 0.0  # the fast map must keep the fused order: no per-candidate cosine
+    x = np.hstack([x, np.ones((len(x), 1))])
+    y, w = np.concatenate(ys), np.concatenate(ws)
+    beta = np.zeros(x.shape[1])
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
+        grad = x.T @ (w * (p - y)) + 1e-3 * beta
+        hess = (x * (w * p * (1 - p))[:, None]).T @ x + 1e-3 * np.eye(x.shape[1])
+        beta -= np.linalg.solve(hess, grad)
+    return Calibration(*(round(float(b), 3) for b in beta))
+
+
+def scored(row: dict[str, Any], tier: str, model: Calibration) -> list[tuple[str, float]]:
     hits = [ScoredId(h[0], h[1]) for h in row["hits"]]
-    cosines = {h[0]: h[3] for h in row["hits"] if h[3] is not None}
-    return [(hit.id, hit.score) for hit, _ in rescored(hits, cosines, weight, depth)]
+    col = 2 if tier == "fast" else 3
+    cosines = {h[0]: h[col] for h in row["hits"][:DEPTH] if h[col] is not None}
+    return [(h.id, h.score) for h in calibrated(hits, cosines, model, DEPTH)]
 
 
-def measures(rows: Sequence[dict[str, Any]], weight: float, depth: int
-             ) -> dict[str, dict[str, float]]:
+def measures(rows: Sequence[dict[str, Any]], tier: str, model: Calibration
+             ) -> dict[str, dict[str, Any]]:
+    """Recall and coverage per half, and at each cut the share of evidence in the first
+    10 kept and the share of the first 10 hits of absent-answer questions dropped."""
     out: dict[str, dict[str, list[float]]] = {}
     for row in rows:
-        if row["category"] == 5:
-            continue
-        ranked = [i for i, _ in reorder(row, weight, depth)]
-        cost = {h[0]: h[4] for h in row["hits"]}
+        ranked = scored(row, tier, model)
         cell = out.setdefault(row["half"], {})
+        if row["category"] == 5:
+            cell.setdefault("absent", []).extend(s for _, s in ranked[:10])
+            continue
+        ids = [i for i, _ in ranked]
+        cost = {h[0]: h[4] for h in row["hits"]}
         for k in (5, 10):
-            cell.setdefault(f"R@{k}", []).append(locomo.recall(ranked, row["evidence"], k))
+            cell.setdefault(f"R@{k}", []).append(locomo.recall(ids, row["evidence"], k))
         cell.setdefault("cov@1000", []).append(
-            locomo.coverage(ranked, row["evidence"], cost, 1000))
-    return {half: {m: round(100 * statistics.fmean(v), 1) for m, v in cell.items()}
-            for half, cell in out.items()}
+            locomo.coverage(ids, row["evidence"], cost, 1000))
+        cell.setdefault("evidence", []).extend(s for i, s in ranked[:10]
+                                               if i in row["evidence"])
+    report: dict[str, dict[str, Any]] = {}
+    for half, cell in out.items():
+        ev, ab = np.array(cell.pop("evidence", [])), np.array(cell.pop("absent", []))
+        report[half] = {m: round(100 * statistics.fmean(v), 1) for m, v in cell.items()}
+        report[half]["cuts"] = {c: (round(100 * float((ev >= c).mean()), 1) if len(ev) else 0,
+                                    round(100 * float((ab < c).mean()), 1) if len(ab) else 0)
+                                for c in CUTS}
+    return report
 
 
-def cmd_grid(scratch: Path) -> None:
+def _print(name: str, m: dict[str, dict[str, Any]]) -> None:
+    print(name + ": " + " | ".join(
+        f"{h} R@5 {m[h]['R@5']} R@10 {m[h]['R@10']} cov@1000 {m[h]['cov@1000']}"
+        for h in ("tune", "hold") if h in m))
+    for h in ("tune", "hold"):
+        if h in m:
+            print(f"  {h} min_score kept/dropped: " + "  ".join(
+                f"{c}: {k:.0f}/{d:.0f}" for c, (k, d) in m[h]["cuts"].items()))
+
+
+def cmd_calibrate(scratch: Path) -> None:
     rows = read_rows(scratch)
-    print("weight depth | tune R@5 R@10 cov@1000 | hold R@5 R@10 cov@1000")
-    for depth in (10, 20, 30, 50):
-        for weight in (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
-            m = measures(rows, weight, depth)
-            print(f"{weight:.1f} {depth:3d} | " + " | ".join(
-                " ".join(f"{m[h][k]:5.1f}" for k in ("R@5", "R@10", "cov@1000"))
-                for h in ("tune", "hold")))
+    tune = [r for r in rows if r["half"] == "tune"]
+    uncalibrated = Calibration(relative=1.0, cosine=0.0, best=0.0, bias=0.0)
+    _print("fused, uncalibrated (sigmoid of the relative score)",
+           measures(rows, "fast", uncalibrated))
+    for tier in ("fast", "strong"):
+        usable = [r for r in tune if tier == "fast" or any(h[3] is not None for h in r["hits"])]
+        model = fit(usable, tier)
+        print(f"{tier}: fitted on {len(usable)} tuning questions: {model}")
+        _print(f"{tier} (fitted)", measures(rows, tier, model))
+        shipped = calibration.FAST if tier == "fast" else calibration.STRONG
+        _print(f"{tier} (shipped {shipped})", measures(rows, tier, shipped))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -130,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("dump")
     d.add_argument("path", help="locomo_dev.json (not shipped with Tulving)")
-    for p in (d, sub.add_parser("grid")):
+    for p in (d, sub.add_parser("calibrate")):
         p.add_argument("--scratch", default=str(SCRATCH))
     args = parser.parse_args(argv)
     scratch = Path(args.scratch)
@@ -138,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "dump":
         print(dump(args.path, scratch))
     else:
-        cmd_grid(scratch)
+        cmd_calibrate(scratch)
     return 0
 
 

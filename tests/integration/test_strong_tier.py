@@ -17,7 +17,7 @@ import pytest
 from tulving.adapters.embedders.hashing import HashingEmbedder
 from tulving.domain.errors import ConfigError
 from tulving.domain.query import ScoredId
-from tulving.domain.strong_fusion import rescored
+from tulving.domain.strong_fusion import Calibration, calibrated
 
 TURNS = [
     "user: I usually eat oatmeal with blueberries for breakfast.",
@@ -42,15 +42,21 @@ class CountingEncoder(HashingEmbedder):
         return HashingEmbedder.embed(self, [text])[0]
 
 
-def test_the_blend_reorders_the_head_and_keeps_the_tail_below() -> None:
+def test_the_calibrated_head_is_reordered_and_the_tail_stays_below() -> None:
     fused = [ScoredId("a", 1.0), ScoredId("b", 0.9), ScoredId("c", 0.8), ScoredId("d", 0.7)]
-    out = rescored(fused, {"a": 0.1, "b": 0.9, "c": 0.2}, weight=0.5, depth=3)
-    assert [h.id for h, _ in out] == ["b", "a", "c", "d"]
-    assert out[0][0].score == pytest.approx(0.5 * 0.9 + 0.5 * 0.9)
-    assert out[-1] == (ScoredId("d", 0.7), None)  # past the head: untouched, below it
-    # weight 0 keeps the first stage's order; no cosines at all change nothing
-    assert [h.id for h, _ in rescored(fused, {"a": 0.0, "b": 1.0}, 0.0, 4)] == list("abcd")
-    assert [h.id for h, _ in rescored(fused, {}, 0.7, 4)] == list("abcd")
+    strong = Calibration(relative=1.0, cosine=4.0, best=0.0, bias=-2.0)
+    out = calibrated(fused, {"a": 0.1, "b": 0.9, "c": 0.2}, strong, depth=3)
+    assert [h.id for h in out] == ["b", "c", "a", "d"]  # 4.5, 1.6, 1.4 before the sigmoid
+    assert out[0].score == pytest.approx(strong.probability(0.9, 0.9, 0.9))
+    assert all(0.0 < h.score < 1.0 for h in out)
+    assert out[3].score <= out[2].score  # past the head: in its order, never above
+    # a map without a per-candidate cosine keeps the fused order, whatever the cosines
+    fast = Calibration(relative=4.0, cosine=0.0, best=4.0, bias=-7.0)
+    assert [h.id for h in calibrated(fused, {"a": 0.0, "d": 1.0}, fast, 4)] == list("abcd")
+    # the same relative scores mean less when the query is matched worse
+    high = calibrated(fused, {"a": 0.9}, fast, 4)[0].score
+    low = calibrated(fused, {"a": 0.2}, fast, 4)[0].score
+    assert low < high
 
 
 def test_search_reads_stored_strong_vectors_and_encodes_only_the_missing(
@@ -75,12 +81,13 @@ def test_search_reads_stored_strong_vectors_and_encodes_only_the_missing(
 
 
 def test_the_strong_opinion_changes_the_order(make_memory: Any) -> None:
-    """With all the weight on the strong encoder, the head is in its order."""
+    """The strong encoder's cosines re-order the head (here: an encoder whose every
+    query means "sister Lisbon spring")."""
     class Opinion(CountingEncoder):
         def embed_query(self, text: str) -> Any:
             return super().embed_query("sister Lisbon spring")
 
-    m = make_memory(options={"search": {"strong": Opinion(), "strong_weight": 1.0}})
+    m = make_memory(options={"search": {"strong": Opinion()}})
     m.store_many([{"content": t, "type": "EPISODE"} for t in TURNS])
     plain = make_memory("plain.db")
     plain.store_many([{"content": t, "type": "EPISODE"} for t in TURNS])
@@ -90,7 +97,7 @@ def test_the_strong_opinion_changes_the_order(make_memory: Any) -> None:
 
 
 def test_bad_strong_settings_are_refused_before_anything_opens(make_memory: Any) -> None:
-    for bad in ({"strong": 42}, {"strong": "hashing", "strong_weight": 1.5},
+    for bad in ({"strong": 42}, {"strong": "hashing", "strong_compute": 1.5},
                 {"strong": "hashing", "strong_depth": -1},
                 {"strong": "hashing", "strong_options": "x"}):
         with pytest.raises(ConfigError):
@@ -130,7 +137,7 @@ def test_mpnet_matches_sentence_transformers_and_finds_by_meaning(make_memory: A
         reference = SentenceTransformer(str(model_cache.model_folder()), device="cpu")
         theirs = reference.encode(texts[:2], normalize_embeddings=True)
         assert float(np.min(np.sum(ours[:2] * theirs, axis=1))) > 0.9999
-    m = make_memory(options={"search": {"strong": encoder, "strong_weight": 0.8}})
+    m = make_memory(options={"search": {"strong": encoder}})
     m.store_many([{"content": t, "type": "EPISODE"} for t in [
         "user: my kitten naps on the couch all afternoon",
         "user: the sleeping schedule of the team changed",

@@ -99,12 +99,12 @@ def parse_expansion(reply: object) -> Expansion | None:
 
 
 #: ``options["search"]`` keys of the strong tier (``parse_strong_settings``).
-STRONG_KEYS = ("strong", "strong_options", "strong_weight", "strong_depth", "strong_compute")
+STRONG_KEYS = ("strong", "strong_options", "strong_depth", "strong_compute")
 
 
 def parse_strong_settings(options: object) -> tuple[object, dict[str, object], dict[str, object]]:
     """``options={"search": {"strong": NAME | None, "strong_options": {...},
-    "strong_weight": w, "strong_depth": n, "strong_compute": n}}``: the strong tier's
+    "strong_depth": n, "strong_compute": n}}``: the strong tier's
     encoder (an embedder adapter's name or instance; None or absent: no strong tier),
     its adapter options, and the knobs of the re-scoring stage (checked here)."""
     if not isinstance(options, dict):
@@ -116,12 +116,6 @@ def parse_strong_settings(options: object) -> tuple[object, dict[str, object], d
     if not isinstance(adapter, dict):
         raise ConfigError("search.strong_options must be a mapping")
     knobs: dict[str, object] = {}
-    weight = options.get("strong_weight")
-    if weight is not None:
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or not (
-                0.0 <= weight <= 1.0):
-            raise ConfigError(f"search.strong_weight must be a number in [0, 1], got {weight!r}")
-        knobs["strong_weight"] = float(weight)
     for name in ("strong_depth", "strong_compute"):
         value = options.get(name)
         if value is not None:

@@ -1,42 +1,67 @@
-"""How the strong tier's cosines re-order hybrid search's best candidates (pure).
+"""The hybrid score as a probability: the head of the fused list re-scored (pure).
 
 The first stage's fused score is relative to the query (each engine's list is scaled
-over its own hits), the strong encoder's cosine is absolute (it depends on the two
-texts only). The head of the fused list, the best ``depth``, is re-ordered by
+over its own hits, so the best hit scores high whatever it says); a cosine is absolute
+(it depends on the two texts only). The best ``depth`` fused candidates are scored by
 
-    combined = (1 - weight) * fused / best fused + weight * strong cosine
+    p = sigmoid(relative * fused / best fused + cosine * c + best * max c + bias)
 
-and the rest keeps its order below the head (a candidate the strong encoder did not read
-never jumps over one it did). Why a blend and not the cosine alone: the first stage
-carries what the encoder cannot see (exact names and rare words through bm25, the
-event-time context and neighbours of the best hits); why the absolute cosine and not a
-rescaled one: a head whose cosines are all low (nothing stored answers) must not be
-stretched to look like one that matches. The weight and depth were chosen on the tuning
-halves (``benchmarks/strong_tier.py``; docs/library/search.md has the figures).
+where ``c`` is the candidate's cosine with the query (the strong tier's encoder when
+there is one, else the fast one's) and ``max c`` the best cosine in the head (how well
+the query is matched at all: a question nothing stored answers has a low one). ``p`` is
+the score and the order of the head; the candidates past the head keep their order
+below it, each scoring at most the one before it. Why a blend and not the cosine alone:
+the first stage carries what an encoder cannot see (exact names and rare words through
+bm25, the event-time context and neighbours of the best hits); why a logistic map: it is
+the blend whose output is a probability of relevance, so one ``min_score`` means the
+same for every query. The coefficients were fitted on the tuning halves only
+(``benchmarks/strong_tier.py calibrate``; docs/library/search.md has the figures).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+
+import attrs
 
 from tulving.domain.query import ScoredId
 
 
-def rescored(fused: Sequence[ScoredId], cosines: Mapping[str, float], weight: float,
-             depth: int) -> list[tuple[ScoredId, float | None]]:
-    """The fused list re-ordered: the head by the blend (as each hit's score), the rest
-    after it in its order, each paired with its strong cosine (None past the head or
-    without a vector; such a head hit is blended with the head's lowest cosine)."""
-    if not fused or depth <= 0 or not cosines:
-        return [(hit, cosines.get(hit.id)) for hit in fused]
+@attrs.frozen
+class Calibration:
+    """The logistic map of one encoder's cosines (and the fused score) to a probability."""
+
+    relative: float
+    cosine: float
+    best: float
+    bias: float
+
+    def probability(self, relative: float, cosine: float, best: float) -> float:
+        z = self.relative * relative + self.cosine * cosine + self.best * best + self.bias
+        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+
+
+def calibrated(fused: Sequence[ScoredId], cosines: Mapping[str, float],
+               calibration: Calibration, depth: int) -> list[ScoredId]:
+    """The fused list re-scored: the head (best ``depth``) by ``calibration`` and in that
+    order, the rest after it in its own order, never above the hit before it. A head hit
+    without a cosine is scored with the head's lowest one."""
+    if not fused or depth <= 0:
+        return list(fused)
     head, tail = list(fused[:depth]), list(fused[depth:])
-    best = max(h.score for h in head) or 1.0
-    floor = min((cosines[h.id] for h in head if h.id in cosines), default=0.0)
-    blended = []
-    for hit in head:
-        cosine = cosines.get(hit.id)
-        value = (1.0 - weight) * hit.score / best + weight * (
-            cosine if cosine is not None else floor)
-        blended.append((ScoredId(hit.id, value), cosine))
-    blended.sort(key=lambda pair: (-pair[0].score, pair[0].id))
-    return blended + [(hit, None) for hit in tail]
+    top = max(h.score for h in head)
+    top = top if top > 0 else 1.0
+    known = [cosines[h.id] for h in head if h.id in cosines]
+    floor = min(known, default=0.0)
+    best = max(known, default=0.0)
+    scored = [ScoredId(h.id, calibration.probability(h.score / top, cosines.get(h.id, floor),
+                                                     best)) for h in head]
+    scored.sort(key=lambda h: (-h.score, h.id))
+    out = list(scored)
+    ceiling = scored[-1].score
+    for hit in tail:
+        value = min(ceiling, calibration.probability(hit.score / top, floor, best))
+        out.append(ScoredId(hit.id, value))
+        ceiling = value
+    return out

@@ -64,11 +64,15 @@ class SearchOptions:
       evidence, one slot).
     - ``mmr``: maximal marginal relevance over the ``rerank_depth`` best (word overlap;
       :func:`tulving.domain.rerank.diversified`); 1.0 leaves the order alone.
-    - ``strong_weight`` / ``strong_depth`` / ``strong_compute``: with a strong tier
-      (``options={"search": {"strong": "mpnet"}}``), the best ``strong_depth`` fused
-      candidates are re-ordered by ``(1 - strong_weight) * fused / best fused +
-      strong_weight * strong cosine`` (:mod:`tulving.domain.strong_fusion`); of them, at
-      most ``strong_compute`` without a stored strong vector are encoded on demand.
+    - ``calibrated`` / ``strong_depth`` / ``strong_compute``: the best ``strong_depth``
+      fused candidates are scored by a logistic map of their fused score (over the
+      best), their cosine with the query and the head's best cosine
+      (:mod:`tulving.domain.strong_fusion`, :mod:`.calibration`): a probability of
+      relevance, comparable across queries. Without a strong tier the map reads the fast
+      encoder's best cosine only and keeps the fused order; with one
+      (``options={"search": {"strong": "mpnet"}}``) each candidate's strong cosine
+      enters too and re-orders the head. Of the head, at most ``strong_compute``
+      candidates without a stored strong vector are encoded on demand.
     - ``expansion_weight``: used only when the searcher has an expander (an LLM and
       ``search.llm_expansion``; the defaults need no LLM). Hybrid search then also asks
       the model for words a matching memory would use and one memory that would answer
@@ -94,7 +98,7 @@ class SearchOptions:
     fold_derived: bool = True
     expansion_weight: float = EXPANSION_WEIGHT
     mmr: float = 1.0
-    strong_weight: float = 0.5
+    calibrated: bool = True
     strong_depth: int = 30
     strong_compute: int = 30
 

@@ -21,7 +21,7 @@ import attrs
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.warnings_once import warn_once
-from tulving.application.retrieval import features, ranker
+from tulving.application.retrieval import calibration, features, ranker
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.refine import (
     add_neighbours,
@@ -281,8 +281,8 @@ class Searcher:
         if opts.neighbour_share and fused:
             fused = add_neighbours(self.ctx, flt, fused, opts.neighbour_share,
                                    opts.neighbour_depth)
-        if self.strong is not None and fused:
-            fused = self._strong_rescored(query, fused, loaded, briefs)
+        if opts.calibrated and fused:
+            fused = self.calibrated(query, fused, loaded, briefs)
         return self._diversified(fused, loaded, briefs)[:limit]
 
     def strong_cosines(self, query: str, ids: Sequence[str],
@@ -297,14 +297,20 @@ class Searcher:
         texts = {i: known[i].content for i in ids if i in known}
         return self.strong.cosines(query, texts, self.options.strong_compute)
 
-    def _strong_rescored(self, query: str, fused: list[ScoredId],
-                         loaded: dict[str, MemoryEntry] | None,
-                         briefs: dict[str, Brief] | None) -> list[ScoredId]:
+    def calibrated(self, query: str, fused: list[ScoredId],
+                   loaded: dict[str, MemoryEntry] | None = None,
+                   briefs: dict[str, Brief] | None = None) -> list[ScoredId]:
+        """The fused list with probabilities for scores (``domain.strong_fusion``): the
+        head re-scored with the strong tier's cosines when there is one, else with the
+        fast encoder's best cosine (the fused order kept)."""
         opts = self.options
-        cosines = self.strong_cosines(query, [h.id for h in fused[: opts.strong_depth]],
-                                      loaded, briefs)
-        return [hit for hit, _ in strong_fusion.rescored(fused, cosines, opts.strong_weight,
-                                                         opts.strong_depth)]
+        head = [h.id for h in fused[: opts.strong_depth]]
+        if self.strong is not None:
+            cosines = self.strong_cosines(query, head, loaded, briefs)
+            return strong_fusion.calibrated(fused, cosines, calibration.STRONG,
+                                            opts.strong_depth)
+        cosines = self.similarities(query, head)
+        return strong_fusion.calibrated(fused, cosines, calibration.FAST, opts.strong_depth)
 
     def _diversified(
         self, fused: list[ScoredId], loaded: dict[str, MemoryEntry] | None,
