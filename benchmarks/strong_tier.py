@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,7 +41,7 @@ from _strong_cache import CachingStrongEncoder
 
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
 from tulving.application.retrieval import calibration
-from tulving.application.retrieval.search import build_filter
+from tulving.application.retrieval.search import Searcher, build_filter
 from tulving.application.retrieval.strong import StrongTier
 from tulving.domain.query import ScoredId
 from tulving.domain.strong_fusion import Calibration, calibrated
@@ -50,21 +51,24 @@ SCRATCH = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / (
 DEPTH = 30
 
 
-def dump(path: str, scratch: Path) -> Path:
+def dump(path: str, scratch: Path, strong: bool = True) -> Path:
     """One JSON line per question: half, category, evidence, the fused list with its
-    scores, fast and strong cosines, and each candidate's token cost."""
+    scores, fast and strong cosines (None with ``strong=False``: the fast map needs no
+    strong model), and each candidate's token cost."""
     conversations = load(path)
     absent = locomo.absent_questions(path)
-    encoder = CachingStrongEncoder(scratch / "mpnet.sqlite")
+    encoder = CachingStrongEncoder(scratch / "mpnet.sqlite") if strong else None
     locomo.EMBED_CACHE = str(scratch / "minilm.sqlite")
     tokenizer = create_cl100k(None)
-    out = scratch / "locomo_rows.jsonl"
+    out = scratch / ("locomo_rows.jsonl" if strong else "locomo_rows_fast.jsonl")
     with tempfile.TemporaryDirectory(prefix="tulving-strong-") as tmp, out.open("w") as sink:
         for index, conv in enumerate(conversations):
             memory, _ = locomo.ingest(conv, Path(tmp))
             try:
-                searcher = memory._searcher
-                tier = StrongTier(encoder, memory.ctx.storage)
+                # the served fusion before its scores are mapped (the maps are fitted here)
+                searcher = Searcher(memory.ctx, attrs.evolve(memory._searcher.options,
+                                                             calibrated=False))
+                tier = StrongTier(encoder, memory.ctx.storage) if encoder else None
                 flt = build_filter(memory.ctx)
                 cost = {t.dia_id: tokenizer.count(t.text) + 1 for t in conv.turns}
                 asked = [(q.text, q.category, list(q.evidence)) for q in conv.questions]
@@ -75,24 +79,24 @@ def dump(path: str, scratch: Path) -> Path:
                     entries = {e.id: e for e in memory.ctx.storage.get_many(
                         [h.id for h in fused])}
                     texts = {h.id: entries[h.id].content for h in fused if h.id in entries}
-                    strong = tier.cosines(text, texts, DEPTH)
+                    cosines = tier.cosines(text, texts, DEPTH) if tier else {}
                     fast = searcher.similarities(text, list(texts))
                     sink.write(json.dumps({
                         "half": locomo.half_of(index), "category": category,
                         "question": text, "evidence": evidence,
                         "hits": [[entries[h.id].metadata["dia_id"], h.score, fast.get(h.id),
-                                  strong.get(h.id), cost[entries[h.id].metadata["dia_id"]]]
+                                  cosines.get(h.id), cost[entries[h.id].metadata["dia_id"]]]
                                  for h in fused if h.id in entries]}) + "\n")
                     del briefs
             finally:
                 memory.close()
-            print(f"conversation {index + 1}: strong vectors computed so far "
-                  f"{encoder.computed}", file=sys.stderr)
+            print(f"conversation {index + 1} done; strong vectors computed so far "
+                  f"{encoder.computed if encoder else 0}", file=sys.stderr)
     return out
 
 
-def read_rows(scratch: Path) -> list[dict[str, Any]]:
-    with (scratch / "locomo_rows.jsonl").open() as handle:
+def read_rows(scratch: Path, name: str = "locomo_rows.jsonl") -> list[dict[str, Any]]:
+    with (scratch / name).open() as handle:
         return [json.loads(line) for line in handle]
 
 
@@ -183,14 +187,16 @@ def _print(name: str, m: dict[str, dict[str, Any]]) -> None:
                 f"{c}: {k:.0f}/{d:.0f}" for c, (k, d) in m[h]["cuts"].items()))
 
 
-def cmd_calibrate(scratch: Path) -> None:
-    rows = read_rows(scratch)
+def cmd_calibrate(scratch: Path, rows_file: str) -> None:
+    rows = read_rows(scratch, rows_file)
     tune = [r for r in rows if r["half"] == "tune"]
     uncalibrated = Calibration(relative=1.0, cosine=0.0, best=0.0, bias=0.0)
     _print("fused, uncalibrated (sigmoid of the relative score)",
            measures(rows, "fast", uncalibrated))
     for tier in ("fast", "strong"):
         usable = [r for r in tune if tier == "fast" or any(h[3] is not None for h in r["hits"])]
+        if not usable:
+            continue
         model = fit(usable, tier)
         print(f"{tier}: fitted on {len(usable)} tuning questions: {model}")
         _print(f"{tier} (fitted)", measures(rows, tier, model))
@@ -203,15 +209,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("dump")
     d.add_argument("path", help="locomo_dev.json (not shipped with Tulving)")
-    for p in (d, sub.add_parser("calibrate")):
+    d.add_argument("--fast-only", action="store_true",
+                   help="no strong cosines (rows for the fast map only; no strong model)")
+    c = sub.add_parser("calibrate")
+    c.add_argument("--rows", default="locomo_rows.jsonl",
+                   help="rows file in the scratch folder (locomo_rows_fast.jsonl: fast only)")
+    for p in (d, c):
         p.add_argument("--scratch", default=str(SCRATCH))
     args = parser.parse_args(argv)
     scratch = Path(args.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
     if args.command == "dump":
-        print(dump(args.path, scratch))
+        print(dump(args.path, scratch, strong=not args.fast_only))
     else:
-        cmd_calibrate(scratch)
+        cmd_calibrate(scratch, args.rows)
     return 0
 
 
