@@ -100,7 +100,7 @@ def read_rows(scratch: Path, name: str = "locomo_rows.jsonl") -> list[dict[str, 
         return [json.loads(line) for line in handle]
 
 
-CUTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+CUTS = (0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3)
 
 
 def head_rows(row: dict[str, Any], tier: str, depth: int = DEPTH
