@@ -53,6 +53,7 @@ from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher
 from tulving.application.retrieval.strong import StrongTier
+from tulving.application.retrieval.strong_enrichment import backfill, register_strong
 from tulving.application.writing.writer import Writer
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
@@ -166,6 +167,8 @@ def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], Write
             if services.jobs.mine():
                 services.jobs.wake()
             if shared is None:
+                if ctx.strong is not None:  # entries the strong tier has not read yet
+                    backfill(ctx, services.enricher, ctx.strong.model_id)
                 resume_enrichment(services.enricher)
         opened.pop_all()  # started: the Memory releases them on close
     return services
@@ -248,16 +251,17 @@ def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
              policy: Callable[[], WritePolicy], *, owns_adapters: bool,
              enricher: Enricher | None) -> Services:
     read_only = settings.read_only
-    if enricher is None:
-        enricher = Enricher(ctx, read_only=read_only)
-        if ctx.embedder is not None:
-            enricher.register(DeferredVectors(ctx))
-    access: AccessRecorder = NotRecorded() if read_only else AccessTracker(ctx.storage,
-                                                                          ctx.clock)
     searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
                                            ranker=settings.ranker, **settings.strong_knobs),
                         QueryExpander(llm) if settings.llm_expansion else None,
                         StrongTier(ctx.strong, ctx.storage) if ctx.strong is not None else None)
+    if enricher is None:
+        enricher = Enricher(ctx, read_only=read_only)
+        if ctx.embedder is not None:
+            enricher.register(DeferredVectors(ctx))
+        register_strong(ctx, enricher, searcher.strong)
+    access: AccessRecorder = NotRecorded() if read_only else AccessTracker(ctx.storage,
+                                                                          ctx.clock)
     audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
                        record_reads=policy().audit_reads and not read_only,
                        read_only=read_only)

@@ -266,6 +266,7 @@ MIGRATIONS: list[list[str]] = [
             UNIQUE (kind, target))""",
         """CREATE INDEX enrichment_tasks_open ON enrichment_tasks(kind, seq)
             WHERE failed_at IS NULL""",
+    ],
     # strong vectors: the strong tier's vectors beside the fast ones
     # (``ports.storage.StrongVectors``), keyed by entry and model, with the content hash
     # they were computed from; removed with their entry (``delete``).
