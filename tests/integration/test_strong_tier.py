@@ -66,7 +66,9 @@ def test_search_reads_stored_strong_vectors_and_encodes_only_the_missing(
                                         "strong_compute": 2}})
     stored = m.store_many([{"content": t, "type": "EPISODE"} for t in TURNS])
     storage = m.ctx.storage
-    # the first entry already has its strong vector (as the background job writes it)
+    assert m.wait_enriched(timeout=30).settled  # the background job wrote them all ...
+    storage.clear_strong_vectors(encoder.model_id)  # ... dropped: as if it had not run,
+    # except for the first entry's
     storage.put_strong_vectors(encoder.model_id, [(stored[0].id, encoder.embed([TURNS[0]])[0])])
     encoder.read.clear()
     hits = m.search("oatmeal blueberries breakfast", 4)
@@ -144,3 +146,24 @@ def test_mpnet_matches_sentence_transformers_and_finds_by_meaning(make_memory: A
         "user: we sold the old sofa last year"]])
     hits = m.search("where does the cat sleep?", 3)
     assert "kitten" in hits[0].entry.content
+
+
+def test_writes_queue_strong_vectors_and_a_first_open_with_the_tier_backfills(
+        make_memory: Any) -> None:
+    plain = make_memory("m.db")
+    old = plain.store_many([{"content": t, "type": "EPISODE"} for t in TURNS])
+    plain.close()
+    encoder = CountingEncoder()
+    m = make_memory("m.db", options={"search": {"strong": encoder}})
+    m.startup()
+    new = m.store("user: the bakery opens at nine on weekdays", type="EPISODE")
+    left = m.wait_enriched(timeout=30)
+    assert left.settled
+    storage = m.ctx.storage
+    ids = [e.id for e in old] + [new.id]
+    assert set(storage.strong_vectors_for(encoder.model_id, ids)) == set(ids)
+    assert storage.lacking_strong_vectors(encoder.model_id, 10) == []
+    assert "strong" in m._up().enricher.kinds
+    # a later open has nothing to backfill, and a delete takes the strong vector along
+    m.forget(new.id, hard=True)
+    assert storage.count_strong_vectors(encoder.model_id) == len(old)
