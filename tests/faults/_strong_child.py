@@ -9,25 +9,15 @@ writes nothing and runs what is left.
 
 from __future__ import annotations
 
-import json
 import sys
-import threading
 import time
 from typing import Any
 
+from tests.faults._enrichment_child import say
 from tulving import Memory
 from tulving.adapters.embedders.hashing import HashingEmbedder
 
 BATCH = 5
-_said = threading.Lock()
-
-
-def say(**fields: object) -> None:
-    with _said:
-        sys.stdout.write(json.dumps(fields) + "\n")
-        sys.stdout.flush()
-
-
 class SlowStrong(HashingEmbedder):
     """A 64-dimension hashing encoder (another space than the fast one) that takes
     ``pause`` seconds a batch of documents."""

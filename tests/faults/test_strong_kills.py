@@ -7,16 +7,15 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.faults.test_enrichment_kills import acked, kill, lines_until
 from tulving import Memory
 from tulving.domain.query import STORE_WIDE, EntryFilter
 
@@ -31,26 +30,6 @@ def child(path: Path, mode: str, pause: float, batches: int = 0) -> subprocess.P
          str(batches)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
-
-
-def lines_until(proc: subprocess.Popen[str], key: str, timeout: float = 60) -> list[dict[str, Any]]:
-    assert proc.stdout is not None
-    seen: list[dict[str, Any]] = []
-    end = time.monotonic() + timeout
-    for line in proc.stdout:
-        seen.append(json.loads(line))
-        if key in seen[-1] or time.monotonic() > end:
-            break
-    return seen
-
-
-def acked(lines: list[dict[str, Any]]) -> list[str]:
-    return [i for line in lines for i in line.get("acked", ())]
-
-
-def kill(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
 
 
 def counted_store(path: Path) -> None:
