@@ -52,6 +52,8 @@ from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher
+from tulving.application.retrieval.strong import StrongTier
+from tulving.application.retrieval.strong_enrichment import backfill, register_strong
 from tulving.application.writing.writer import Writer
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
@@ -84,6 +86,11 @@ class Settings:
     signing_key: bytes | None
     encryption: EncryptionKey | None
     ranker: str = "fused"
+    #: the strong tier's encoder (an embedder name or instance; None: no strong tier),
+    #: its adapter options and the re-scoring knobs (``SearchOptions.strong_*``)
+    strong: Any = None
+    strong_options: Mapping[str, Any] = attrs.field(factory=dict)
+    strong_knobs: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 class AccessRecorder(Protocol):
@@ -160,6 +167,8 @@ def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], Write
             if services.jobs.mine():
                 services.jobs.wake()
             if shared is None:
+                if ctx.strong is not None:  # entries the strong tier has not read yet
+                    backfill(ctx, services.enricher, ctx.strong.model_id)
                 resume_enrichment(services.enricher)
         opened.pop_all()  # started: the Memory releases them on close
     return services
@@ -217,11 +226,13 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
     if settings.llm_expansion and gateway.llm is None:
         raise ConfigError("search.llm_expansion needs an LLM: pass llm=... "
                           "(e.g. llm='openai' with options={'llm': {...}})")
+    strong = (resolve("embedder", settings.strong, None, adapter_ctx, settings.strong_options)
+              if embedder is not None else None)
     pm, _registry = get_manager()
     ctx = MemoryContext(
         identity=identity, storage=storage, clock=clock, embedder=embedder,
         vectors=vectors, tokenizer=tokenizer, llm=gateway.llm, hooks=pm.hook,
-        context_window=settings.context_window, serial=serial,
+        context_window=settings.context_window, serial=serial, strong=strong,
     )
     if embedder is None:
         warn_once("no-embedder", "no embedder configured: search runs lexically only")
@@ -240,15 +251,17 @@ def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
              policy: Callable[[], WritePolicy], *, owns_adapters: bool,
              enricher: Enricher | None) -> Services:
     read_only = settings.read_only
+    searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
+                                           ranker=settings.ranker, **settings.strong_knobs),
+                        QueryExpander(llm) if settings.llm_expansion else None,
+                        StrongTier(ctx.strong, ctx.storage) if ctx.strong is not None else None)
     if enricher is None:
         enricher = Enricher(ctx, read_only=read_only)
         if ctx.embedder is not None:
             enricher.register(DeferredVectors(ctx))
+        register_strong(ctx, enricher, searcher.strong)
     access: AccessRecorder = NotRecorded() if read_only else AccessTracker(ctx.storage,
                                                                           ctx.clock)
-    searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
-                                           ranker=settings.ranker),
-                        QueryExpander(llm) if settings.llm_expansion else None)
     audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
                        record_reads=policy().audit_reads and not read_only,
                        read_only=read_only)

@@ -83,7 +83,7 @@ from tulving.domain.identity import Identity
 from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
 from tulving.domain.migration_reports import MigrationExport, MigrationReport
 from tulving.domain.query import EntryFilter, SearchResult
-from tulving.domain.query_expansion import parse_search_settings
+from tulving.domain.query_expansion import parse_search_settings, parse_strong_settings
 from tulving.domain.records import AuditRecord, SessionRecord
 from tulving.domain.representation import parse_writing
 from tulving.domain.types import MemoryType, Scope
@@ -161,7 +161,9 @@ class Memory:
                                   f"got {type(given).__name__}")
         adapter_options = {k: dict(v) for k, v in (options or {}).items()}
         context_window = parse_writing(adapter_options.pop("writing", {}))
-        expansion, weight, ranker = parse_search_settings(adapter_options.pop("search", {}))
+        search_options = adapter_options.pop("search", {})
+        expansion, weight, ranker = parse_search_settings(search_options)
+        strong, strong_options, strong_knobs = parse_strong_settings(search_options)
         SearchOptions(ranker=ranker)  # an unknown ranker fails here, before anything opens
         unknown = set(adapter_options) - set(choices)
         if unknown:
@@ -173,7 +175,8 @@ class Memory:
         # missing one fails before anything opens
         key = parse_encryption(encryption)
         settings = Settings(location, read_only, choices, adapter_options, context_window,
-                            expansion, weight, progress, signing_key, key, ranker)
+                            expansion, weight, progress, signing_key, key, ranker,
+                            strong, strong_options, strong_knobs)
         self._settle(identity, settings, parsed_policy, threading.RLock(), None)
 
     def _settle(self, identity: Identity, settings: Settings, policy: WritePolicy,
@@ -455,7 +458,7 @@ class Memory:
         """Hybrid (default), semantic, lexical or key search over visible active entries;
         with ``as_of``, over the entries as the store held them at that transaction time."""
         services = self._up()
-        flt = build_filter(self._fresh(), types, tags, since, until, as_of)
+        flt = build_filter(self._fresh(), types, tags, since, until, as_of, recall=True)
         results = services.searcher.search(query, top_k, mode, flt, min_score)
         ids = [r.entry.id for r in results]
         if as_of is None:
@@ -486,7 +489,7 @@ class Memory:
         ``explain=True`` also reports every ranked candidate (``.candidates``): its score
         broken down, shown in full, truncated, as an index line or left out, and its cost."""
         services = self._up()
-        flt = build_filter(self._fresh(), types, tags, since, until)
+        flt = build_filter(self._fresh(), types, tags, since, until, recall=True)
         result = services.curator.curate(query, token_budget, mode, flt, weights,
                                          explain=explain)
         result = apply_after_curate(

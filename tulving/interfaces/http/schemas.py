@@ -116,7 +116,10 @@ class Search(Body):
     tags: list[str] | None = Field(default=None, max_length=64)
     since: Time | None = None
     until: Time | None = None
-    min_score: float | None = Field(default=None, ge=0, le=1)
+    min_score: float | None = Field(
+        default=None, ge=0, le=1,
+        description="only results scoring at least this; in hybrid mode a calibrated "
+                    "probability of relevance (0.04 keeps ~80% of answers)")
     as_of: Time | None = None
 
 

@@ -14,6 +14,7 @@ from psycopg import errors
 from tulving.adapters.storage.postgres.connection import translate_errors
 from tulving.adapters.storage.postgres.planned import PlannedMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
+from tulving.adapters.storage.postgres.strong import StrongVectorMixin
 from tulving.adapters.storage.postgres.sync_log import SyncLogMixin
 from tulving.adapters.storage.postgres.tasks import TaskMixin
 from tulving.domain.errors import ConfigError
@@ -36,7 +37,7 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(PlannedMixin, SyncLogMixin, TaskMixin):
+class PostgresStorage(PlannedMixin, StrongVectorMixin, SyncLogMixin, TaskMixin):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True
