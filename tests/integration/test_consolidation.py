@@ -102,7 +102,7 @@ def test_profile_of_the_user_and_disputes(make_memory):
             value="emacs", source_type="webhook")
     profile = m.profile("user")
     assert profile["facts"]["editor"]["value"] in ("vim", "emacs")
-    assert "(disputed)" in profile["text"]
+    assert sum("· disputed ·" in line for line in profile.text.splitlines()) == 2
     assert m.profile("nobody")["text"].endswith("nothing yet")
     with pytest.raises(ValidationError):
         m.profile("")

@@ -75,8 +75,9 @@ class StatsReport(Report):
 @attrs.frozen
 class ProfileItem(Report):
     """One thing known about the subject: the entry's id, content and value, whether
-    another entry disputes it, and since when it holds (its ``valid_from``); ``type``
-    for the items of ``other`` (facts and preferences are by attribute)."""
+    another entry disputes it, since when it holds (its ``valid_from``), its type,
+    whether it is pinned, and its evidence: how many times it was said (``evidence``,
+    restatements included) and when last (``last_seen``, None if said once)."""
 
     id: str
     content: str
@@ -84,6 +85,9 @@ class ProfileItem(Report):
     disputed: bool
     since: datetime
     type: str | None = None
+    pinned: bool = False
+    evidence: int = 1
+    last_seen: datetime | None = None
 
     def as_dict(self) -> dict[str, object]:
         out = super().as_dict()
@@ -94,9 +98,12 @@ class ProfileItem(Report):
 
 @attrs.frozen
 class Profile(Report):
-    """``profile(subject)``: its facts and preferences by attribute (the newest of
-    each), its other knowledge (decisions, plans, procedures, facts without attribute),
-    the ids of every entry read, and all of it as a text for a prompt."""
+    """``profile(subject)``: everything known about the subject, in the order a
+    personalising agent reads it (``items``: pinned, preferences, facts, the rest; each
+    with its id and date), the same by attribute for structured facts and preferences
+    (``facts``, ``preferences``: the newest of each), the items that have no attribute or
+    another type (``other``), the ids of every item, and all of it as a text for a prompt
+    (one line each, with type, date and id)."""
 
     subject: str
     facts: Mapping[str, ProfileItem]
@@ -104,6 +111,7 @@ class Profile(Report):
     other: tuple[ProfileItem, ...]
     entry_ids: tuple[str, ...]
     text: str
+    items: tuple[ProfileItem, ...] = ()
 
 
 @attrs.frozen

@@ -19,7 +19,9 @@ still go in), then one-line index entries for the skipped ones in what is left, 
 line stating what was left out. An oversize best memory is
 truncated with `` …[truncated]`` rather than dropped. Near-duplicates of something already
 shown are skipped. When even the header does not fit beside the best memory, the block is
-that memory's line alone (possibly empty).
+that memory's line alone (possibly empty); with ``headed=True`` (the briefing's sections,
+whose heading says what a line is) it is the header with that memory cut to fit, or
+nothing: a line is never shown without its heading.
 
 Speed: pieces are counted once each and summed; the joined string is counted once at the
 end and, in the rare case boundary merges push it over, the lowest-ranked lines are
@@ -300,6 +302,7 @@ def pack(
     clean: Callable[[MemoryEntry], str] | None = None,
     excerpt: Callable[[str], str] | None = None,
     excerpt_share: float = DEFAULT_EXCERPT_SHARE,
+    headed: bool = False,
 ) -> Packed:
     """Render ``ranked`` (best first) into at most ``budget`` tokens of ``tokenizer``.
 
@@ -315,6 +318,7 @@ def pack(
     would cost more than ``excerpt_share`` of the room (and more than
     ``EXCERPT_MIN_OVER`` tokens) is shown as its excerpt, marked with its id, instead of
     spending the budget on the whole text or truncating the text's opening.
+    ``headed`` never shows a line without ``header`` (see the module doc).
     Deterministic: the same input gives the same output.
     """
     budget = _check_budget(budget)
@@ -358,11 +362,14 @@ def pack(
     if ranked[0].entry.id not in {item.entry_id for item in layout.items()}:
         # The best memory must not lose its place to the header or to lesser memories:
         # show it alone, without a header, in the richest form that fits.
-        alone = _layout_best_alone(ranked[0], budget, tokenizer, header, lines)
+        alone = (_layout_best_headed(ranked[0], budget, tokenizer, header, lines, total)
+                 if headed else _layout_best_alone(ranked[0], budget, tokenizer, header, lines))
         alone_content = alone.render(total)
         alone_used = tokenizer.count(alone_content)
         if alone.items() and alone_used <= budget:
             layout, content, used = alone, alone_content, alone_used
+        elif headed and not layout.items():
+            content, used = "", 0
     included = tuple(layout.items())
     return Packed(
         content=content,
@@ -594,5 +601,30 @@ def _layout_best_alone(
     elif tokenizer.count(index) <= budget:
         layout.index.append(Inclusion(entry.id, best.score, Disclosure.INDEX, index))
     elif truncated is not None:
+        layout.full.append(Inclusion(entry.id, best.score, Disclosure.TRUNCATED, truncated))
+    return layout
+
+
+def _layout_best_headed(
+    best: Ranked, budget: int, tokenizer: TokenCounter, header: str, lines: _Lines, total: int
+) -> _Layout:
+    """The header, the best memory cut to what is left, and the omission line; empty
+    when even the header and a few words of it do not fit."""
+    entry = best.entry
+    layout = _Layout(header, True)
+    reserved = tokenizer.count(_header(header, 1, total)) + 1
+    if total > 1:
+        reserved += tokenizer.count("\n" + _footer(total - 1, 0))
+    room = budget - reserved
+    if room <= 0:
+        return layout
+    prefix = lines.prefix(entry)
+    text = lines.text(entry)
+    full = prefix + text.strip()
+    if tokenizer.count(full) <= room:
+        layout.full.append(Inclusion(entry.id, best.score, Disclosure.FULL, full))
+        return layout
+    truncated = _truncated_line(prefix, text, room, tokenizer)
+    if truncated is not None:
         layout.full.append(Inclusion(entry.id, best.score, Disclosure.TRUNCATED, truncated))
     return layout
