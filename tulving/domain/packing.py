@@ -53,6 +53,8 @@ EXCERPT_MARKER = " [excerpt of {id}]"
 DEFAULT_EXCERPT_SHARE = 0.125
 EXCERPT_MIN_OVER = 128
 INDEX_HEADING = "### Index"
+#: Tokens of a memory's own text a headed block must have room for beside its label.
+HEADED_MIN_WORDS = 8
 DEFAULT_HEADER = "## Memory"
 DEFAULT_STALE_AFTER = timedelta(days=90)
 DEFAULT_INDEX_WORDS = 8
@@ -624,6 +626,8 @@ def _layout_best_headed(
     if tokenizer.count(full) <= room:
         layout.full.append(Inclusion(entry.id, best.score, Disclosure.FULL, full))
         return layout
+    if room < tokenizer.count(prefix + TRUNCATION_MARKER) + HEADED_MIN_WORDS:
+        return layout  # a heading over a label and a marker says nothing
     truncated = _truncated_line(prefix, text, room, tokenizer)
     if truncated is not None:
         layout.full.append(Inclusion(entry.id, best.score, Disclosure.TRUNCATED, truncated))

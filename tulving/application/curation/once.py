@@ -46,11 +46,25 @@ def not_shown_again(items: list[Ranked], shown: NearDuplicateIndex) -> list[Rank
             continue
         lines = entry.content.splitlines()
         if len(lines) > 1:
-            kept = [line for line in lines
-                    if not _statement(line) or shown.find(_statement(line)) is None]
+            kept = _without_empty_titles(
+                [line for line in lines
+                 if not _statement(line) or shown.find(_statement(line)) is None], lines)
             if len(kept) < len(lines):
                 if not any(_statement(line) for line in kept[1:]):
                     continue  # only the summary's header line would be left
                 item = attrs.evolve(item, entry=attrs.evolve(entry, content="\n".join(kept)))
         out.append(item)
+    return out
+
+
+def _without_empty_titles(kept: list[str], lines: list[str]) -> list[str]:
+    """``kept`` without a title line ("Known:") none of whose items is left."""
+    dropped = len(kept) < len(lines)
+    out: list[str] = []
+    for n, line in enumerate(kept):
+        if dropped and n > 0 and line.rstrip().endswith(":"):
+            following = kept[n + 1] if n + 1 < len(kept) else ""
+            if not following.lstrip().startswith("- "):
+                continue
+        out.append(line)
     return out
