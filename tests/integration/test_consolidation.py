@@ -23,12 +23,15 @@ def _active(m, **kw):
 
 
 def _similar_pair(m, clock):
-    a = m.store(A, type="FACT", tags=["billing"])
+    # dedup=False: at write time B restates A and would reinforce it instead of being
+    # stored (tests/integration/test_reinforcement.py); consolidation merges what
+    # was stored apart (an import, an older release, dedup turned off).
+    a = m.store(A, type="FACT", tags=["billing"], dedup=False)
     clock.advance(timedelta(minutes=1))
-    b = m.store(B, type="FACT", tags=["webhooks"])
+    b = m.store(B, type="FACT", tags=["webhooks"], dedup=False)
     other = m.store(OTHER, type="FACT")
     v = m.ctx.embedder.embed([A, B])
-    assert CLUSTER_THRESHOLD <= float(v[0] @ v[1]) < 0.95  # write-time dedup let it through
+    assert CLUSTER_THRESHOLD <= float(v[0] @ v[1]) < 0.95
     return a, b, other
 
 

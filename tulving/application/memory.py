@@ -70,7 +70,13 @@ from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
-from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
+from tulving.domain.memory_reports import (
+    OUTCOMES,
+    ConsolidationReport,
+    Profile,
+    StatsReport,
+    StoreReport,
+)
 from tulving.domain.query import EntryFilter, SearchResult
 from tulving.domain.query_expansion import parse_search_settings
 from tulving.domain.records import AuditRecord, SessionRecord
@@ -280,6 +286,24 @@ class Memory:
         return self._up().llm
 
     # writes ---------------------------------------------------------------------------
+    @overload
+    def store(
+        self, content: str, *, type: MemoryType | str, key: str | None = ...,
+        tags: Iterable[str] | None = ..., importance: float | None = ...,
+        pinned: bool | None = ..., metadata: Mapping[str, Any] | None = ...,
+        valid_from: datetime | None = ..., dedup: bool = ..., report: Literal[False] = ...,
+        **more: Any,
+    ) -> MemoryEntry: ...
+
+    @overload
+    def store(
+        self, content: str, *, type: MemoryType | str, key: str | None = ...,
+        tags: Iterable[str] | None = ..., importance: float | None = ...,
+        pinned: bool | None = ..., metadata: Mapping[str, Any] | None = ...,
+        valid_from: datetime | None = ..., dedup: bool = ..., report: Literal[True],
+        **more: Any,
+    ) -> StoreReport: ...
+
     def store(
         self,
         content: str,
@@ -292,21 +316,34 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
         valid_from: datetime | None = None,
         dedup: bool = True,
+        report: bool = False,
         **more: Any,
-    ) -> MemoryEntry:
+    ) -> MemoryEntry | StoreReport:
         """Store one memory. An active entry with the same key (in the same scope) is
         superseded: archived with reason ``superseded`` and linked both ways, and the new
         version keeps the tags, importance, pinned flag and metadata this call leaves out
         (None); pass ``tags=[]``, ``importance=0.5``, ``pinned=False`` or ``metadata={}``
         to clear one. A new key (or no key) gets the defaults: no tags, importance 0.5,
         not pinned, no metadata. One with the same ``entity``/``attribute`` and another
-        ``value`` is superseded too; an exact or near-exact restatement is a no-op
-        (``dedup=False`` turns that off; rules in
-        ``tulving.application.writing.contradictions``)."""
+        ``value`` is superseded too. A preference or fact that restates an existing one
+        reinforces it: no row is added, the existing entry is returned with its
+        ``metadata["evidence"]`` (count, last seen, sources) counting this statement; any
+        other exact restatement is a no-op (``dedup=False`` turns both off; rules in
+        ``tulving.application.writing.contradictions``). ``report=True`` returns a
+        ``StoreReport``: the entry and what the write did (``outcome``: added,
+        reinforced, updated, replaced, unchanged, disputed)."""
+        if not isinstance(report, bool):
+            raise ValidationError("report must be True or False")
         fields = dict(content=content, type=type, key=key, tags=tags, importance=importance,
                       pinned=pinned, metadata=metadata, valid_from=valid_from, dedup=dedup,
                       **more)
-        return self._write([fields], "store")[0].entry
+        outcome = self._write([fields], "store")[0]
+        if not report:
+            return outcome.entry
+        return StoreReport(outcome.entry, OUTCOMES.get(outcome.decision or "add", "added"),
+                           outcome.superseded.id if outcome.superseded else
+                           outcome.entry.supersedes if outcome.decision in (
+                               "update", "invalidate") else None)
 
     def store_many(self, items: Iterable[Mapping[str, Any]]) -> list[MemoryEntry]:
         """Store a batch in one transaction (all or none); entries come back in order."""

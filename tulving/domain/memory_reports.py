@@ -11,6 +11,7 @@ from datetime import datetime
 
 import attrs
 
+from tulving.domain.entry import MemoryEntry
 from tulving.domain.reports import Report
 
 
@@ -158,3 +159,26 @@ class ConsolidationReport(Report):
     clusters: tuple[MergePlan, ...]
     semantic: tuple[LiftedKnowledge, ...]
     archived: int
+
+
+#: What a write did, as ``store(..., report=True)`` says it (from the write-time decision).
+OUTCOMES = {"add": "added", "reinforce": "reinforced", "update": "updated",
+            "invalidate": "replaced", "noop": "unchanged", "conflict": "disputed"}
+
+
+@attrs.frozen
+class StoreReport(Report):
+    """``store(..., report=True)``: the entry that holds the memory now and what the
+    write did (``outcome``): ``added`` (a new entry), ``reinforced`` (it restated an
+    existing preference or fact: that entry, its evidence counted once more, no row
+    added), ``updated`` (a rewording that supersedes the old entry), ``replaced`` (a new
+    value of a structured fact: the old one superseded), ``unchanged`` (an exact
+    restatement that changes nothing), ``disputed`` (stored, and flagged with what it
+    contradicts); ``superseded`` is the id of the entry archived by it, if any."""
+
+    entry: MemoryEntry
+    outcome: str
+    superseded: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"outcome": self.outcome, "superseded": self.superseded}

@@ -114,6 +114,8 @@ class Writer:
                                    self.governance.may_change,
                                    planned.checked(entries) if planned else None)
                 lost = self._supersede(plan, now)
+                for entry in plan.reinforced.values():  # evidence added, in this transaction
+                    ctx.storage.replace(self.governance.seal(entry))
                 written = ctx.storage.write_many(plan.inserts)
                 if plan.links:
                     ctx.storage.link_conflicts(sorted(plan.links), now)
@@ -136,6 +138,8 @@ class Writer:
                 "superseded": o.superseded.id if o.superseded else None,
                 "review": o.entry.review_status.value,
                 "decision": decision,
+                **({"evidence": o.entry.metadata.get("evidence")}
+                   if decision == "reinforce" else {}),
             })
             for fields, o, decision in zip(batch, outcomes, plan.decisions, strict=True)
         ]
@@ -155,7 +159,7 @@ class Writer:
         reads = planned.plan_reads()
         plan = plan_writes(ctx, entries, vectors, dedup, now, self.governance.may_change,
                            reads)
-        if reads.missed:
+        if reads.missed or plan.reinforced:
             return None, []
         inserted = {e.id for e, _ in plan.inserts}
         flags = {side: plan.updates[side].conflict_ids for pair in plan.links

@@ -84,8 +84,11 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         # earlier version's tags, importance, pinned flag and metadata
         fields = body.model_dump(exclude={"user_id", "workspace_id", "agent_id"},
                                  exclude_none=True, exclude_unset=True)
-        return await act(request, named(body),
-                         lambda m: {"stored": render.entry_dict(m.store(**fields))}, write=True)
+        def stored(m: Memory) -> dict[str, Any]:
+            done = m.store(**fields, report=True)
+            return {"stored": render.entry_dict(done.entry), **done.as_dict()}
+
+        return await act(request, named(body), stored, write=True)
 
     @router.post("/recall")
     async def recall(request: Request, body: S.Recall) -> dict[str, Any]:

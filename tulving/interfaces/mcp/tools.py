@@ -149,15 +149,21 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
                 extra["valid_from"] = _parse_time("valid_from", valid_from)
             if metadata is not None:
                 extra["metadata"] = metadata
-            entry = memory.store(
-                content, type=type, key=key, tags=tags, pinned=pinned, **extra
+            done = memory.store(
+                content, type=type, key=key, tags=tags, pinned=pinned, report=True, **extra
             )
+            entry = done.entry
+            if done.outcome == "reinforced":
+                said = entry.metadata.get("evidence", {}).get("count", 2)
+                return ok(f"Reinforced {entry.type.value} {entry.id}: it restates what was "
+                          f"already known (said {said} times); no new memory",
+                          {"stored": render.entry_dict(entry), **done.as_dict()})
             note = f" (supersedes {entry.supersedes})" if entry.supersedes else ""
             return ok(
                 f"Stored {entry.type.value} {entry.id}"
                 + (f" under key {entry.key!r}" if entry.key else "")
                 + note,
-                {"stored": render.entry_dict(entry)},
+                {"stored": render.entry_dict(entry), **done.as_dict()},
             )
 
         return await run(do)
