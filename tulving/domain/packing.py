@@ -155,11 +155,12 @@ def _states_its_date(entry: MemoryEntry) -> bool:
     return month[:3] in head or f"-{when.month:02d}-" in head or f"/{when.month:02d}/" in head
 
 
-def _prefix(entry: MemoryEntry, stale: bool) -> str:
+def _prefix(entry: MemoryEntry, stale: bool, typed: bool = True) -> str:
     """``- [decision · key=auth/strategy · 2026-03-01 · stale] `` with only what informs:
-    every token of a label is a token the budget cannot spend on memories."""
+    every token of a label is a token the budget cannot spend on memories (``typed=False``:
+    a block whose heading says what its memories are leaves the type out)."""
     parts = []
-    if entry.type not in _UNLABELLED:
+    if typed and entry.type not in _UNLABELLED:
         parts.append(entry.type.value.lower())
     if entry.key:
         parts.append(f"key={entry.key}")
@@ -180,8 +181,9 @@ def render_full_line(
     now: datetime | None = None,
     *,
     stale_after: timedelta = DEFAULT_STALE_AFTER,
+    typed: bool = True,
 ) -> str:
-    return _prefix(entry, _is_stale(entry, now, stale_after)) + entry.content.strip()
+    return _prefix(entry, _is_stale(entry, now, stale_after), typed) + entry.content.strip()
 
 
 def _snippet(content: str, words: int) -> str:
@@ -305,6 +307,7 @@ def pack(
     excerpt: Callable[[str], str] | None = None,
     excerpt_share: float = DEFAULT_EXCERPT_SHARE,
     headed: bool = False,
+    typed: bool = True,
 ) -> Packed:
     """Render ``ranked`` (best first) into at most ``budget`` tokens of ``tokenizer``.
 
@@ -320,7 +323,8 @@ def pack(
     would cost more than ``excerpt_share`` of the room (and more than
     ``EXCERPT_MIN_OVER`` tokens) is shown as its excerpt, marked with its id, instead of
     spending the budget on the whole text or truncating the text's opening.
-    ``headed`` never shows a line without ``header`` (see the module doc).
+    ``headed`` never shows a line without ``header`` (see the module doc); ``typed=False``
+    leaves the type out of the labels (the header says it).
     Deterministic: the same input gives the same output.
     """
     budget = _check_budget(budget)
@@ -337,6 +341,7 @@ def pack(
     counter = _MemoCounter(tokenizer)
     lines = _Lines(counter, now, stale_after, index_words, clean, excerpt)
     lines.excerpt_share = excerpt_share
+    lines.typed = typed
     options = (header, duplicate_threshold)
     layout = _layout_with_header(ranked, budget, lines, 1.0, *options)
     if len(layout.items()) + len(layout.duplicate_ids) < total and (
@@ -419,6 +424,7 @@ class _Lines:
         self.now, self.stale_after, self.index_words = now, stale_after, index_words
         self._clean = clean
         self.excerpt_share = DEFAULT_EXCERPT_SHARE
+        self.typed = True
         self.splits_at_spaces = getattr(counter.tokenizer, "splits_at_spaces", False) is True
         self._texts: dict[str, str] = {}
         self._prefixes: dict[str, str] = {}
@@ -436,7 +442,7 @@ class _Lines:
     def prefix(self, entry: MemoryEntry) -> str:
         prefix = self._prefixes.get(entry.id)
         if prefix is None:
-            prefix = _prefix(entry, _is_stale(entry, self.now, self.stale_after))
+            prefix = _prefix(entry, _is_stale(entry, self.now, self.stale_after), self.typed)
             self._prefixes[entry.id] = prefix
         return prefix
 

@@ -107,6 +107,9 @@ PROFILE_SESSION_DECAY = 0.5
 #: worked: not "procedures that worked".
 MIN_EFFECTIVENESS = 0.5
 SEPARATOR = "\n\n"
+#: Sections whose heading says what their memories are: their labels leave the type out
+#: (four tokens a line that the profile spends on one more thing about the user).
+UNTYPED = frozenset({"profile", "decisions", "plans", "procedures", "summaries"})
 _TYPES = {
     "facts": (MemoryType.PREFERENCE, MemoryType.FACT),
     "decisions": (MemoryType.DECISION,),
@@ -156,7 +159,8 @@ class Briefing:
                 continue
             items = not_shown_again(ranked[section.name], texts_shown)
             packed = pack(items, budget=max(0, room), tokenizer=self.tokenizer,
-                          header=section.heading, now=now, clean=shown_text, headed=True)
+                          header=section.heading, now=now, clean=shown_text, headed=True,
+                          typed=section.name not in UNTYPED)
             omitted += packed.omitted
             if explain:
                 report += explain_packing(items, packed, self.tokenizer, now=now,
@@ -226,7 +230,8 @@ class Briefing:
         used = 0
         for item in items:
             entry = item.entry
-            line = render_full_line(attrs.evolve(entry, content=shown_text(entry)), now)
+            line = render_full_line(attrs.evolve(entry, content=shown_text(entry)), now,
+                                    typed=section.name not in UNTYPED)
             lines.append(line)
             used += count(line)
             if used > budget:
