@@ -335,9 +335,16 @@ def _kind(clause: str) -> str | None:
         return "fact"
     if head.endswith("ed") or head in _IRREGULAR_PAST:
         return "fact"
+    if head == "remember" and len(words) < _REMEMBERED_MIN_WORDS:
+        return None  # "I remember now", "I remember that race": nothing to keep
     if _present_verb(head):
         return "fact"
     return None
+
+
+#: Words after "I remember" for a memory worth keeping ("I remember buying a silver
+#: necklace for my sister's birthday on 15th February").
+_REMEMBERED_MIN_WORDS = 5
 
 
 #: Present-tense verbs that state a habit or a state when "I" says them.
@@ -345,7 +352,7 @@ _HABITS = frozenset("""work live own use play drive run cook bake read listen wa
 teach study practice attend go visit collect grow keep speak commute take follow eat drink
 wear ride swim hike write paint knit train coach manage lead rent share walk jog cycle sing
 dance travel shop spend make meditate get journal garden fish sew crochet draw code program
-prefer love like enjoy hate dislike adore support celebrate host belong subscribe
+prefer love like enjoy hate dislike adore support celebrate host belong subscribe remember
 """.split())
 
 

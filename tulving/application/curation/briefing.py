@@ -81,7 +81,7 @@ class Section:
 
 #: The briefing's sections in the order they are shown.
 SECTIONS: tuple[Section, ...] = (
-    Section("profile", "## About the user", float(__import__("os").environ.get("K_PW", "0.40"))),
+    Section("profile", "## About the user", 0.55),
     Section("pinned", "## Pinned", 0.15),
     Section("decisions", "## Decisions in force", 0.15),
     Section("plans", "## Active plans", 0.08),
@@ -253,11 +253,7 @@ class Briefing:
 def _order(name: str, ranked: list[Ranked]) -> list[Ranked]:
     """A section's candidates in the order it shows them."""
     if name == "profile":
-        import os
-        alpha = float(os.environ.get("K_ALPHA", "0"))
-        if alpha:
-            ranked = [attrs.evolve(r, score=r.score / max(4, len(r.entry.content.split())) ** alpha) for r in ranked]
-        return spread_events(ranked, float(os.environ.get("K_DECAY", PROFILE_SESSION_DECAY)))
+        return spread_events(ranked, PROFILE_SESSION_DECAY)
     if name == "procedures":
         return sorted(ranked, key=lambda r: (-r.score * effectiveness(r.entry), r.id))
     if name in ("recent", "summaries"):
