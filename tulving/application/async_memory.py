@@ -26,6 +26,7 @@ from tulving.application.portability.exporter import ExportReport
 from tulving.application.portability.importer import ImportReport
 from tulving.application.retrieval.lookup import EntryPage
 from tulving.domain.curated import CuratedContext
+from tulving.domain.enrichment import EnrichmentReport
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
 from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
@@ -178,6 +179,12 @@ class AsyncMemory:
         """[`Memory.stats`][tulving.Memory.stats]: a read, on a worker
         thread beside other reads."""
         return await self._read(self.memory.stats)
+
+    async def wait_enriched(self, timeout: float | None = None, *,
+                            kinds: Iterable[str] | None = None) -> EnrichmentReport:
+        """[`Memory.wait_enriched`][tulving.Memory.wait_enriched]: on a worker thread
+        (it may run the background work itself), so the event loop goes on."""
+        return await self._read(self.memory.wait_enriched, timeout, kinds=kinds)
 
     async def count_tokens(self, text: str) -> int:
         """[`Memory.count_tokens`][tulving.Memory.count_tokens]: a read, on a worker

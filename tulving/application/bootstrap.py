@@ -35,6 +35,8 @@ from tulving.application.governance.encryption import require_encrypted
 from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing.composition import default_names, resolve
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.deferred_vectors import DeferredVectors
+from tulving.application.plumbing.enrichment import Enricher
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
 from tulving.application.plumbing.vector_sync import (
     check_model,
@@ -53,7 +55,7 @@ from tulving.application.retrieval.search import Searcher
 from tulving.application.writing.writer import Writer
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import ConfigError
+from tulving.domain.errors import ConfigError, StorageError
 from tulving.domain.identity import Identity
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.registry import AdapterContext, get_manager
@@ -118,6 +120,9 @@ class Services:
     sessions: SessionManager
     rememberer: Rememberer
     imports: ImportTarget
+    #: The enrichment kinds and their worker (plumbing.enrichment); a view shares its
+    #: root's, and only the root (``owns_adapters``) stops it.
+    enricher: Enricher
     #: True when these services opened the adapters (``startup``), False on a view: only
     #: the opener closes them.
     owns_adapters: bool
@@ -148,13 +153,30 @@ def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], Write
         else:
             ctx = attrs.evolve(shared.ctx, identity=identity, current_session=None)
             llm = shared.llm
-        services = _compose(settings, ctx, llm, policy, owns_adapters=shared is None)
+        services = _compose(settings, ctx, llm, policy, owns_adapters=shared is None,
+                            enricher=shared.enricher if shared is not None else None)
         if not settings.read_only:  # a reader ends no session and runs no job: both write
             services.sessions.recover()
             if services.jobs.mine():
                 services.jobs.wake()
+            if shared is None:
+                resume_enrichment(services.enricher)
         opened.pop_all()  # started: the Memory releases them on close
     return services
+
+
+def resume_enrichment(enricher: Enricher) -> None:
+    """At a writer's start: the tasks a closed or killed process left run now (their
+    leases given back where one process writes at a time). A store that cannot say
+    (a file at a schema that predates the tasks) starts anyway: nothing is queued there."""
+    try:
+        enricher.clear_stale_leases()
+        pending = not enricher.report().settled
+    except StorageError as exc:
+        warn_once("enrichment-resume", f"enrichment tasks could not be read at start: {exc}")
+        return
+    if pending:
+        enricher.wake()
 
 
 def _open(settings: Settings, identity: Identity, serial: threading.RLock,
@@ -215,8 +237,13 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
 
 
 def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
-             policy: Callable[[], WritePolicy], *, owns_adapters: bool) -> Services:
+             policy: Callable[[], WritePolicy], *, owns_adapters: bool,
+             enricher: Enricher | None) -> Services:
     read_only = settings.read_only
+    if enricher is None:
+        enricher = Enricher(ctx, read_only=read_only)
+        if ctx.embedder is not None:
+            enricher.register(DeferredVectors(ctx))
     access: AccessRecorder = NotRecorded() if read_only else AccessTracker(ctx.storage,
                                                                           ctx.clock)
     searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
@@ -235,7 +262,7 @@ def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
         return [o.entry for o in writes.write(batch, operation, session_id=session_id)]
 
     sessions = SessionManager(ctx, llm, summarise)
-    writes = SessionWrites(Writer(ctx, governance, audit), sessions, policy,
+    writes = SessionWrites(Writer(ctx, governance, audit, enricher), sessions, policy,
                            read_only=read_only, location=settings.location)
     curator = Curator(ctx, searcher)
     curator.working_memory = lambda: explicit_working_memory(ctx, sessions)
@@ -244,7 +271,7 @@ def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
         writer=writes, searcher=searcher, curator=curator, sessions=sessions,
         rememberer=Rememberer(ctx, llm, sessions, write_batch, policy),
         imports=ImportTarget(ctx, audit, governance.seal, policy, settings.progress),
-        owns_adapters=owns_adapters,
+        enricher=enricher, owns_adapters=owns_adapters,
     )
 
 
@@ -258,10 +285,19 @@ def explicit_working_memory(ctx: MemoryContext, sessions: SessionManager
     return working_memory(ctx, record.id, WORKING_MEMORY_IN_CURATE)
 
 
+def stop_workers(services: Services) -> None:
+    """Stop the background workers after the work in hand (before the Memory's lock is
+    taken to close: a running job or enrichment waits for it). A view stops its own job
+    queue; the enrichment worker is its root's."""
+    services.jobs.stop()
+    if services.owns_adapters:
+        services.enricher.stop()
+
+
 def shut_down(services: Services) -> None:
     """Flush what the services queued; when they opened the adapters, persist the vector
     index cache and close the index and the store (the store even if the rest fails).
-    The caller stopped the job worker first (``JobQueue.stop``)."""
+    The caller stopped the job and enrichment workers first (``stop_workers``)."""
     ctx = services.ctx
     try:
         services.searcher.close()

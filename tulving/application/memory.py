@@ -21,7 +21,13 @@ import attrs
 from tulving.application.agent_memory.jobs import JobQueue, RememberJob
 from tulving.application.agent_memory.session_writes import CURRENT_SESSION
 from tulving.application.agent_memory.sessions import Session
-from tulving.application.bootstrap import Services, Settings, bootstrap, shut_down
+from tulving.application.bootstrap import (
+    Services,
+    Settings,
+    bootstrap,
+    shut_down,
+    stop_workers,
+)
 from tulving.application.curation.after_curate import apply_after_curate
 from tulving.application.curation.curator import Curator
 from tulving.application.governance import corrections, erasure, retention
@@ -66,6 +72,7 @@ from tulving.application.upkeep.maintenance import (
 )
 from tulving.application.upkeep.statistics import store_stats
 from tulving.domain.curated import CuratedContext
+from tulving.domain.enrichment import EnrichmentReport, TaskFailure
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
@@ -245,7 +252,7 @@ class Memory:
         cache and release the store; idempotent. A view's close leaves the store open."""
         services = self._services
         if services is not None:
-            services.jobs.stop()  # before the lock: a running job waits for it
+            stop_workers(services)  # before the lock: a running job waits for it
         with self._lock:
             services, self._services = self._services, None
             self._closed = True
@@ -675,10 +682,38 @@ class Memory:
 
     def stats(self) -> StatsReport:
         """Counts by type and tag, the storage engine's figures, the adapters in use, the
-        LLM's calls and fallbacks, pending jobs and the current session."""
+        LLM's calls and fallbacks, pending jobs, the current session and the background
+        work not written yet (``enrichment``)."""
         services = self._up()
         ctx = self._fresh()
-        return store_stats(ctx, services.llm.stats(), len(services.jobs.mine()))
+        return store_stats(ctx, services.llm.stats(), len(services.jobs.mine()),
+                           services.enricher.report())
+
+    def wait_enriched(self, timeout: float | None = None, *,
+                      kinds: Iterable[str] | None = None) -> EnrichmentReport:
+        """Wait until what derives from the writes so far is written (the vectors a write
+        deferred, extraction, summaries: the enrichment tasks of ``kinds``, default all),
+        running them in this thread too; returns what is left when ``timeout`` seconds
+        pass first (``.settled`` is True when nothing is). Reads never wait on their own:
+        call this when a search must see the vectors of what was just written. A
+        read-only Memory waits for the writer's worker (in another process) to run them."""
+        if timeout is not None and (not isinstance(timeout, (int, float))
+                                    or isinstance(timeout, bool) or timeout < 0):
+            raise ValidationError("timeout must be a number of seconds >= 0, or None")
+        return self._up().enricher.wait(kinds, timeout)
+
+    def enrichment_failures(self, limit: int = 100) -> list[TaskFailure]:
+        """Enrichment tasks parked as failed after their last attempt, with the error."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValidationError("limit must be a positive integer")
+        return self._up().enricher.failed(limit)
+
+    def retry_enrichment(self, kind: str | None = None) -> int:
+        """Queue failed enrichment tasks (of ``kind``, or all) again; how many."""
+        services = self._up()
+        writes = services.writer
+        writes.require_writable("retry_enrichment")
+        return services.enricher.retry_failed(kind)
 
     # upkeep (logic in application/upkeep/) ---------------------------------------------
     @overload
