@@ -43,8 +43,9 @@ def test_evidence_accumulates_and_keeps_the_latest_time() -> None:
     from datetime import UTC, datetime
 
     class Entry:
-        metadata = {"evidence": {"count": 2, "last_seen": "2026-03-02T00:00:00+00:00",
-                                 "sources": ["a"]}}
+        def __init__(self) -> None:
+            self.metadata = {"evidence": {"count": 2, "sources": ["a"],
+                                          "last_seen": "2026-03-02T00:00:00+00:00"}}
 
     seen = evidence_of(Entry())
     later = reinforced(seen, datetime(2026, 3, 5, tzinfo=UTC), ["b"])

@@ -11,11 +11,8 @@ from datetime import datetime
 
 import attrs
 
-<<<<<<< HEAD
-from tulving.domain.entry import MemoryEntry
-=======
 from tulving.domain.enrichment import EnrichmentReport
->>>>>>> main
+from tulving.domain.entry import MemoryEntry
 from tulving.domain.reports import Report
 
 
