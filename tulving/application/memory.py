@@ -19,6 +19,7 @@ from typing import IO, Any, Literal, overload
 import attrs
 
 from tulving.application.agent_memory.jobs import JobQueue, RememberJob
+from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
 from tulving.application.agent_memory.session_writes import CURRENT_SESSION
 from tulving.application.agent_memory.sessions import Session
 from tulving.application.bootstrap import (
@@ -550,7 +551,10 @@ class Memory:
 
     def _end_session(self, reason: str = "ended",
                      only: str | None = None) -> SessionRecord | None:
-        sessions = self._up().sessions
+        services = self._up()
+        sessions = services.sessions
+        if not self.read_only:  # the summary reads what was read off the session's turns
+            services.enricher.wait(kinds=[READ_OFF])
         with self._lock:
             return sessions.end(reason, only=only)
 
@@ -578,7 +582,8 @@ class Memory:
     @overload
     def remember(
         self, text: str, *, source_type: str = ..., idempotency_key: str | None = ...,
-        wait: Literal[True] = ..., valid_from: datetime | None = ..., subject: str | None = ...,
+        wait: Literal[True] | None = ..., valid_from: datetime | None = ...,
+        subject: str | None = ...,
     ) -> list[MemoryEntry]: ...
 
     @overload
@@ -593,17 +598,20 @@ class Memory:
         *,
         source_type: str = "conversation",
         idempotency_key: str | None = None,
-        wait: bool = True,
+        wait: bool | None = None,
         valid_from: datetime | None = None,
         subject: str | None = None,
     ) -> list[MemoryEntry] | RememberJob:
-        """Turn raw text (a message or a "Speaker: text" transcript) into typed memories;
-        every turn is also kept verbatim (an EPISODE, or typed DECISION/PLAN/PROCEDURE when
-        the no-LLM rules find it is one), and what is extracted from a turn names it in
-        ``source_entry_ids``. ``wait=False`` persists the job and returns a
-        ``RememberJob`` at once (``status``, ``entries()``, ``wait()``); the same
-        ``idempotency_key`` twice is a no-op (returns the first call's entries, or its
-        job)."""
+        """Keep raw text (a message or a "Speaker: text" transcript) as memories: every
+        turn verbatim (an EPISODE), committed and findable by full text when this returns
+        (the turns are returned). What is read off them (typed preferences, facts,
+        decisions, plans, with ``source_entry_ids`` naming their turns; a turn that is
+        itself a decision, plan or procedure takes that type) and their vectors follow as
+        durable background work (``stats().enrichment``; ``wait_enriched()`` waits).
+        ``wait=True`` waits for that work and returns the turns and what was read off
+        them. An ``idempotency_key`` runs the call through the durable job queue: the
+        same key twice is a no-op (the first call's entries); ``wait=False`` (deprecated)
+        returns a ``RememberJob`` (``status``, ``entries()``, ``wait()``)."""
         return self._up().rememberer.remember(
             text, source_type=source_type, idempotency_key=idempotency_key, wait=wait,
             valid_from=valid_from, subject=subject,
