@@ -72,9 +72,9 @@ def test_contradictions_supersede_and_other_claims_stay_apart(make_memory) -> No
 def test_remember_folds_a_later_restatement_into_the_earlier_fact(make_memory) -> None:
     m = make_memory(user_id="alice")
     m.remember("user: I have been listening to audiobooks during my daily commute.\n"
-               "assistant: Nice!")
+               "assistant: Nice!", wait=True)
     later = m.remember("user: By the way, I have been listening to audiobooks during my "
-                       "commute.\nassistant: Great.")
+                       "commute.\nassistant: Great.", wait=True)
     facts = _active(m, MemoryType.FACT)
     assert len(facts) == 1
     turn = next(e for e in later if e.type is MemoryType.EPISODE and "By the way" in e.content)

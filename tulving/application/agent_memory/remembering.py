@@ -90,7 +90,7 @@ class Rememberer:
                           "turns are durable, and what is read off them follows in the "
                           "background (Memory.wait_enriched() waits for it)",
                           DeprecationWarning, stacklevel=3)
-        wait = bool(wait)
+        wait = wait is not False  # a keyed call waits unless told not to, as before
         payload = {"text": text, "source_type": source.value,
                    "valid_from": when.isoformat() if when else None,
                    "subject": subject, "session_id": self.sessions.for_write()}
