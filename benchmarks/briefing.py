@@ -12,7 +12,8 @@ knowledge-update questions each come with a history of ~500 turns in which the u
 states, somewhere, a durable fact the question needs (the turns marked ``has_answer``).
 Each history goes into a fresh ``Memory`` the way an application without an LLM would
 store a conversation: one ``remember()`` per session (the session's turns as a
-``role: text`` transcript, ``valid_from`` the session's date, the clock at that date),
+``role: text`` transcript, ``valid_from`` the session's date, the clock at that date;
+``wait=True``, so what is read off the turns is written before the next session),
 so every turn is kept and the no-LLM rules add what they extract. Then, with the clock at
 the question's date, the orient briefing (``curate(mode="orient")``, no query) at 500,
 1,000 and 2,000 cl100k tokens. A question counts when one of its evidence turns, or a
@@ -123,7 +124,7 @@ def ingest(question: Question, folder: Path, embedder: Any) -> tuple[Memory, dic
         clock.set(session[0].date)
         transcript = "\n".join(f"{ROLES[t.role]}: {_content(t.text)}" for t in session)
         started = time.perf_counter()
-        written = memory.remember(transcript, valid_from=session[0].date)
+        written = memory.remember(transcript, valid_from=session[0].date, wait=True)
         seconds += time.perf_counter() - started
         assert isinstance(written, list)
         bodies = [(t.turn_id, _content(t.text)) for t in session]
