@@ -74,7 +74,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         def do(m: Memory) -> dict[str, Any]:
             entries = m.remember(body.text, subject=body.subject, source_type=body.source_type,
                                  valid_from=body.valid_from,
-                                 idempotency_key=body.idempotency_key)
+                                 idempotency_key=body.idempotency_key,
+                                 wait=True if body.wait else None)
             return {"entries": [render.entry_dict(e) for e in entries]}
         return await act(request, named(body), do, write=True)
 
