@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from tulving.application.agent_memory.jobs import JobQueue
+from tulving.application.agent_memory.jobs import KeyedRememberJobs
 from tulving.application.agent_memory.procedures import working_memory
 from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
 from tulving.application.agent_memory.read_off_turns import ReadOffTurns
@@ -130,7 +130,7 @@ class Services:
     owns_adapters: bool
 
     @property
-    def jobs(self) -> JobQueue:
+    def jobs(self) -> KeyedRememberJobs:
         return self.rememberer.jobs
 
     def sync_side(self) -> LocalSide:

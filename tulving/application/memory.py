@@ -18,7 +18,7 @@ from typing import IO, Any, Literal, overload
 
 import attrs
 
-from tulving.application.agent_memory.jobs import JobQueue, RememberJob
+from tulving.application.agent_memory.jobs import KeyedRememberJobs, RememberJob
 from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
 from tulving.application.agent_memory.session_writes import CURRENT_SESSION
 from tulving.application.agent_memory.sessions import Session
@@ -286,7 +286,7 @@ class Memory:
         return self._up().curator
 
     @property
-    def _jobs(self) -> JobQueue:
+    def _jobs(self) -> KeyedRememberJobs:
         return self._up().jobs
 
     @property

@@ -27,7 +27,7 @@ from tulving.application.agent_memory.extraction import (
     link_sources,
     turn_fields,
 )
-from tulving.application.agent_memory.jobs import JobQueue, RememberJob, scoped_key
+from tulving.application.agent_memory.jobs import KeyedRememberJobs, RememberJob, scoped_key
 from tulving.application.agent_memory.read_off_turns import CALL, SUBJECT
 from tulving.application.agent_memory.read_off_turns import KIND as EXTRACT
 from tulving.application.agent_memory.session_writes import SessionWrites
@@ -65,7 +65,7 @@ class Rememberer:
         self.policy = policy
         self.writes = writes
         self.enricher = enricher
-        self.jobs = JobQueue(ctx, self.prepare, self.write_job)
+        self.jobs = KeyedRememberJobs(ctx, self.prepare, self.write_job)
 
     def remember(
         self, text: str, *, source_type: str, idempotency_key: str | None,
