@@ -44,6 +44,7 @@ from tulving.application.plumbing.enrichment import Enricher
 from tulving.application.plumbing.representation import embed_entries
 from tulving.application.plumbing.vector_sync import catch_up, follows_log, save_index
 from tulving.application.plumbing.write_order import (
+    after_commit,
     commit_at_once,
     inside_writing,
     writing,
@@ -141,9 +142,16 @@ class Writer:
                 self.audit.record_many(self._drafts(operation, batch, outcomes, plan),
                                        earlier=earlier)
             if not in_store(ctx.vectors):
-                # Still under the lock: the next writer's near-duplicate check must find
-                # these vectors in an index this process keeps (storage already has them).
-                self._update_index(written, plan, lost)
+                if inside_writing():
+                    # A write inside another's transaction (an enrichment's commit): the
+                    # index follows once that commits, never while it holds the store
+                    # (the index's lock is taken before the store's, never after).
+                    after_commit(lambda: self._update_index(written, plan, lost))
+                else:
+                    # Still under the lock: the next writer's near-duplicate check must
+                    # find these vectors in an index this process keeps (storage already
+                    # has them).
+                    self._update_index(written, plan, lost)
         # An index inside the store (pgvector) was changed by the commit itself: the
         # vectors written are indexed, the superseded ones un-flagged; nothing to add.
         return outcomes
