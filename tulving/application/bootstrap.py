@@ -24,8 +24,10 @@ from typing import Any, Protocol
 
 import attrs
 
-from tulving.application.agent_memory.jobs import JobQueue
+from tulving.application.agent_memory.jobs import KeyedRememberJobs
 from tulving.application.agent_memory.procedures import working_memory
+from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
+from tulving.application.agent_memory.read_off_turns import ReadOffTurns
 from tulving.application.agent_memory.remembering import Rememberer
 from tulving.application.agent_memory.session_writes import SessionWrites
 from tulving.application.agent_memory.sessions import SessionManager
@@ -135,7 +137,7 @@ class Services:
     owns_adapters: bool
 
     @property
-    def jobs(self) -> JobQueue:
+    def jobs(self) -> KeyedRememberJobs:
         return self.rememberer.jobs
 
     def sync_side(self) -> LocalSide:
@@ -277,12 +279,14 @@ def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
     sessions = SessionManager(ctx, llm, summarise)
     writes = SessionWrites(Writer(ctx, governance, audit, enricher), sessions, policy,
                            read_only=read_only, location=settings.location)
+    if enricher.handler(READ_OFF) is None:  # a view shares its root's (registered once)
+        enricher.register(ReadOffTurns(ctx, llm, writes))
     curator = Curator(ctx, searcher)
     curator.working_memory = lambda: explicit_working_memory(ctx, sessions)
     return Services(
         ctx=ctx, llm=llm, access=access, audit=audit, governance=governance,
         writer=writes, searcher=searcher, curator=curator, sessions=sessions,
-        rememberer=Rememberer(ctx, llm, sessions, write_batch, policy),
+        rememberer=Rememberer(ctx, llm, sessions, write_batch, policy, writes, enricher),
         imports=ImportTarget(ctx, audit, governance.seal, policy, settings.progress),
         enricher=enricher, owns_adapters=owns_adapters,
     )

@@ -87,11 +87,15 @@ class StorageCapabilities:
 
 @attrs.frozen
 class WriteOutcome:
-    """What one ``write`` did: the entry as stored, and the entry it superseded (archived
-    with reason ``superseded`` and linked both ways) when its key was already held."""
+    """What one ``write`` did: the entry as stored, the entry it superseded (archived
+    with reason ``superseded`` and linked both ways) when its key was already held, and
+    the write-time decision that made it so (``add``, ``reinforce``, ``update``,
+    ``invalidate``, ``noop``, ``conflict``; None where no plan decided: an adapter's own
+    write)."""
 
     entry: MemoryEntry
     superseded: MemoryEntry | None = None
+    decision: str | None = None
 
 
 @attrs.frozen

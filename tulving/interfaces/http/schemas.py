@@ -75,6 +75,9 @@ class Remember(Body):
     source_type: str = Field(default="conversation", max_length=40)
     valid_from: Time | None = None
     idempotency_key: str | None = Field(default=None, max_length=200)
+    #: True: answer once what is read off the turns is written too (read-your-writes);
+    #: by default the answer comes once the turns are durable, with the turns.
+    wait: bool = False
 
 
 class Store(Body):

@@ -157,11 +157,25 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
                 extra["valid_from"] = _parse_time("valid_from", valid_from)
             if metadata is not None:
                 extra["metadata"] = metadata
-            entry = memory.store(
-                content, type=type, key=key, tags=tags, pinned=pinned, **extra
+            done = memory.store(
+                content, type=type, key=key, tags=tags, pinned=pinned, report=True, **extra
             )
-            return ok(f"Stored {entry.type.value} {entry.id}:\n{entry_text(entry)}",
-                      {"stored": entry_brief(entry)})
+            entry = done.entry
+            if done.outcome == "reinforced":
+                said = entry.metadata.get("evidence", {}).get("count", 2)
+                return ok(f"Reinforced {entry.type.value} {entry.id}: it restates what was "
+                          f"already known (said {said} times); no new memory "
+                          f"(outcome: reinforced):
+{entry_text(entry)}",
+                          {"stored": entry_brief(entry), **done.as_dict()})
+            note = f" (supersedes {entry.supersedes})" if entry.supersedes else ""
+            superseded = (f", superseded: {done.superseded}" if done.superseded else "")
+            return ok(
+                f"Stored {entry.type.value} {entry.id}{note} (outcome: {done.outcome}"
+                f"{superseded}):
+{entry_text(entry)}",
+                {"stored": entry_brief(entry), **done.as_dict()},
+            )
 
         return await run(do)
 
