@@ -55,8 +55,7 @@ def build_agent_tools(run: Run) -> ToolList:
                                      "decisions) follows in the background; memory_stats "
                                      "shows what is left.")
             lines = [f"Remembered: {summary}.{later}", *(render.entry_line(e) for e in entries)]
-            return ok("
-".join(lines), {"entries": [entry_ref(e) for e in entries]})
+            return ok("\n".join(lines), {"entries": [entry_ref(e) for e in entries]})
 
         return await run(do)
 

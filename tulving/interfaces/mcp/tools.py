@@ -165,15 +165,13 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
                 said = entry.metadata.get("evidence", {}).get("count", 2)
                 return ok(f"Reinforced {entry.type.value} {entry.id}: it restates what was "
                           f"already known (said {said} times); no new memory "
-                          f"(outcome: reinforced):
-{entry_text(entry)}",
+                          f"(outcome: reinforced):\n{entry_text(entry)}",
                           {"stored": entry_brief(entry), **done.as_dict()})
             note = f" (supersedes {entry.supersedes})" if entry.supersedes else ""
             superseded = (f", superseded: {done.superseded}" if done.superseded else "")
             return ok(
                 f"Stored {entry.type.value} {entry.id}{note} (outcome: {done.outcome}"
-                f"{superseded}):
-{entry_text(entry)}",
+                f"{superseded}):\n{entry_text(entry)}",
                 {"stored": entry_brief(entry), **done.as_dict()},
             )
 
