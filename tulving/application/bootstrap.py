@@ -56,6 +56,7 @@ from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import Identity
 from tulving.domain.write_policy import WritePolicy
+from tulving.plugins.chain import PluginHooks
 from tulving.plugins.registry import AdapterContext, get_manager
 from tulving.ports.storage import ReadOnlyOpen
 
@@ -198,7 +199,7 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
     pm, _registry = get_manager()
     ctx = MemoryContext(
         identity=identity, storage=storage, clock=clock, embedder=embedder,
-        vectors=vectors, tokenizer=tokenizer, llm=gateway.llm, hooks=pm.hook,
+        vectors=vectors, tokenizer=tokenizer, llm=gateway.llm, hooks=PluginHooks.of(pm),
         context_window=settings.context_window, serial=serial,
     )
     if embedder is None:
