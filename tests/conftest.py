@@ -12,8 +12,13 @@ from typing import Any
 import pytest
 
 from tulving.adapters.clock import ManualClock
+from tulving.application.plumbing.rule_set_source import install_rule_sets
 
 os.environ.setdefault("TULVING_PLUGINS", "tulving")
+
+# The tests' composition: unit tests call the domain's redaction directly, without a
+# Memory or tulving.redact() to install the rule sets it masks with (see rule_set_source).
+install_rule_sets()
 
 # onnxruntime crashes creating a session in a process that imported usearch before it
 # (see tulving/adapters/vectors/usearch_index.py, which imports it first); test modules

@@ -10,9 +10,9 @@
 
 from typing import TYPE_CHECKING
 
-from tulving.adapters.detectors import install_default as _install_detectors
 from tulving.application.agent_memory.jobs import RememberJob
 from tulving.application.memory import Memory
+from tulving.application.plumbing.rule_set_source import redact
 from tulving.application.plumbing.warnings_once import TulvingWarning
 from tulving.domain.curated import CuratedContext, CuratedEntry
 from tulving.domain.entry import MemoryEntry
@@ -38,14 +38,9 @@ from tulving.domain.errors import (
     VectorIndexError,
 )
 from tulving.domain.query import SearchResult
-from tulving.domain.redaction import redact
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
 from tulving.domain.write_policy import WritePolicy
 from tulving.version import __version__
-
-# The rule sets redaction masks with (detect-secrets' plugins, python-stdnum's
-# validators) reach the domain as data, loaded on first use.
-_install_detectors()
 
 if TYPE_CHECKING:  # type checkers see the real class; at run time it loads on first use
     from tulving.application.async_memory import AsyncMemory

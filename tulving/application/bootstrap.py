@@ -36,6 +36,7 @@ from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing.composition import default_names, resolve
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.rule_set_source import install_rule_sets
 from tulving.application.plumbing.vector_sync import (
     check_model,
     embed_missing,
@@ -162,6 +163,7 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
           opened: contextlib.ExitStack) -> tuple[MemoryContext, LLMGateway]:
     """The adapters, opened and reconciled (model checked, missing vectors embedded, the
     index caught up with storage); each one's release is pushed on ``opened``."""
+    install_rule_sets()  # what redaction masks with: a process-wide loader, installed once
     opts = settings.options
     key = settings.encryption
     choices = settings.choices

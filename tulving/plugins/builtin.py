@@ -55,3 +55,7 @@ def tulving_register_adapters(registry: AdapterRegistry) -> None:
         description="character estimate with a safety margin; no dependency")
     add("clock", "system", f"{_A}.clock:create_system", description="wall clock, UTC")
     add("clock", "manual", f"{_A}.clock:create_manual", description="settable, for tests")
+    add("detectors", "default", f"{_A}.detectors:load_default",
+        requires=("detect_secrets", "stdnum"),
+        description="the rule sets redaction masks with: betterleaks, detect-secrets, "
+                    "python-stdnum (a loader the domain calls on first use)")

@@ -26,7 +26,7 @@ from tulving.plugins import hookspecs
 from tulving.plugins.chain import HookChain
 
 ENTRY_POINT_GROUP = "tulving"
-KINDS = ("storage", "vectors", "embedder", "llm", "tokenizer", "clock")
+KINDS = ("storage", "vectors", "embedder", "llm", "tokenizer", "clock", "detectors")
 #: Comma-separated distribution names whose plugins may load (empty: all installed).
 ALLOW_ENV = "TULVING_PLUGINS"
 #: Comma-separated entry-point names never to load.

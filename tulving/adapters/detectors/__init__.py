@@ -2,11 +2,12 @@
 scanner of the gitleaks lineage) and detect-secrets' plugins for credential formats (with
 a few plugins of Tulving's own, written to detect-secrets' plugin interface, for formats
 both lack), and python-stdnum's validators for national identifiers. The domain receives
-them as data through :func:`tulving.domain.rule_sets.install`."""
+them as data: :func:`load_default` is the registry's ``detectors`` adapter, a loader the
+composition installs with :func:`tulving.domain.rule_sets.install`
+(``tulving.application.plumbing.rule_set_source``)."""
 
 from __future__ import annotations
 
-from tulving.domain import rule_sets
 from tulving.domain.rule_sets import RuleSets
 
 
@@ -23,8 +24,3 @@ def load_default() -> RuleSets:
                     source=f"detect-secrets {version('detect-secrets')}, "
                            f"{betterleaks_rules.engine_version()}, "
                            f"python-stdnum {version('python-stdnum')}")
-
-
-def install_default() -> None:
-    """Make :func:`load_default` the domain's rule-set loader (nothing is imported yet)."""
-    rule_sets.install(load_default)

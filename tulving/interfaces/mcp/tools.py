@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain.errors import NotFoundError, NotVisibleError, TulvingError, ValidationError
-from tulving.domain.redaction import redact
 from tulving.interfaces import render
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tool_hints import LOWER, STRICT, UPPER
