@@ -19,23 +19,19 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
-from tulving.application.agent_memory.jobs import JobQueue
 from tulving.application.agent_memory.procedures import working_memory
-from tulving.application.agent_memory.remembering import Rememberer
-from tulving.application.agent_memory.session_writes import SessionWrites
 from tulving.application.agent_memory.sessions import SessionManager
-from tulving.application.curation.curator import Curator
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.governance.encryption import require_encrypted
-from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing.composition import default_names, resolve
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.memory_settings import MemorySettings
 from tulving.application.plumbing.rule_set_source import install_rule_sets
 from tulving.application.plumbing.vector_sync import (
     check_model,
@@ -45,14 +41,10 @@ from tulving.application.plumbing.vector_sync import (
     save_index,
 )
 from tulving.application.plumbing.warnings_once import warn_once
-from tulving.application.portability.importer import ImportTarget
-from tulving.application.portability.sync import LocalSide
 from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher
-from tulving.application.writing.writer import Writer
-from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import Identity
@@ -61,29 +53,17 @@ from tulving.plugins.chain import PluginHooks
 from tulving.plugins.registry import AdapterContext, get_manager
 from tulving.ports.storage import ReadOnlyOpen
 
-Progress = Callable[[str, int, int], None]
+if TYPE_CHECKING:  # composed on first use (Services)
+    from tulving.application.agent_memory.jobs import JobQueue
+    from tulving.application.agent_memory.remembering import Rememberer
+    from tulving.application.agent_memory.session_writes import SessionWrites
+    from tulving.application.curation.curator import Curator
+    from tulving.application.governance.integrity import Governance
+    from tulving.application.portability.importer import ImportTarget
+    from tulving.application.portability.sync import LocalSide
 
 #: How many of the active session's latest entries curate() puts first.
 WORKING_MEMORY_IN_CURATE = 5
-
-
-@attrs.frozen
-class Settings:
-    """What ``Memory(...)`` was given, checked and parsed (no I/O: the constructor stays
-    cheap): where the store is, the adapter choices (names, instances or ``DEFAULT``)
-    with their options, and the settings the services take."""
-
-    location: str
-    read_only: bool
-    choices: Mapping[str, Any]
-    options: Mapping[str, Mapping[str, Any]]
-    context_window: int
-    llm_expansion: bool
-    expansion_weight: float
-    progress: Progress | None
-    signing_key: bytes | None
-    encryption: EncryptionKey | None
-    ranker: str = "fused"
 
 
 class AccessRecorder(Protocol):
@@ -105,31 +85,107 @@ class NotRecorded:
         return None
 
 
-@attrs.frozen
-class Services:
-    """A Memory's composed services over its opened adapters (``ctx``)."""
+_T = TypeVar("_T")
 
-    ctx: MemoryContext
-    llm: LLMGateway
-    access: AccessRecorder
-    audit: AuditTrail
-    governance: Governance
-    writer: SessionWrites
-    searcher: Searcher
-    curator: Curator
-    sessions: SessionManager
-    rememberer: Rememberer
-    imports: ImportTarget
-    #: True when these services opened the adapters (``startup``), False on a view: only
-    #: the opener closes them.
-    owns_adapters: bool
+
+class Services:
+    """A Memory's composed services over its opened adapters (``ctx``).
+
+    What every read uses (access statistics, search, the audit trail, sessions) is
+    composed with the Memory; the rest (the write path and its governance, curation,
+    remembering, imports) on first use, each once, so a process that only searches
+    never loads the modules of the others (cosmicpython's rule: nothing heavy before it
+    is needed).
+    """
+
+    def __init__(self, settings: MemorySettings, ctx: MemoryContext, llm: LLMGateway,
+                 policy: Callable[[], WritePolicy], *, owns_adapters: bool) -> None:
+        read_only = settings.read_only
+        self.ctx = ctx
+        self.llm = llm
+        #: True when these services opened the adapters (``startup``), False on a view:
+        #: only the opener closes them.
+        self.owns_adapters = owns_adapters
+        self._settings = settings
+        self._policy = policy
+        self._lock = threading.RLock()  # a service's build may ask for another
+        self.access: AccessRecorder = (NotRecorded() if read_only
+                                       else AccessTracker(ctx.storage, ctx.clock))
+        self.searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
+                                                    ranker=settings.ranker),
+                                 QueryExpander(llm) if settings.llm_expansion else None)
+        self.audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
+                                record_reads=policy().audit_reads and not read_only,
+                                read_only=read_only)
+        self.sessions = SessionManager(ctx, llm, self._summarise)
+
+    def _once(self, name: str, build: Callable[[], _T]) -> _T:
+        """The service ``name``, composed by ``build`` the first time it is asked for."""
+        found = self.__dict__.get(name)
+        if found is None:
+            with self._lock:
+                found = self.__dict__.get(name)
+                if found is None:
+                    found = self.__dict__[name] = build()
+        return found
+
+    @property
+    def governance(self) -> Governance:
+        from tulving.application.governance.integrity import Governance
+
+        return self._once("_governance", lambda: Governance(
+            self.ctx, self._policy(), self.audit, self._settings.signing_key))
+
+    @property
+    def writer(self) -> SessionWrites:
+        from tulving.application.agent_memory.session_writes import SessionWrites
+        from tulving.application.writing.writer import Writer
+
+        return self._once("_writer", lambda: SessionWrites(
+            Writer(self.ctx, self.governance, self.audit), self.sessions, self._policy,
+            read_only=self._settings.read_only, location=self._settings.location))
+
+    @property
+    def curator(self) -> Curator:
+        return self._once("_curator", self._curator)
+
+    @property
+    def rememberer(self) -> Rememberer:
+        from tulving.application.agent_memory.remembering import Rememberer
+
+        return self._once("_rememberer", lambda: Rememberer(
+            self.ctx, self.llm, self.sessions, self._write_batch, self._policy))
+
+    @property
+    def imports(self) -> ImportTarget:
+        from tulving.application.portability.importer import ImportTarget
+
+        return self._once("_imports", lambda: ImportTarget(
+            self.ctx, self.audit, self.governance.seal, self._policy,
+            self._settings.progress))
 
     @property
     def jobs(self) -> JobQueue:
         return self.rememberer.jobs
 
+    def _curator(self) -> Curator:
+        from tulving.application.curation.curator import Curator
+
+        curator = Curator(self.ctx, self.searcher)
+        curator.working_memory = lambda: explicit_working_memory(self.ctx, self.sessions)
+        return curator
+
+    def _summarise(self, fields: dict[str, Any], session_id: str | None) -> MemoryEntry:
+        return self.writer.write([fields], "summarize", session_id=session_id)[0].entry
+
+    def _write_batch(self, batch: list[dict[str, Any]], operation: str,
+                     session_id: str | None) -> list[MemoryEntry]:
+        return [o.entry for o in self.writer.write(batch, operation, session_id=session_id)]
+
     def sync_side(self) -> LocalSide:
         """This Memory's side of sync (``portability.sync``)."""
+        from tulving.application.portability.sync import LocalSide
+
         return LocalSide(self.imports, self.flush_reads)
 
     def flush_reads(self) -> None:
@@ -138,7 +194,7 @@ class Services:
         self.audit.flush()
 
 
-def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], WritePolicy],
+def bootstrap(settings: MemorySettings, identity: Identity, policy: Callable[[], WritePolicy],
               serial: threading.RLock, *, shared: Services | None = None) -> Services:
     """The services of a Memory of ``identity``: over adapters opened now (``shared`` is
     None: ``Memory.startup``) or over those ``shared`` opened (``Memory.view``). ``policy``
@@ -150,7 +206,7 @@ def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], Write
         else:
             ctx = attrs.evolve(shared.ctx, identity=identity, current_session=None)
             llm = shared.llm
-        services = _compose(settings, ctx, llm, policy, owns_adapters=shared is None)
+        services = Services(settings, ctx, llm, policy, owns_adapters=shared is None)
         if not settings.read_only:  # a reader ends no session and runs no job: both write
             services.sessions.recover()
             if services.jobs.mine():
@@ -159,7 +215,7 @@ def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], Write
     return services
 
 
-def _open(settings: Settings, identity: Identity, serial: threading.RLock,
+def _open(settings: MemorySettings, identity: Identity, serial: threading.RLock,
           opened: contextlib.ExitStack) -> tuple[MemoryContext, LLMGateway]:
     """The adapters, opened and reconciled (model checked, missing vectors embedded, the
     index caught up with storage); each one's release is pushed on ``opened``."""
@@ -215,40 +271,6 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
     reconcile_index(ctx, settings.progress)
     note_representation(ctx)
     return ctx, gateway
-
-
-def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
-             policy: Callable[[], WritePolicy], *, owns_adapters: bool) -> Services:
-    read_only = settings.read_only
-    access: AccessRecorder = NotRecorded() if read_only else AccessTracker(ctx.storage,
-                                                                          ctx.clock)
-    searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
-                                           ranker=settings.ranker),
-                        QueryExpander(llm) if settings.llm_expansion else None)
-    audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
-                       record_reads=policy().audit_reads and not read_only,
-                       read_only=read_only)
-    governance = Governance(ctx, policy(), audit, settings.signing_key)
-
-    def summarise(fields: dict[str, Any], session_id: str | None) -> MemoryEntry:
-        return writes.write([fields], "summarize", session_id=session_id)[0].entry
-
-    def write_batch(batch: list[dict[str, Any]], operation: str,
-                    session_id: str | None) -> list[MemoryEntry]:
-        return [o.entry for o in writes.write(batch, operation, session_id=session_id)]
-
-    sessions = SessionManager(ctx, llm, summarise)
-    writes = SessionWrites(Writer(ctx, governance, audit), sessions, policy,
-                           read_only=read_only, location=settings.location)
-    curator = Curator(ctx, searcher)
-    curator.working_memory = lambda: explicit_working_memory(ctx, sessions)
-    return Services(
-        ctx=ctx, llm=llm, access=access, audit=audit, governance=governance,
-        writer=writes, searcher=searcher, curator=curator, sessions=sessions,
-        rememberer=Rememberer(ctx, llm, sessions, write_batch, policy),
-        imports=ImportTarget(ctx, audit, governance.seal, policy, settings.progress),
-        owns_adapters=owns_adapters,
-    )
 
 
 def explicit_working_memory(ctx: MemoryContext, sessions: SessionManager

@@ -14,77 +14,70 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from types import TracebackType
-from typing import IO, Any, Literal, overload
+from typing import IO, TYPE_CHECKING, Any, Literal, overload
 
 import attrs
 
-from tulving.application.agent_memory.jobs import JobQueue, RememberJob
-from tulving.application.agent_memory.session_writes import CURRENT_SESSION
-from tulving.application.agent_memory.sessions import Session
-from tulving.application.bootstrap import Services, Settings, bootstrap, shut_down
-from tulving.application.curation.after_curate import apply_after_curate
-from tulving.application.curation.curator import Curator
-from tulving.application.governance import corrections, erasure, retention
-from tulving.application.governance.audit import AuditCheck
-from tulving.application.governance.encryption import parse_encryption
-from tulving.application.governance.erasure import ErasureReport
-from tulving.application.governance.integrity import (
-    HealthReport,
-    IntegrityReport,
-    load_signing_key,
+from tulving.application.plumbing.memory_settings import (
+    DEFAULT,
+    MemorySettings,
+    normalise_location,
 )
-from tulving.application.governance.retention import (
-    PurgeReport,
-    RetentionReport,
-    RollbackReport,
-)
-from tulving.application.plumbing.composition import DEFAULT, normalise_location
-from tulving.application.plumbing.context import MemoryContext
-from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.application.plumbing.operation_spans import trace_methods
 from tulving.application.plumbing.text_guard import guard_methods
-from tulving.application.plumbing.vector_sync import catch_up, save_index
-from tulving.application.plumbing.write_order import writing
-from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
-from tulving.application.portability.exporter import ExportReport
-from tulving.application.portability.importer import ImportReport
-from tulving.application.portability.lines_import import LinesReport
-from tulving.application.portability.sync import SyncRemote, SyncReport
-from tulving.application.portability.sync_service import SyncService
-from tulving.application.retrieval import lookup
-from tulving.application.retrieval.options import SearchOptions
-from tulving.application.retrieval.search import Searcher, build_filter
-from tulving.application.upkeep.census import Readiness, StoreCensus
-from tulving.application.upkeep.eviction import EvictionReport, evict
-from tulving.application.upkeep.maintenance import (
-    InspectReport,
-    MaintenancePurge,
-    MaintenanceReport,
-    ReembedReport,
-    ReindexReport,
-    VacuumReport,
-)
-from tulving.application.upkeep.statistics import store_stats
-from tulving.domain.curated import CuratedContext
-from tulving.domain.entry import MemoryEntry
-from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
-from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
-from tulving.domain.query import EntryFilter, SearchResult
+from tulving.domain.query import EntryFilter
 from tulving.domain.query_expansion import parse_search_settings
-from tulving.domain.records import AuditRecord, SessionRecord
 from tulving.domain.representation import parse_writing
 from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
-from tulving.plugins.hooks import CurateContext
-from tulving.ports.storage import (
-    ReadTransactions,
-    StorageCapabilities,
-    SyncLog,
-    TokenStore,
-    WriteOutcome,
-)
+
+if TYPE_CHECKING:  # what the signatures name; each service loads when a call needs it
+    from tulving.application.agent_memory.jobs import JobQueue, RememberJob
+    from tulving.application.agent_memory.sessions import Session
+    from tulving.application.bootstrap import Services
+    from tulving.application.curation.curator import Curator
+    from tulving.application.governance.audit import AuditCheck
+    from tulving.application.governance.erasure import ErasureReport
+    from tulving.application.governance.integrity import HealthReport, IntegrityReport
+    from tulving.application.governance.retention import (
+        PurgeReport,
+        RetentionReport,
+        RollbackReport,
+    )
+    from tulving.application.plumbing.context import MemoryContext
+    from tulving.application.plumbing.llm_gateway import LLMGateway
+    from tulving.application.portability.exporter import ExportReport
+    from tulving.application.portability.importer import ImportReport
+    from tulving.application.portability.lines_import import LinesReport
+    from tulving.application.portability.sync import SyncRemote, SyncReport
+    from tulving.application.portability.sync_service import SyncService
+    from tulving.application.retrieval.lookup import EntryPage
+    from tulving.application.retrieval.search import Searcher
+    from tulving.application.upkeep.census import Readiness, StoreCensus
+    from tulving.application.upkeep.eviction import EvictionReport
+    from tulving.application.upkeep.maintenance import (
+        InspectReport,
+        MaintenancePurge,
+        MaintenanceReport,
+        ReembedReport,
+        ReindexReport,
+        VacuumReport,
+    )
+    from tulving.domain.curated import CuratedContext
+    from tulving.domain.entry import MemoryEntry
+    from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
+    from tulving.domain.query import SearchResult
+    from tulving.domain.records import AuditRecord, SessionRecord
+    from tulving.ports.storage import StorageCapabilities, TokenStore, WriteOutcome
+
+#: ``Memory.import_bundle``'s default cap on a bundle's size (``portability.bundle_format``'s
+#: ``DEFAULT_MAX_BYTES``; a test keeps the two equal).
+BUNDLE_MAX_BYTES = 8 * 1024**3
+#: ``_write``'s "the session this write belongs to": the current one (``CURRENT_SESSION``
+#: of ``agent_memory.session_writes``, looked up when a write runs).
+_CURRENT: Any = object()
 
 Progress = Callable[[str, int, int], None]
 
@@ -151,6 +144,10 @@ class Memory:
         adapter_options = {k: dict(v) for k, v in (options or {}).items()}
         context_window = parse_writing(adapter_options.pop("writing", {}))
         expansion, weight, ranker = parse_search_settings(adapter_options.pop("search", {}))
+        from tulving.application.governance.encryption import parse_encryption
+        from tulving.application.governance.signing_key import load_signing_key
+        from tulving.application.retrieval.options import SearchOptions
+
         SearchOptions(ranker=ranker)  # an unknown ranker fails here, before anything opens
         unknown = set(adapter_options) - set(choices)
         if unknown:
@@ -161,11 +158,12 @@ class Memory:
         # encryption at rest (see governance.encryption): the key is read now, so a
         # missing one fails before anything opens
         key = parse_encryption(encryption)
-        settings = Settings(location, read_only, choices, adapter_options, context_window,
-                            expansion, weight, progress, signing_key, key, ranker)
+        settings = MemorySettings(location, read_only, choices, adapter_options,
+                                  context_window, expansion, weight, progress, signing_key,
+                                  key, ranker)
         self._settle(identity, settings, parsed_policy, threading.RLock(), None)
 
-    def _settle(self, identity: Identity, settings: Settings, policy: WritePolicy,
+    def _settle(self, identity: Identity, settings: MemorySettings, policy: WritePolicy,
                 lock: threading.RLock, parent: Memory | None) -> None:
         """Every field of a Memory, set once here (a view is settled with its parent's
         settings, policy and lock); the services come from ``bootstrap``."""
@@ -191,6 +189,8 @@ class Memory:
             if self._closed:
                 raise ConfigError("this Memory is closed")
             if self._services is None:
+                from tulving.application.bootstrap import bootstrap
+
                 self._services = bootstrap(self._settings, self.identity,
                                            lambda: self.policy, self._lock)
             return self
@@ -215,6 +215,8 @@ class Memory:
         identity = Identity(agent_id, user_id, workspace_id, self.identity.model_id)
         view = Memory.__new__(Memory)
         view._settle(identity, self._settings, self.policy, self._lock, self)
+        from tulving.application.bootstrap import bootstrap
+
         with self._lock:
             view._services = bootstrap(self._settings, identity, lambda: view.policy,
                                        self._lock, shared=shared)
@@ -244,6 +246,8 @@ class Memory:
             services, self._services = self._services, None
             self._closed = True
             if services is not None:
+                from tulving.application.bootstrap import shut_down
+
                 shut_down(services)
 
     def __enter__(self) -> Memory:
@@ -257,6 +261,8 @@ class Memory:
 
     def flush(self) -> None:
         """Write batched access statistics and the vector index cache now."""
+        from tulving.application.plumbing.vector_sync import save_index
+
         services = self._up()
         services.flush_reads()
         if services.ctx.vectors is not None:
@@ -343,10 +349,14 @@ class Memory:
 
     def _write(
         self, batch: list[dict[str, Any]], operation: str, *,
-        session_id: str | None = CURRENT_SESSION,
+        session_id: str | None = _CURRENT,
     ) -> list[WriteOutcome]:
         """The one write path (``agent_memory.session_writes``), in the session this
         write belongs to (the current one unless the caller names one)."""
+        if session_id is _CURRENT:
+            from tulving.application.agent_memory.session_writes import CURRENT_SESSION
+
+            session_id = CURRENT_SESSION
         return self._up().writer.write(batch, operation, session_id=session_id)
 
     # reads ----------------------------------------------------------------------------
@@ -355,10 +365,14 @@ class Memory:
         committed when this Memory is a reader (a writer's index follows its own writes)."""
         ctx = self.ctx
         if self.read_only:
+            from tulving.application.plumbing.vector_sync import catch_up
+
             catch_up(ctx)
         return ctx
 
     def _resolve(self, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
+        from tulving.application.retrieval import lookup
+
         services = self._up()
         try:
             return lookup.resolve(services.ctx, key_or_id, include_archived=include_archived)
@@ -371,6 +385,8 @@ class Memory:
         """The active entry with this id or key, raw (not redacted); with ``as_of``, the
         entry as the store held it at that transaction time; with ``include_archived``,
         also an archived version by its id (an older version from ``history``)."""
+        from tulving.application.retrieval import lookup
+
         if not isinstance(include_archived, bool):
             raise ValidationError("include_archived must be True or False")
         services = self._up()
@@ -389,6 +405,8 @@ class Memory:
 
     def list_keys(self, prefix: str = "") -> list[str]:
         """The keys of the active entries this identity sees, starting with ``prefix``."""
+        from tulving.application.retrieval import lookup
+
         return lookup.list_keys(self.ctx, prefix)
 
     def list_entries(
@@ -402,10 +420,13 @@ class Memory:
         until: datetime | None = None,
         include_archived: bool = False,
         scope: Scope | str | None = None,
-    ) -> lookup.EntryPage:
+    ) -> EntryPage:
         """Every visible entry, with or without a key, oldest first, ``limit`` at a time;
         pass the page's ``next_cursor`` back for the next one (None: no more). With
         ``scope`` a page may come back short before the last one (see ``next_cursor``)."""
+        from tulving.application.retrieval import lookup
+        from tulving.application.retrieval.search import build_filter
+
         if not isinstance(include_archived, bool):
             raise ValidationError("include_archived must be True or False")
         flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
@@ -418,6 +439,8 @@ class Memory:
 
     def history(self, key: str) -> list[MemoryEntry]:
         """Every version of ``key``, newest first, following the supersede chain."""
+        from tulving.application.retrieval import lookup
+
         return lookup.history(self.ctx, key)
 
     def forget(self, key_or_id: str, *, hard: bool = False) -> MemoryEntry:
@@ -443,6 +466,8 @@ class Memory:
     ) -> list[SearchResult]:
         """Hybrid (default), semantic, lexical or key search over visible active entries;
         with ``as_of``, over the entries as the store held them at that transaction time."""
+        from tulving.application.retrieval.search import build_filter
+
         services = self._up()
         flt = build_filter(self._fresh(), types, tags, since, until, as_of)
         results = services.searcher.search(query, top_k, mode, flt, min_score)
@@ -474,6 +499,10 @@ class Memory:
         left, keys (``CuratedEntry.section`` names each). Secrets are redacted.
         ``explain=True`` also reports every ranked candidate (``.candidates``): its score
         broken down, shown in full, truncated, as an index line or left out, and its cost."""
+        from tulving.application.curation.after_curate import apply_after_curate
+        from tulving.application.retrieval.search import build_filter
+        from tulving.plugins.hooks import CurateContext
+
         services = self._up()
         flt = build_filter(self._fresh(), types, tags, since, until)
         result = services.curator.curate(query, token_budget, mode, flt, weights,
@@ -501,6 +530,8 @@ class Memory:
     def session(self, goal: str | None = None) -> Session:
         """``with memory.session(goal) as s:`` an explicit session, ended (and summarised)
         on exit. An implicit session opened by earlier writes yields to it."""
+        from tulving.application.agent_memory.sessions import Session
+
         record = self.start_session(goal)
         return Session(record, lambda: self._end_session(only=record.id))
 
@@ -602,6 +633,7 @@ class Memory:
     def record_outcome(self, key_or_id: str, success: bool) -> MemoryEntry:
         """Count one success or failure on a PROCEDURE entry."""
         from tulving.application.agent_memory.procedures import with_outcome
+        from tulving.application.plumbing.write_order import writing
 
         services = self._up()
         with self._lock:
@@ -631,6 +663,8 @@ class Memory:
     def evict(self, threshold: float = 0.05, *, dry_run: bool = False) -> EvictionReport:
         """Archive (reason ``evicted``) entries whose decayed importance fell below
         ``threshold``; DECISION and pinned entries are exempt. Idempotent."""
+        from tulving.application.upkeep.eviction import evict
+
         services = self._up()
         services.access.flush()
         with self._lock:
@@ -639,6 +673,8 @@ class Memory:
     def stats(self) -> StatsReport:
         """Counts by type and tag, the storage engine's figures, the adapters in use, the
         LLM's calls and fallbacks, pending jobs and the current session."""
+        from tulving.application.upkeep.statistics import store_stats
+
         services = self._up()
         ctx = self._fresh()
         return store_stats(ctx, services.llm.stats(), len(services.jobs.mine()))
@@ -711,7 +747,9 @@ class Memory:
         default so history chains and corrections survive the trip. ``encryption``
         (``"env:NAME"``, ``"file:PATH"``, as for the store) encrypts the whole bundle,
         manifest included (see ``portability.bundle_crypto``)."""
+        from tulving.application.governance.encryption import parse_encryption
         from tulving.application.portability.exporter import export
+        from tulving.application.retrieval.search import build_filter
 
         for name, flag in (("include_archived", include_archived),
                            ("include_embeddings", include_embeddings), ("redact", redact)):
@@ -751,13 +789,15 @@ class Memory:
         on_conflict: str = "newest",
         dry_run: bool = False,
         remap_identity: bool = False,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_bytes: int = BUNDLE_MAX_BYTES,
         encryption: Any = None,
     ) -> ImportReport:
         """Merge a bundle into this store in one all-or-nothing call (see
         ``tulving.application.portability.importer``); the report lists what was added,
         updated, skipped and in conflict, and how many entries were re-embedded. An
         encrypted bundle needs its key in ``encryption``; a plain one must come without."""
+        from tulving.application.governance.encryption import parse_encryption
+
         bundle_key = parse_encryption(encryption)
         imports = self._up().imports
         importer = imports.importer(reembedding=reembedding, on_conflict=on_conflict,
@@ -772,6 +812,8 @@ class Memory:
         the deltas end to end: the server stores them without being able to read them,
         and every device of the tenant must use the same key. Interrupted at any point,
         a second call converges (see ``portability.sync``)."""
+        from tulving.application.governance.encryption import parse_encryption
+        from tulving.application.plumbing.write_order import writing
         from tulving.application.portability.sync import sync
         from tulving.version import __version__
 
@@ -789,6 +831,8 @@ class Memory:
         """The server's side of sync for this Memory's tenant (``tulving serve``'s
         ``/v1/sync``; see ``portability.sync_service``): ConfigError when the store keeps
         no sync log."""
+        from tulving.application.portability.sync_service import SyncService
+
         # not startup() every call: it waits for this Memory's lock, which a merge holds
         # for its whole import
         return SyncService(self._up().sync_side())
@@ -835,6 +879,8 @@ class Memory:
         with self._lock:  # the lock before the store's transaction (plumbing.write_order)
             original = self._resolve(key_or_id)
             services.governance.check_may_change(original, "correct")
+            from tulving.application.governance import corrections
+
             fixed, _ = corrections.correct(services.ctx, original, new_content, fields,
                                            self._write)
         return fixed
@@ -845,16 +891,22 @@ class Memory:
         with self._lock:  # the lock before the store's transaction (plumbing.write_order)
             anchor: str | None = None
             if isinstance(point, datetime):
+                from tulving.domain.entry_factory import check_time
+
                 moment = check_time("point", point)
             else:
                 entry = self._resolve(point, include_archived=True)
                 anchor, moment = entry.id, entry.created_at
             assert moment is not None
+            from tulving.application.governance import retention
+
             return retention.rollback_to(services.ctx, services.audit, moment, anchor)
 
     def apply_retention(self, policy: Mapping[str, Any]) -> RetentionReport:
         """Archive by per-scope TTL and max entries: ``{"agent": {"ttl_days": 30}}``;
         the report maps each scope to what was archived in it."""
+        from tulving.application.governance import retention
+
         services = self._up()
         with self._lock:
             return retention.apply_retention(services.ctx, services.audit, policy)
@@ -864,6 +916,8 @@ class Memory:
     ) -> PurgeReport:
         """Hard-delete archived entries; what audit, history chains or summaries' sources
         need stays unless ``force=True``; ``dry_run`` only counts."""
+        from tulving.application.governance import retention
+
         services = self._up()
         with self._lock:
             return retention.purge(services.ctx, services.audit, older_than, force=force,
@@ -872,6 +926,8 @@ class Memory:
     def erase(self, *, user_id: str | None = None, workspace_id: str | None = None,
               agent_id: str | None = None) -> ErasureReport:
         """Delete every entry of a data subject for good (see ``application.governance.erasure``)."""
+        from tulving.application.governance import erasure
+
         services = self._up()
         services.flush_reads()
         with self._lock:
@@ -913,6 +969,8 @@ class Memory:
     def audit_refusal(self, inputs: Mapping[str, str], details: Mapping[str, str]) -> None:
         """Record in this identity's audit chain that a caller was refused (a door: a
         token that named another tenant), in a transaction of its own."""
+        from tulving.application.plumbing.write_order import writing
+
         services = self._up()
         with writing(services.ctx):
             services.audit.record("refused", dict(inputs), details=dict(details))
@@ -941,6 +999,8 @@ class Memory:
     def read_scope(self) -> AbstractContextManager[None]:
         """What one request reads, read in one read transaction of a store that has them
         (PostgreSQL); nothing on others."""
+        from tulving.ports.storage import ReadTransactions
+
         storage = self._up().ctx.storage
         return storage.reading() if isinstance(storage, ReadTransactions) else nullcontext()
 
@@ -950,6 +1010,8 @@ class Memory:
 
     def keeps_sync_log(self) -> bool:
         """Whether the store keeps the server's sync log (``ports.storage.SyncLog``)."""
+        from tulving.ports.storage import SyncLog
+
         return isinstance(self._up().ctx.storage, SyncLog)
 
     def store_census(self, tenants: Iterable[str] = ()) -> StoreCensus:

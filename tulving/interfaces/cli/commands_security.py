@@ -17,7 +17,6 @@ import os
 import secrets
 from typing import Any
 
-from tulving.application.governance.encryption import change_store_encryption, parse_encryption
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
 from tulving.interfaces.cli.output import OK, Output
@@ -71,6 +70,11 @@ def _keygen(args: argparse.Namespace, out: Output) -> int:
 
 
 def _convert(args: argparse.Namespace, out: Output, action: str) -> int:
+    from tulving.application.governance.encryption import (
+        change_store_encryption,
+        parse_encryption,
+    )
+
     settings = settings_from(args)
     current = settings.encryption
     if action == "encrypt":
