@@ -50,3 +50,12 @@ ensure_ts_client() {
     touch "$dir/node_modules"
   fi
 }
+# The MCP Inspector's CLI, pinned by tests/e2e/mcp_inspector's lock file (the current
+# release and the 0.14 CLI); tests/e2e/test_mcp_inspector.py drives it through Node.
+ensure_mcp_inspector() {
+  local dir="tests/e2e/mcp_inspector"
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    touch "$dir/node_modules"
+  fi
+}

@@ -60,6 +60,8 @@ def curated_text(page: Page) -> str:
 def test_curate_preview_equals_the_api_and_follows_the_budget(
         page: Page, server: Server, seeded: dict[str, Any]) -> None:
     login(page, server, "alice")
+    # what is left of the background work, from /v1/stats (every write here embeds inline)
+    expect(page.locator("#backlog")).to_have_text("Background work: none left")
     page.fill("#curate-query", "when do deploys go out")
     page.fill("#budget", "300")
     page.click("#curate-form button[type=submit]")

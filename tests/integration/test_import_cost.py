@@ -105,10 +105,12 @@ def test_redact_without_a_memory_masks_with_the_full_rule_sets() -> None:
     assert "tulving.application.memory" not in loaded
 
 
-def test_the_facades_bundle_cap_is_the_bundle_formats() -> None:
-    """``Memory.import_bundle``'s default is restated in the facade (so that importing it
-    loads no bundle code): the two must not drift."""
-    from tulving.application.memory import BUNDLE_MAX_BYTES
-    from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
+def test_the_facades_size_caps_are_the_readers() -> None:
+    """``Memory.import_bundle``'s and ``import_from``'s defaults are restated in the facade
+    (so that importing it loads no reader): they must not drift."""
+    from tulving.application import memory
+    from tulving.application.portability import bundle_format
+    from tulving.application.portability.formats import translation
 
-    assert BUNDLE_MAX_BYTES == DEFAULT_MAX_BYTES
+    assert memory.BUNDLE_MAX_BYTES == bundle_format.DEFAULT_MAX_BYTES
+    assert memory.FOREIGN_MAX_BYTES == translation.DEFAULT_MAX_BYTES

@@ -67,8 +67,8 @@ def meanwhile(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[], Any]], 
 
     plain_commit = PostgresStorage.commit_planned
 
-    def commit_planned(self: Any, *args: Any) -> Any:
-        done = plain_commit(self, *args)
+    def commit_planned(self: Any, *args: Any, **kwargs: Any) -> Any:
+        done = plain_commit(self, *args, **kwargs)
         if done is None:
             refused.append(1)
         return done

@@ -30,6 +30,8 @@ from tulving.application.governance.audit import AuditTrail
 from tulving.application.governance.encryption import require_encrypted
 from tulving.application.plumbing.composition import default_names, resolve
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.deferred_vectors import DeferredVectors
+from tulving.application.plumbing.enrichment import Enricher
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
 from tulving.application.plumbing.memory_settings import MemorySettings
 from tulving.application.plumbing.rule_set_source import install_rule_sets
@@ -46,7 +48,7 @@ from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import ConfigError
+from tulving.domain.errors import ConfigError, StorageError
 from tulving.domain.identity import Identity
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.chain import PluginHooks
@@ -99,10 +101,14 @@ class Services:
     """
 
     def __init__(self, settings: MemorySettings, ctx: MemoryContext, llm: LLMGateway,
-                 policy: Callable[[], WritePolicy], *, owns_adapters: bool) -> None:
+                 policy: Callable[[], WritePolicy], enricher: Enricher, *,
+                 owns_adapters: bool) -> None:
         read_only = settings.read_only
         self.ctx = ctx
         self.llm = llm
+        #: The enrichment kinds and their worker (plumbing.enrichment); a view shares its
+        #: root's, and only the root (``owns_adapters``) stops it.
+        self.enricher = enricher
         #: True when these services opened the adapters (``startup``), False on a view:
         #: only the opener closes them.
         self.owns_adapters = owns_adapters
@@ -118,6 +124,10 @@ class Services:
                                 record_reads=policy().audit_reads and not read_only,
                                 read_only=read_only)
         self.sessions = SessionManager(ctx, llm, self._summarise)
+
+    def composed(self, name: str) -> bool:
+        """Whether the service held as ``name`` (``_writer``, ...) was composed yet."""
+        return name in self.__dict__
 
     def _once(self, name: str, build: Callable[[], _T]) -> _T:
         """The service ``name``, composed by ``build`` the first time it is asked for."""
@@ -142,7 +152,8 @@ class Services:
         from tulving.application.writing.writer import Writer
 
         return self._once("_writer", lambda: SessionWrites(
-            Writer(self.ctx, self.governance, self.audit), self.sessions, self._policy,
+            Writer(self.ctx, self.governance, self.audit, self.enricher), self.sessions,
+            self._policy,
             read_only=self._settings.read_only, location=self._settings.location))
 
     @property
@@ -206,13 +217,31 @@ def bootstrap(settings: MemorySettings, identity: Identity, policy: Callable[[],
         else:
             ctx = attrs.evolve(shared.ctx, identity=identity, current_session=None)
             llm = shared.llm
-        services = Services(settings, ctx, llm, policy, owns_adapters=shared is None)
+        enricher = shared.enricher if shared is not None else _enricher(ctx, settings)
+        services = Services(settings, ctx, llm, policy, enricher,
+                            owns_adapters=shared is None)
         if not settings.read_only:  # a reader ends no session and runs no job: both write
             services.sessions.recover()
             if services.jobs.mine():
                 services.jobs.wake()
+            if shared is None:
+                resume_enrichment(services.enricher)
         opened.pop_all()  # started: the Memory releases them on close
     return services
+
+
+def resume_enrichment(enricher: Enricher) -> None:
+    """At a writer's start: the tasks a closed or killed process left run now (their
+    leases given back where one process writes at a time). A store that cannot say
+    (a file at a schema that predates the tasks) starts anyway: nothing is queued there."""
+    try:
+        enricher.clear_stale_leases()
+        pending = not enricher.report().settled
+    except StorageError as exc:
+        warn_once("enrichment-resume", f"enrichment tasks could not be read at start: {exc}")
+        return
+    if pending:
+        enricher.wake()
 
 
 def _open(settings: MemorySettings, identity: Identity, serial: threading.RLock,
@@ -273,6 +302,15 @@ def _open(settings: MemorySettings, identity: Identity, serial: threading.RLock,
     return ctx, gateway
 
 
+def _enricher(ctx: MemoryContext, settings: MemorySettings) -> Enricher:
+    """The root Memory's enrichment kinds and worker: the fast vectors a write may defer
+    (the rooms above register theirs); a view shares its root's."""
+    enricher = Enricher(ctx, read_only=settings.read_only)
+    if ctx.embedder is not None:
+        enricher.register(DeferredVectors(ctx))
+    return enricher
+
+
 def explicit_working_memory(ctx: MemoryContext, sessions: SessionManager
                             ) -> list[MemoryEntry]:
     """Working memory for curate: only inside a session the agent opened on purpose (an
@@ -283,10 +321,20 @@ def explicit_working_memory(ctx: MemoryContext, sessions: SessionManager
     return working_memory(ctx, record.id, WORKING_MEMORY_IN_CURATE)
 
 
+def stop_workers(services: Services) -> None:
+    """Stop the background workers after the work in hand (before the Memory's lock is
+    taken to close: a running job or enrichment waits for it). A view stops its own job
+    queue; the enrichment worker is its root's."""
+    if services.composed("_rememberer"):  # no job queue was ever made otherwise
+        services.jobs.stop()
+    if services.owns_adapters:
+        services.enricher.stop()
+
+
 def shut_down(services: Services) -> None:
     """Flush what the services queued; when they opened the adapters, persist the vector
     index cache and close the index and the store (the store even if the rest fails).
-    The caller stopped the job worker first (``JobQueue.stop``)."""
+    The caller stopped the job and enrichment workers first (``stop_workers``)."""
     ctx = services.ctx
     try:
         services.searcher.close()

@@ -66,8 +66,10 @@ if TYPE_CHECKING:  # what the signatures name; each service loads when a call ne
         VacuumReport,
     )
     from tulving.domain.curated import CuratedContext
+    from tulving.domain.enrichment import EnrichmentReport, TaskFailure
     from tulving.domain.entry import MemoryEntry
     from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
+    from tulving.domain.migration_reports import MigrationExport, MigrationReport
     from tulving.domain.query import SearchResult
     from tulving.domain.records import AuditRecord, SessionRecord
     from tulving.ports.storage import StorageCapabilities, TokenStore, WriteOutcome
@@ -75,6 +77,9 @@ if TYPE_CHECKING:  # what the signatures name; each service loads when a call ne
 #: ``Memory.import_bundle``'s default cap on a bundle's size (``portability.bundle_format``'s
 #: ``DEFAULT_MAX_BYTES``; a test keeps the two equal).
 BUNDLE_MAX_BYTES = 8 * 1024**3
+#: ``Memory.import_from``'s default cap on a foreign file (``portability.formats.
+#: translation``'s ``DEFAULT_MAX_BYTES``; the same test keeps them equal).
+FOREIGN_MAX_BYTES = 256 * 1024 * 1024
 #: ``_write``'s "the session this write belongs to": the current one (``CURRENT_SESSION``
 #: of ``agent_memory.session_writes``, looked up when a write runs).
 _CURRENT: Any = object()
@@ -241,7 +246,9 @@ class Memory:
         cache and release the store; idempotent. A view's close leaves the store open."""
         services = self._services
         if services is not None:
-            services.jobs.stop()  # before the lock: a running job waits for it
+            from tulving.application.bootstrap import stop_workers
+
+            stop_workers(services)  # before the lock: a running job waits for it
         with self._lock:
             services, self._services = self._services, None
             self._closed = True
@@ -672,12 +679,40 @@ class Memory:
 
     def stats(self) -> StatsReport:
         """Counts by type and tag, the storage engine's figures, the adapters in use, the
-        LLM's calls and fallbacks, pending jobs and the current session."""
+        LLM's calls and fallbacks, pending jobs, the current session and the background
+        work not written yet (``enrichment``)."""
         from tulving.application.upkeep.statistics import store_stats
 
         services = self._up()
         ctx = self._fresh()
-        return store_stats(ctx, services.llm.stats(), len(services.jobs.mine()))
+        return store_stats(ctx, services.llm.stats(), len(services.jobs.mine()),
+                           services.enricher.report())
+
+    def wait_enriched(self, timeout: float | None = None, *,
+                      kinds: Iterable[str] | None = None) -> EnrichmentReport:
+        """Wait until what derives from the writes so far is written (the vectors a write
+        deferred, extraction, summaries: the enrichment tasks of ``kinds``, default all),
+        running them in this thread too; returns what is left when ``timeout`` seconds
+        pass first (``.settled`` is True when nothing is). Reads never wait on their own:
+        call this when a search must see the vectors of what was just written. A
+        read-only Memory waits for the writer's worker (in another process) to run them."""
+        if timeout is not None and (not isinstance(timeout, (int, float))
+                                    or isinstance(timeout, bool) or timeout < 0):
+            raise ValidationError("timeout must be a number of seconds >= 0, or None")
+        return self._up().enricher.wait(kinds, timeout)
+
+    def enrichment_failures(self, limit: int = 100) -> list[TaskFailure]:
+        """Enrichment tasks parked as failed after their last attempt, with the error."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValidationError("limit must be a positive integer")
+        return self._up().enricher.failed(limit)
+
+    def retry_enrichment(self, kind: str | None = None) -> int:
+        """Queue failed enrichment tasks (of ``kind``, or all) again; how many."""
+        services = self._up()
+        writes = services.writer
+        writes.require_writable("retry_enrichment")
+        return services.enricher.retry_failed(kind)
 
     # upkeep (logic in application/upkeep/) ---------------------------------------------
     @overload
@@ -804,6 +839,63 @@ class Memory:
                                     dry_run=dry_run, remap_identity=remap_identity,
                                     max_bytes=max_bytes, encryption=bundle_key)
         return imports.run(importer, source)
+
+    def import_from(
+        self,
+        source: str | os.PathLike[str] | bytes | IO[bytes],
+        *,
+        format: str,
+        dry_run: bool = False,
+        remap_identity: bool = False,
+        on_conflict: str = "newest",
+        max_bytes: int = FOREIGN_MAX_BYTES,
+    ) -> MigrationReport:
+        """Merge another memory system's file into this store, all or nothing, as a
+        bundle is merged: ``format`` is ``"mem0"`` (get_all's JSON, with history),
+        ``"zep"`` (a Graphiti graph's episodes, facts and entities), ``"letta"`` (an agent
+        file's memory blocks, archival passages) or ``"otel"`` (OpenTelemetry memory
+        records). A second import of the same file changes nothing; the report says what
+        was mapped to what, and what was left out and why (see
+        ``tulving.application.portability.migration``)."""
+        from tulving.application.portability.migration import import_from
+
+        return import_from(self._up().imports, format, source, dry_run=dry_run,
+                           remap_identity=remap_identity, on_conflict=on_conflict,
+                           max_bytes=max_bytes)
+
+    def export_to(
+        self,
+        target: str | os.PathLike[str] | IO[bytes],
+        *,
+        format: str,
+        tags: Sequence[str] | None = None,
+        types: Sequence[MemoryType | str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        include_archived: bool = True,
+        redact: bool = False,
+    ) -> MigrationExport:
+        """Write what this identity sees (filtered) for another system: ``"otel"``
+        (OpenTelemetry memory records; every field kept in each record's metadata) or
+        ``"letta"`` (an agent file whose memory blocks are the pinned memories). Either
+        imports back through ``import_from`` with nothing lost that the format holds."""
+        from tulving.application.portability.migration import export_to
+        from tulving.application.retrieval.search import build_filter
+
+        for name, flag in (("include_archived", include_archived), ("redact", redact)):
+            if not isinstance(flag, bool):
+                raise ValidationError(f"{name} must be True or False")
+        self.startup()
+        flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
+                           include_archived=include_archived)
+        services = self._up()
+        with self._lock:
+            services.access.flush()
+            report = export_to(services.ctx, format, target, flt, redacted=redact)
+            if not self.read_only:
+                services.audit.record("export", {"format": format, "redact": redact},
+                                      details={"entries": report.records})
+        return report
 
     def sync(self, remote: SyncRemote, *, encryption: Any = None) -> SyncReport:
         """Exchange deltas with a Tulving server (``remote``: a ``TulvingClient``): pull

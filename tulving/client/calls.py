@@ -29,6 +29,7 @@ from tulving.client.results import (
 )
 from tulving.domain.errors import TulvingError
 from tulving.domain.memory_reports import Profile, StatsReport
+from tulving.domain.migration_reports import MigrationReport
 
 T = TypeVar("T")
 
@@ -175,6 +176,15 @@ class Shape:
                     {"content": content, "headers": {"Content-Type": "application/zip"},
                      "params": self.params(reembedding=reembedding, on_conflict=on_conflict,
                                            dry_run=str(dry_run).lower())})
+
+    def import_from(self, content: bytes, fmt: str, on_conflict: str, dry_run: bool,
+                    remap_identity: bool) -> Call[MigrationReport]:
+        return Call("POST", f"/v1/import/{fmt}", False,
+                    lambda d: read(d["report"], MigrationReport),
+                    {"content": content, "headers": {"Content-Type": "application/json"},
+                     "params": self.params(on_conflict=on_conflict,
+                                           dry_run=str(dry_run).lower(),
+                                           remap_identity=str(remap_identity).lower())})
 
 
 def iso(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from datetime import datetime
 
 import attrs
 
+from tulving.domain.enrichment import EnrichmentReport
 from tulving.domain.reports import Report
 
 
@@ -55,7 +56,7 @@ class StatsReport(Report):
     """``stats()``: who this Memory is, its active entries (by type, by tag) and archived
     ones, the storage engine's own figures (``storage``: engine, path, bytes, ... as the
     adapter reports them), the embedder's model id, the vector index, the tokenizer's
-    name, the LLM's use and the current session."""
+    name, the LLM's use, the current session and the enrichment backlog."""
 
     agent_id: str
     user_id: str | None
@@ -70,6 +71,9 @@ class StatsReport(Report):
     tokenizer: str | None
     llm: LLMStats
     session_id: str | None
+    #: What derives from the writes so far and has not been written yet (vectors a write
+    #: deferred, extraction, ...), per kind: ``wait_enriched()`` waits for it.
+    enrichment: EnrichmentReport = attrs.field(factory=EnrichmentReport)
 
 
 @attrs.frozen

@@ -133,6 +133,19 @@ test("export and import round trip, idempotent", async () => {
   assert.ok(report.skipped >= 1 && report.dry_run);
 });
 
+test("import from another memory system: mapped, idempotent, refused whole", async () => {
+  const alice = new TulvingClient(baseUrl, tokens.alice, { agentId: "ts-migrate" });
+  const records = JSON.stringify([{ id: "otel-ts-1", content: "the ts client imported this",
+    metadata: { origin: "ts" }, score: 0.4 }]);
+  const first = await alice.importFrom("otel", records);
+  assert.equal(first.added.length, 1);
+  assert.ok(first.dropped.some((d) => d.kind === "otel record score"));
+  const again = await alice.importFrom("otel", records);
+  assert.deepEqual([again.added.length, again.skipped.length], [0, 1]);
+  await assert.rejects(alice.importFrom("otel", records.slice(0, -5)),
+    (e: TulvingError) => e.status === 422 && e.kind === "ForeignFormatError");
+});
+
 test("timeouts and connection errors surface as TulvingError", async () => {
   const dead = new TulvingClient("http://127.0.0.1:9", "tlv_x", { retries: 1, backoffMs: 5,
     timeoutMs: 500 });

@@ -22,6 +22,7 @@ import numpy as np
 from tulving.adapters.storage.memory_sync_log import SyncLogMixin, SyncState
 from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
+from tulving.domain.enrichment import TaskBacklog, TaskFailure, TaskTable
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, StorageError
 from tulving.domain.identity import tenant_key
@@ -73,6 +74,7 @@ class InMemoryStorage(SyncLogMixin):
         self._sync = SyncState()  # the sync log (memory_sync_log)
         self._merge_locks = TenantLocks()
         self._tokens: dict[str, TokenRecord] = {}
+        self._tasks = TaskTable()  # enrichment tasks (``EnrichmentTasks``)
         self._depth = 0
         self._open = False
 
@@ -91,7 +93,7 @@ class InMemoryStorage(SyncLogMixin):
                 snapshot = (dict(self._entries), dict(self._vectors), dict(self._terms),
                             dict(self._meta), dict(self._sessions), list(self._audit),
                             dict(self._jobs), self._sync.copy(), dict(self._tokens),
-                            list(self._log), self._log_at)
+                            list(self._log), self._log_at, self._tasks.copy())
             self._depth += 1
             try:
                 yield
@@ -99,10 +101,45 @@ class InMemoryStorage(SyncLogMixin):
                 if snapshot is not None:
                     (self._entries, self._vectors, self._terms, self._meta, self._sessions,
                      self._audit, self._jobs, self._sync, self._tokens, self._log,
-                     self._log_at) = snapshot
+                     self._log_at, self._tasks) = snapshot
                 raise
             finally:
                 self._depth -= 1
+
+    # enrichment tasks (``EnrichmentTasks``: the rules are ``domain.enrichment``'s) -----
+    def add_tasks(self, kind: str, targets: Sequence[str], at: datetime) -> int:
+        with self.transaction():
+            return self._tasks.add(kind, targets, at)
+
+    def claim_tasks(self, kind: str, owner: str, now: datetime, until: datetime,
+                    limit: int) -> list[str]:
+        with self.transaction():
+            return self._tasks.claim(kind, owner, now, until, limit)
+
+    def finish_tasks(self, kind: str, targets: Sequence[str], owner: str) -> list[str]:
+        with self.transaction():
+            return self._tasks.finish(kind, targets, owner)
+
+    def release_tasks(self, kind: str, targets: Sequence[str], owner: str, at: datetime,
+                      *, error: str | None = None, give_up_after: int = 3) -> None:
+        with self.transaction():
+            self._tasks.release(kind, targets, owner, at, error, give_up_after)
+
+    def clear_leases(self) -> int:
+        with self.transaction():
+            return self._tasks.clear_leases()
+
+    def task_backlog(self, now: datetime) -> Mapping[str, TaskBacklog]:
+        with self._lock:
+            return self._tasks.backlog(now)
+
+    def failed_tasks(self, limit: int = 100) -> list[TaskFailure]:
+        with self._lock:
+            return self._tasks.failures(limit)
+
+    def retry_failed_tasks(self, kind: str | None = None) -> int:
+        with self.transaction():
+            return self._tasks.retry(kind)
 
     # entries -----------------------------------------------------------------------
     def _logged(self, entry_id: str) -> None:

@@ -39,6 +39,8 @@ from tulving.application.governance.erasure import every_version, scrub
 from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing import deadline
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.deferred_vectors import KIND as DEFERRED_VECTORS
+from tulving.application.plumbing.enrichment import Enricher
 from tulving.application.plumbing.representation import embed_entries
 from tulving.application.plumbing.vector_sync import catch_up, follows_log, save_index
 from tulving.application.plumbing.write_order import commit_at_once, writing
@@ -58,19 +60,26 @@ from tulving.ports.vectors import IndexInStore
 
 
 class Writer:
-    def __init__(self, ctx: MemoryContext, governance: Governance, audit: AuditTrail) -> None:
+    def __init__(self, ctx: MemoryContext, governance: Governance, audit: AuditTrail,
+                 enricher: Enricher) -> None:
         self.ctx = ctx
         self.governance = governance
         self.audit = audit
+        #: Where a write queues what derives from it (plumbing.enrichment).
+        self.enricher = enricher
         #: The Memory's lock: this process's writers decide and commit one at a time.
         self.serial = ctx.serial
 
     def write(
         self, batch: list[dict[str, Any]], operation: str, session_id: str | None,
-        policy: WritePolicy,
+        policy: WritePolicy, *, defer_vectors: bool = False,
     ) -> list[WriteOutcome]:
         """Write ``batch`` (``store`` keyword dicts) as one all-or-nothing transaction;
-        ``policy`` is what the write hooks enforce (the Memory's, read at each write)."""
+        ``policy`` is what the write hooks enforce (the Memory's, read at each write).
+        ``defer_vectors``: commit the entries without vectors and queue their embedding
+        (the ``vectors`` enrichment) in the same transaction, so the call returns without
+        running the model; they are found by full text at once, by vector once the
+        worker has run (decisions that need a vector, near duplicates, are not taken)."""
         ctx = self.ctx
         now = ctx.clock.now()
         dedup = [pop_dedup(fields) for fields in batch]
@@ -90,7 +99,8 @@ class Writer:
         entries = [self.governance.seal(attrs.evolve(e, masks=find_masks(e)))
                    for e in self._keep_unnamed(entries, named)]
         vectors: list[Any] = [None] * len(entries)
-        if ctx.embedder is not None and entries:
+        deferred = defer_vectors and ctx.embedder is not None
+        if ctx.embedder is not None and entries and not deferred:
             matrix = embed_entries(ctx, entries)
             vectors = [matrix[i] for i in range(len(entries))]
         deadline.check("the write")
@@ -101,7 +111,7 @@ class Writer:
             planned = PlannedReads(ctx, ctx.storage)
             planned.prefetch(entries, vectors, dedup)
             done, earlier = self._commit_planned(ctx.storage, planned, batch, entries,
-                                                 vectors, dedup, now, operation)
+                                                 vectors, dedup, now, operation, deferred)
             if done is not None:
                 return done
         with self.serial:
@@ -117,6 +127,7 @@ class Writer:
                 written = ctx.storage.write_many(plan.inserts)
                 if plan.links:
                     ctx.storage.link_conflicts(sorted(plan.links), now)
+                self._queue_enrichment([o.entry.id for o in written], deferred)
                 outcomes = plan.outcomes(written)
                 self.audit.record_many(self._drafts(operation, batch, outcomes, plan),
                                        earlier=earlier)
@@ -140,10 +151,17 @@ class Writer:
             for fields, o, decision in zip(batch, outcomes, plan.decisions, strict=True)
         ]
 
+    def _queue_enrichment(self, inserted: Sequence[str], deferred: bool) -> None:
+        """Inside the write's transaction: what derives from the entries it inserts."""
+        if deferred:
+            self.enricher.queue(DEFERRED_VECTORS, inserted)
+        self.enricher.queue_on_write(inserted)
+
     def _commit_planned(self, marks: WriteMarks, planned: PlannedReads,
                         batch: Sequence[dict[str, Any]], entries: Sequence[MemoryEntry],
                         vectors: Sequence[Any], dedup: Sequence[bool], now: Any,
-                        operation: str) -> tuple[list[WriteOutcome] | None, list[AuditDraft]]:
+                        operation: str, deferred: bool,
+                        ) -> tuple[list[WriteOutcome] | None, list[AuditDraft]]:
         """A batch without keys, planned from the prefetch and committed by one storage
         call that checks the plan under the tenant's lock (``write_plans``). None when
         this path does not apply or the check failed (nothing was written then), with
@@ -165,13 +183,21 @@ class Writer:
         drafts = self._drafts(operation, batch, outcomes, plan)
         supersede = self._supersessions(plan, now)
         earlier = self.audit.take_reads()
+        inserted_ids = [e.id for e, _ in plan.inserts]
+        tasks = [(DEFERRED_VECTORS, i) for i in inserted_ids if deferred]
+        tasks += self.enricher.on_write(inserted_ids)
         try:
             committed = commit_at_once(ctx, lambda: marks.commit_planned(
-                check, supersede, flags, plan.inserts, [*earlier, *drafts], now))
+                check, supersede, flags, plan.inserts, [*earlier, *drafts], now,
+                tasks=tasks))
         except BaseException:
             self.audit.requeue_reads(earlier)
             raise
-        return (outcomes, []) if committed is not None else (None, earlier)
+        if committed is None:
+            return None, earlier
+        if tasks:
+            self.enricher.wake()
+        return outcomes, []
 
     def _supersessions(self, plan: WritePlan, now: Any) -> list[Supersession]:
         """The plan's supersedes as targeted updates (signed anew: ``valid_until`` moved)."""

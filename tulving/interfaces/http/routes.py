@@ -6,9 +6,10 @@ caller's memory, run one library call off the event loop, render it redacted."""
 from __future__ import annotations
 
 import io
+import json
 import math
 from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
@@ -22,6 +23,9 @@ from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.limits import Limits, bounded
 from tulving.interfaces.http.tenancy import Tenancy
+
+ForeignFormat = Literal["mem0", "zep", "letta", "otel"]
+ExportFormat = Literal["letta", "otel"]
 
 if TYPE_CHECKING:
     from tulving.application.memory import Memory
@@ -269,6 +273,34 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                              write=True)
         finally:
             spool.close()
+
+    @router.post("/import/{source_format}")
+    async def import_from(request: Request, source_format: ForeignFormat,
+                          on_conflict: str = "newest", dry_run: bool = False,
+                          remap_identity: bool = False, user_id: UserQ = None,
+                          workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
+        # read whole (the file is parsed as one JSON document): the body limit for
+        # /v1/import/<format> is a sync delta's, far below a streamed bundle's
+        content = b"".join([chunk async for chunk in request.stream()])
+
+        def do(m: Memory) -> dict[str, Any]:
+            report = m.import_from(content, format=source_format, dry_run=dry_run,
+                                   remap_identity=remap_identity, on_conflict=on_conflict,
+                                   max_bytes=limits.max_delta_bytes)
+            return {"report": report.as_dict()}
+        return await act(request, query_named(user_id, workspace_id, agent_id), do,
+                         write=True)
+
+    @router.post("/export/{target_format}")
+    async def export_to(request: Request, target_format: ExportFormat,
+                        body: S.Export) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
+            out = io.BytesIO()
+            report = m.export_to(out, format=target_format, tags=body.tags, types=body.types,
+                                 since=body.since, until=body.until,
+                                 include_archived=body.include_archived, redact=body.redact)
+            return {"report": report.as_dict(), "document": json.loads(out.getvalue())}
+        return await act(request, named(body), do)
 
     app.include_router(router)
 

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from tulving.domain.errors import ValidationError
 from tulving.interfaces import render
+from tulving.interfaces.mcp.answers import entry_ref, plan_facts, plan_text, profile_facts
 from tulving.interfaces.mcp.tool_hints import LOWER, STRICT
 from tulving.interfaces.mcp.tools import Tags, Types, ok
 from tulving.interfaces.render import erase_phrase
@@ -45,8 +46,8 @@ def build_agent_tools(run: Run) -> ToolList:
             for e in entries:
                 kinds[e.type.value] = kinds.get(e.type.value, 0) + 1
             summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing new"
-            return ok(f"Remembered: {summary}.",
-                      {"entries": [render.entry_dict(e) for e in entries]})
+            lines = [f"Remembered: {summary}.", *(render.entry_line(e) for e in entries)]
+            return ok("\n".join(lines), {"entries": [entry_ref(e) for e in entries]})
 
         return await run(do)
 
@@ -59,7 +60,7 @@ def build_agent_tools(run: Run) -> ToolList:
     ) -> CallToolResult:
         def do(memory: Memory) -> CallToolResult:
             profile = memory.profile(subject)
-            return ok(profile.text, {"profile": profile})
+            return ok(profile.text, {"profile": profile_facts(profile)})
 
         return await run(do)
 
@@ -74,11 +75,8 @@ def build_agent_tools(run: Run) -> ToolList:
     ) -> CallToolResult:
         def do(memory: Memory) -> CallToolResult:
             report = memory.consolidate(dry_run=not apply, types=types, tags=tags)
-            verb = "Merged" if apply else "Would merge"
-            text = (f"{verb} {len(report.clusters)} clusters; "
-                    f"{len(report.semantic)} facts lifted from episodes; "
-                    f"{report.archived} memories archived.")
-            return ok(text, {"report": report, "applied": apply})
+            return ok(plan_text(report, apply), {"report": plan_facts(report),
+                                                 "applied": apply})
 
         return await run(do)
 
@@ -97,11 +95,11 @@ def build_agent_tools(run: Run) -> ToolList:
             page = memory.list_entries(limit, cursor, types=types, tags=tags)
             lines = [render.entry_line(e) for e in page.entries] or ["No memories."]
             if page.next_cursor:
-                lines.append(f"(more: cursor={page.next_cursor})")
-            return ok("\n".join(lines), {
-                "entries": [render.entry_dict(e) for e in page.entries],
-                "next_cursor": page.next_cursor,
-            })
+                lines.append(f"(more: call memory_list again with cursor={page.next_cursor})")
+            data: dict[str, Any] = {"entries": [entry_ref(e) for e in page.entries]}
+            if page.next_cursor:
+                data["next_cursor"] = page.next_cursor
+            return ok("\n".join(lines), data)
 
         return await run(do)
 
@@ -127,8 +125,9 @@ def build_agent_tools(run: Run) -> ToolList:
                 raise ValidationError(
                     f"not erased: confirm must be exactly {erase_phrase(subject, name)!r}")
             report = memory.erase(**{f"{subject}_id": name})
-            return ok(f"Erased {report.deleted} memories of {subject} {name}, "
-                      "for good.", {"erased": report})
+            return ok(f"Erased {report.deleted} memories of {subject} {name} for good "
+                      f"({report.derived} of them derived from others; subject: "
+                      f"{report.subject}).", {"erased": report})
 
         return await run(do)
 

@@ -20,6 +20,13 @@ from pydantic import Field
 from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain.errors import NotFoundError, NotVisibleError, TulvingError, ValidationError
 from tulving.interfaces import render
+from tulving.interfaces.mcp.answers import (
+    curated_refs,
+    entry_brief,
+    entry_text,
+    search_refs,
+    stats_facts,
+)
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tool_hints import LOWER, STRICT, UPPER
 
@@ -57,12 +64,13 @@ def error(exc: BaseException) -> CallToolResult:
     if isinstance(exc, NotVisibleError):  # as a missing id: ids elsewhere cannot be probed
         exc = NotFoundError(exc.as_missing)
     kind = type(exc).__name__
-    message = redact(f"{kind}: {exc}")
-    return CallToolResult(
-        content=[TextContent(type="text", text=message)],
-        structured_content={"error": {"type": kind, "message": message}},
-        is_error=True,
-    )
+    return failure(kind, redact(f"{kind}: {exc}"))
+
+
+def failure(kind: str, message: str) -> CallToolResult:
+    """A tool error: the message in the text, its kind as data (the text holds both)."""
+    return CallToolResult(content=[TextContent(type="text", text=message)],
+                          structured_content={"error": {"type": kind}}, is_error=True)
 
 
 def _parse_time(name: str, value: str | None) -> datetime | None:
@@ -152,20 +160,16 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             entry = memory.store(
                 content, type=type, key=key, tags=tags, pinned=pinned, **extra
             )
-            note = f" (supersedes {entry.supersedes})" if entry.supersedes else ""
-            return ok(
-                f"Stored {entry.type.value} {entry.id}"
-                + (f" under key {entry.key!r}" if entry.key else "")
-                + note,
-                {"stored": render.entry_dict(entry)},
-            )
+            return ok(f"Stored {entry.type.value} {entry.id}:\n{entry_text(entry)}",
+                      {"stored": entry_brief(entry)})
 
         return await run(do)
 
     async def memory_get(id_or_key: IdOrKey) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             entry = memory.get(id_or_key)
-            return ok(render.entry_line(entry), {"entry": render.entry_dict(entry)})
+            return ok(f"Memory {entry.id}, in full:\n{entry_text(entry)}",
+                      {"entry": entry_brief(entry)})
 
         return await run(do)
 
@@ -201,10 +205,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         def do(memory: Any) -> CallToolResult:
             results = memory.search(query, top_k, mode=mode, types=types, tags=tags,
                                     min_score=min_score)
-            return ok(
-                render.search_text(query, results),
-                {"query": query, "results": render.search_dicts(results)},
-            )
+            return ok(render.search_text(query, results), {"results": search_refs(results)})
 
         return await run(do)
 
@@ -252,18 +253,15 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
                 since=_parse_time("since", since),
                 until=_parse_time("until", until),
             )
-            data = render.curated_dict(curated)
-            return ok(curated.content or "(no memories to show)", data)
+            return ok(curated.content or "(no memories to show)", curated_refs(curated))
 
         return await run(do)
 
     async def memory_forget(id_or_key: IdOrKey) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             entry = memory.forget(id_or_key)
-            return ok(
-                f"Forgot {entry.id} (archived; its history is kept).",
-                {"forgotten": render.entry_dict(entry)},
-            )
+            return ok(f"Forgot {entry.id} (archived; its history is kept):\n"
+                      f"{entry_text(entry)}", {"forgotten": entry_brief(entry)})
 
         return await run(do)
 
@@ -274,10 +272,10 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             keys = memory.list_keys(prefix)
-            text = (
-                "\n".join(keys) if keys else "No keys" + (f" under {prefix!r}." if prefix else ".")
-            )
-            return ok(text, {"prefix": prefix, "keys": keys})
+            under = f" under {prefix!r}" if prefix else ""
+            text = (f"{len(keys)} key(s) stored{under}:\n" + "\n".join(f"- {k}" for k in keys)
+                    if keys else f"No keys{under}.")
+            return ok(text, {"keys": keys})
 
         return await run(do)
 
@@ -292,17 +290,15 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
             entry = correct(memory, id_or_key, content, reason)
-            return ok(
-                f"Corrected: {entry.id} now supersedes {entry.supersedes}.",
-                {"corrected": render.entry_dict(entry)},
-            )
+            return ok(f"Corrected: {entry.id} now supersedes {entry.supersedes}:\n"
+                      f"{entry_text(entry)}", {"corrected": entry_brief(entry)})
 
         return await run(do)
 
     async def memory_stats() -> CallToolResult:
         def do(memory: Memory) -> CallToolResult:
             stats = memory.stats()
-            return ok(render.stats_text(stats), {"stats": stats})
+            return ok(render.stats_text(stats), {"stats": stats_facts(stats)})
 
         return await run(do)
 

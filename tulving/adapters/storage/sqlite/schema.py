@@ -180,4 +180,17 @@ MIGRATIONS: list[list[str]] = [
             INSERT INTO vector_log(entry_id) VALUES (new.id);
         END""",
     ],
+    # 7: enrichment tasks (tulving.ports.storage.EnrichmentTasks): the work derived from
+    # a write (vectors it deferred, a stronger encoder's vectors, extraction, summaries),
+    # queued in the write's own transaction and claimed by a background worker with a
+    # lease; a row goes when its result is written, in the same transaction.
+    [
+        """CREATE TABLE enrichment_tasks (
+            seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, target TEXT NOT NULL,
+            created_at TEXT NOT NULL, claimed_by TEXT, claimed_until TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0, failed_at TEXT, error TEXT,
+            UNIQUE (kind, target))""",
+        """CREATE INDEX enrichment_tasks_open ON enrichment_tasks(kind, seq)
+            WHERE failed_at IS NULL""",
+    ],
 ]

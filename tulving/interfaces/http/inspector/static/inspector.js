@@ -383,6 +383,19 @@ function renderTimeline(out, entries, by) {
   }));
 }
 
+// ---- background work (what derives from the writes and is not written yet) -------------
+async function showBacklog() {
+  const node = document.getElementById("backlog");
+  try {
+    const { stats } = await api("GET", "/stats");
+    const report = stats.enrichment || { tasks: {} };
+    const parts = Object.entries(report.tasks).flatMap(([kind, b]) =>
+      ["pending", "running", "failed"].filter((state) => b[state])
+        .map((state) => `${kind} ${b[state]} ${state}`));
+    node.textContent = "Background work: " + (parts.join(", ") || "none left");
+  } catch { node.textContent = ""; }
+}
+
 // ---- routing --------------------------------------------------------------------------
 async function route() {
   const [path, search] = location.hash.slice(1).split("?");
@@ -397,6 +410,7 @@ async function route() {
     document.getElementById("token").focus();
     return;
   }
+  showBacklog();
   try {
     if (view === "memory" && parts[1]) await memoryView(decodeURIComponent(parts.slice(1).join("/")));
     else if (view === "browse") await browseView(params);
