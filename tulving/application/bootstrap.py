@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
@@ -27,13 +27,21 @@ import attrs
 from tulving.application.agent_memory.procedures import working_memory
 from tulving.application.agent_memory.sessions import SessionManager
 from tulving.application.governance.audit import AuditTrail
-from tulving.application.governance.encryption import require_encrypted
+from tulving.application.governance.encryption import (
+    convert_store,
+    parse_encryption,
+    require_encrypted,
+)
 from tulving.application.plumbing.composition import default_names, resolve
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.deferred_vectors import DeferredVectors
 from tulving.application.plumbing.enrichment import Enricher
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
-from tulving.application.plumbing.memory_settings import MemorySettings
+from tulving.application.plumbing.memory_settings import (
+    DEFAULT,
+    MemorySettings,
+    normalise_location,
+)
 from tulving.application.plumbing.rule_set_source import install_rule_sets
 from tulving.application.plumbing.vector_sync import (
     check_model,
@@ -47,13 +55,14 @@ from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher
+from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import ConfigError, StorageError
+from tulving.domain.errors import ConfigError, LockError, StorageError
 from tulving.domain.identity import Identity
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.chain import PluginHooks
 from tulving.plugins.registry import AdapterContext, get_manager
-from tulving.ports.storage import ReadOnlyOpen
+from tulving.ports.storage import ReadOnlyOpen, Storage, UnlockedOpen
 
 if TYPE_CHECKING:  # composed on first use (Services)
     from tulving.application.agent_memory.jobs import JobQueue
@@ -345,3 +354,64 @@ def shut_down(services: Services) -> None:
     finally:
         if services.owns_adapters:
             ctx.storage.close()
+
+
+# -- the two smaller compositions: a store alone, and a store with its caches -----------
+
+def open_store_alone(location: str, *, storage: Any = DEFAULT,
+                     options: Mapping[str, Any] | None = None,
+                     encryption: Any = None) -> Storage:
+    """The storage adapter of ``location`` alone (no embedder, no vector index), built as
+    a Memory would build it from the same settings and opened, migrations included (close
+    it when done): what the token commands write through beside a running server.
+
+    A single-writer store (``UnlockedOpen``: SQLite) is opened without its writer lock,
+    after its migrations ran under that lock if nobody held it, so a server can start (or
+    keep running) beside it; a store with several writers (PostgreSQL) is used as it
+    opened; one that can do neither is refused while its lock is held."""
+    location = normalise_location(location)
+    key = parse_encryption(encryption)
+    context = AdapterContext(location=location, encryption=key)
+    default = default_names(location)["storage"]
+    store: Storage = resolve("storage", storage, default, context, options)
+    require_encrypted(key, store, None)
+    try:
+        store.open()  # migrations run under the writer lock when nobody holds it
+    except LockError:
+        if not isinstance(store, UnlockedOpen):
+            raise
+    else:
+        if not isinstance(store, UnlockedOpen):
+            return store
+        store.close()  # hold the lock no longer than the migrations took
+    store = resolve("storage", storage, default, context, options)
+    assert isinstance(store, UnlockedOpen)
+    store.open_unlocked()
+    return store
+
+
+def change_encryption(location: str, old: EncryptionKey | None, new: EncryptionKey | None,
+                      *, storage: Any = DEFAULT, vectors: Any = DEFAULT) -> Any:
+    """``tulving encrypt`` / ``rekey`` / ``decrypt`` of the closed store at ``location``:
+    its storage adapter and every vector cache it may have beside it, built here, and
+    the conversion in its safe order (``governance.encryption.convert_store``)."""
+    location = normalise_location(location)
+    defaults = default_names(location, encrypted=old is not None)
+    store = resolve("storage", storage, defaults["storage"],
+                    AdapterContext(location=location, encryption=old))
+    # The caches as the store has them now (under the old key): when encrypting or
+    # decrypting, every one goes (a plain store may hold a usearch and an hnsw cache).
+    choices = ([vectors] if vectors != DEFAULT
+               else [defaults["vectors"], *(["usearch", "hnsw"] if old is None else [])])
+    caches = []
+    for choice in dict.fromkeys(choices):
+        try:
+            caches.append(resolve("vectors", choice, None,
+                                  AdapterContext(location=location, encryption=old)))
+        except ConfigError:  # an adapter that is not installed has no cache here
+            continue
+    resealed = None
+    if old is not None and new is not None:
+        resealed = resolve("vectors", vectors, defaults["vectors"],
+                           AdapterContext(location=location, encryption=new))
+    return convert_store(store, caches, resealed, old, new)

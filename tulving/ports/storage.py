@@ -538,6 +538,23 @@ class ReadOnlyOpen(Protocol):
 
 
 @runtime_checkable
+class UnlockedOpen(Protocol):
+    """Optional: a single-writer store that a door may open beside the process holding
+    its writer lock, to write a row or two that the engine itself serialises against that
+    process's transactions (the token commands beside a running server: one row of the
+    tokens table, ordered by SQLite's busy timeout). Without it, a store whose lock is
+    held cannot be opened by such a door; a store with several writers needs no lock.
+
+    Invariants: ``open_unlocked()`` opens the store as ``open()`` does except that it
+    takes no writer lock (the composition first tries ``open()``, so a store that needs
+    a migration is migrated under the lock when nobody holds it); what is written
+    through it is seen by the lock holder at its next read.
+    """
+
+    def open_unlocked(self) -> None: ...
+
+
+@runtime_checkable
 class EncryptionChange(Protocol):
     """Optional: an adapter whose files can be re-written under another key (``tulving
     encrypt``, ``rekey``, ``decrypt``)."""

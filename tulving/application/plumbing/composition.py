@@ -1,4 +1,4 @@
-"""The composition root: the one place that turns configuration into adapters.
+"""How the composition (``application/bootstrap.py``) turns a choice into an adapter.
 
 Adapters are named (``storage="sqlite"``) or passed as instances; names resolve through
 the plugin registry (entry points), so this module never imports a concrete adapter.
