@@ -19,7 +19,7 @@ of compiling the sources on every start (``PYTHONDONTWRITEBYTECODE`` may be set)
 * ``first answer``: import, open the store (hashing embedder, the default index), one
   hybrid search, as ``scale_1m.py``'s cold open does.
 
-Targets (issue 53): ``import tulving`` at most 2x ``import numpy``; the first answer at
+Targets: ``import tulving`` at most 2x ``import numpy``; the first answer at
 200,000 memories at most 0.5 s (``scale_1m.py --entries 200000`` prints it too).
 """
 

@@ -135,7 +135,7 @@ class Services:
         self.sessions = SessionManager(ctx, llm, self._summarise)
 
     def composed(self, name: str) -> bool:
-        """Whether the service held as ``name`` (``_writer``, ...) was composed yet."""
+        """Whether the service held as ``name`` (``_writes``, ...) was composed yet."""
         return name in self.__dict__
 
     def _once(self, name: str, build: Callable[[], _T]) -> _T:
@@ -156,11 +156,12 @@ class Services:
             self.ctx, self._policy(), self.audit, self._settings.signing_key))
 
     @property
-    def writer(self) -> SessionWrites:
+    def writes(self) -> SessionWrites:
+        """The write path, in the session each write belongs to (``SessionWrites``)."""
         from tulving.application.agent_memory.session_writes import SessionWrites
         from tulving.application.writing.writer import Writer
 
-        return self._once("_writer", lambda: SessionWrites(
+        return self._once("_writes", lambda: SessionWrites(
             Writer(self.ctx, self.governance, self.audit, self.enricher), self.sessions,
             self._policy,
             read_only=self._settings.read_only, location=self._settings.location))
@@ -196,11 +197,11 @@ class Services:
         return curator
 
     def _summarise(self, fields: dict[str, Any], session_id: str | None) -> MemoryEntry:
-        return self.writer.write([fields], "summarize", session_id=session_id)[0].entry
+        return self.writes.write([fields], "summarize", session_id=session_id)[0].entry
 
     def _write_batch(self, batch: list[dict[str, Any]], operation: str,
                      session_id: str | None) -> list[MemoryEntry]:
-        return [o.entry for o in self.writer.write(batch, operation, session_id=session_id)]
+        return [o.entry for o in self.writes.write(batch, operation, session_id=session_id)]
 
     def sync_side(self) -> LocalSide:
         """This Memory's side of sync (``portability.sync``)."""

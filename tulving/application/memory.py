@@ -351,7 +351,7 @@ class Memory:
 
         services = self._up()
         with self._lock:  # before the store's transactions (plumbing.write_order)
-            return store_lines(services.ctx, services.writer, lines, source=source,
+            return store_lines(services.ctx, services.writes, lines, source=source,
                                batch_size=batch_size, progress=progress)
 
     def _write(
@@ -364,7 +364,7 @@ class Memory:
             from tulving.application.agent_memory.session_writes import CURRENT_SESSION
 
             session_id = CURRENT_SESSION
-        return self._up().writer.write(batch, operation, session_id=session_id)
+        return self._up().writes.write(batch, operation, session_id=session_id)
 
     # reads ----------------------------------------------------------------------------
     def _fresh(self) -> MemoryContext:
@@ -456,7 +456,7 @@ class Memory:
         with self._lock:  # the lock before the store's transaction (plumbing.write_order)
             entry = self._resolve(key_or_id, include_archived=hard)
             services.governance.check_may_change(entry, "forget")
-            return services.writer.writer.forget(entry, key_or_id, hard=hard)
+            return services.writes.writer.forget(entry, key_or_id, hard=hard)
 
     def search(
         self,
@@ -626,7 +626,7 @@ class Memory:
         with self._lock:
             return consolidate(
                 services.ctx, services.llm,
-                lambda fields: services.writer.write([fields], "consolidate")[0].entry,
+                lambda fields: services.writes.write([fields], "consolidate")[0].entry,
                 services.ctx.clock.now(), dry_run=dry_run, types=parsed, tags=tags,
                 subject=self.identity.user_id or "user",
             )
@@ -710,7 +710,7 @@ class Memory:
     def retry_enrichment(self, kind: str | None = None) -> int:
         """Queue failed enrichment tasks (of ``kind``, or all) again; how many."""
         services = self._up()
-        writes = services.writer
+        writes = services.writes
         writes.require_writable("retry_enrichment")
         return services.enricher.retry_failed(kind)
 
@@ -949,7 +949,7 @@ class Memory:
             services.access.flush()
             doomed = [e for e in services.ctx.storage.query(flt)
                       if e.scope is chosen and e.agent_id == me.agent_id]
-            return services.writer.writer.forget_many(doomed, {"scope": chosen.value},
+            return services.writes.writer.forget_many(doomed, {"scope": chosen.value},
                                                       hard=hard)
 
     # governance (logic in application/governance/) -----------------------------------
@@ -1139,12 +1139,12 @@ class Memory:
 
 
 # Every method that takes text refuses a string that is not valid Unicode (a lone
-# surrogate) with a ValidationError naming the argument, before it runs (issue 34).
+# surrogate) with a ValidationError naming the argument, before it runs.
 guard_methods(Memory, (
     "view", "store", "store_many", "get", "list_keys", "list_entries", "history", "forget",
     "search", "curate", "count_tokens", "session", "start_session", "remember", "consolidate",
     "profile", "record_outcome", "procedures", "clear", "review", "correct", "rollback_to",
     "apply_retention", "erase", "audit_log"))
 # Every memory operation in an OpenTelemetry span (when the `otel` extra is installed)
-# and timed for the server's metrics (issue 43; the table: plumbing.operation_spans).
+# and timed for the server's metrics (the table: plumbing.operation_spans).
 trace_methods(Memory)

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tulving.adapters.storage.memory_sync_log import SyncLogMixin, SyncState
+from tulving.adapters.storage.memory_sync_log import InMemorySyncLog, SyncState
 from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
 from tulving.domain.enrichment import TaskBacklog, TaskFailure, TaskTable
@@ -52,7 +52,7 @@ def _terms(text: str) -> list[str]:
     return [_stem(w) for w in words(text)]
 
 
-class InMemoryStorage(SyncLogMixin):
+class InMemoryStorage(InMemorySyncLog):
     name = "memory"
 
     def __init__(self) -> None:

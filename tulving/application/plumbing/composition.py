@@ -13,13 +13,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from tulving.application.plumbing.memory_settings import DEFAULT, normalise_location
+from tulving.application.plumbing.memory_settings import DEFAULT
 from tulving.application.plumbing.telemetry import engines_traced
 from tulving.application.plumbing.traced_ports import traced_port
 from tulving.distribution import DEFAULT_PARTS
 from tulving.plugins.registry import AdapterContext, get_manager
 
-__all__ = ["DEFAULT", "default_names", "normalise_location", "resolve"]
+__all__ = ["DEFAULT", "default_names", "resolve"]  # DEFAULT: memory_settings' marker
 
 
 def default_names(location: str, *, encrypted: bool = False) -> dict[str, str | None]:

@@ -1,4 +1,4 @@
-"""What an operator sees of the library's work: OpenTelemetry spans and timings (issue 43).
+"""What an operator sees of the library's work: OpenTelemetry spans and timings.
 
 OpenTelemetry is optional (the ``otel`` extra installs ``opentelemetry-api`` alone): the
 API is imported lazily here and nowhere else in the library, so without it every call

@@ -110,7 +110,7 @@ def _open_for_serving(settings: Any, read_only: bool) -> Any:
 def _with_registry(args: argparse.Namespace, fn: Any) -> Any:
     """``fn(registry)`` over the store's token table, opened without a ``Memory`` (and
     beside a server that holds a SQLite store: see ``interfaces.auth.token_door``)."""
-    from tulving.application.plumbing.composition import DEFAULT
+    from tulving.application.plumbing.memory_settings import DEFAULT
     from tulving.interfaces.auth.bearer_tokens import TokenRegistry
     from tulving.interfaces.auth.token_door import open_token_store
 

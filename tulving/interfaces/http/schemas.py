@@ -1,7 +1,7 @@
 """Request bodies of the ``/v1`` API: strict, bounded, and named like the Python API they
 call. Responses are the rendered shapes of ``render`` plus ``schema_version``.
 
-Strict means no coercion (issue 34): unknown fields are 422, a string is not a bool
+Strict means no coercion: unknown fields are 422, a string is not a bool
 (``{"apply": "yes"}`` must not apply a consolidation), a bool is not a number
 (``importance: true``), and a time is an ISO-8601 string, never a number
 (``valid_from: 1.5`` is not the epoch) nor a numeric string."""
@@ -142,7 +142,7 @@ class Correct(Body):
     pinned: bool | None = None
 
 
-class Session(Body):
+class SessionStart(Body):
     goal: str | None = Field(default=None, max_length=2000)
 
 

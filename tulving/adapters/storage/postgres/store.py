@@ -14,8 +14,8 @@ from psycopg import errors
 from tulving.adapters.storage.postgres.connection import translate_errors
 from tulving.adapters.storage.postgres.planned import PlannedMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
-from tulving.adapters.storage.postgres.sync_log import SyncLogMixin
-from tulving.adapters.storage.postgres.tasks import TaskMixin
+from tulving.adapters.storage.postgres.sync_log import PostgresSyncLog
+from tulving.adapters.storage.postgres.tasks import PostgresTasks
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import tenant_key
 from tulving.ports.storage import StorageCapabilities
@@ -36,7 +36,7 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(PlannedMixin, SyncLogMixin, TaskMixin):
+class PostgresStorage(PlannedMixin, PostgresSyncLog, PostgresTasks):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True

@@ -18,17 +18,17 @@ from typing import Any
 
 from tulving.adapters.storage.sqlite.connection import MIRROR_FROM, VECTOR_FORMATS
 from tulving.adapters.storage.sqlite.lexical import MIRROR_AFTER_QUERIES, LexicalMixin
-from tulving.adapters.storage.sqlite.records import RecordMixin
-from tulving.adapters.storage.sqlite.sync_log import SyncLogMixin
-from tulving.adapters.storage.sqlite.tasks import TaskMixin
-from tulving.adapters.storage.sqlite.vectors import VectorMixin
+from tulving.adapters.storage.sqlite.records import SQLiteRecords
+from tulving.adapters.storage.sqlite.sync_log import SQLiteSyncLog
+from tulving.adapters.storage.sqlite.tasks import SQLiteTasks
+from tulving.adapters.storage.sqlite.vectors import SQLiteVectors
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import tenant_key
 
 __all__ = ["MIRROR_AFTER_QUERIES", "MIRROR_FROM", "VECTOR_FORMATS", "SQLiteStorage"]
 
 
-class SQLiteStorage(VectorMixin, LexicalMixin, RecordMixin, SyncLogMixin, TaskMixin):
+class SQLiteStorage(SQLiteVectors, LexicalMixin, SQLiteRecords, SQLiteSyncLog, SQLiteTasks):
     """The SQLite store (see the module docstring for its parts)."""
 
     name = "sqlite"
