@@ -930,7 +930,12 @@ class Memory:
         return SyncService(self._up().sync_side())
 
     def sync_filter(self) -> EntryFilter:
-        """Everything this identity sees, archived versions included (what sync sends)."""
+        """Deprecated (nothing used it; it goes in the next release): everything this
+        identity sees, archived versions included, what sync sends."""
+        import warnings
+
+        warnings.warn("Memory.sync_filter() is deprecated and goes in the next release",
+                      DeprecationWarning, stacklevel=2)
         return self._up().sync_side().visible()
 
     def clear(self, *, scope: str, confirm: bool = False, hard: bool = False) -> int:

@@ -28,7 +28,7 @@ class then, no longer a protocol) to inherit the defaults of the methods derivab
 others: ``write`` (a batch of one), ``get`` (``get_many`` of one) and ``count`` (the size
 of ``ids_matching``). The logic every adapter shares (the sync log's rules, batching, the
 two sides of a conflict link) is in ``tulving.domain.sync_records`` and
-``tulving.domain.storage_helpers``; the names stay importable from here.
+``tulving.domain.storage_helpers`` (importing those names from here is deprecated).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -51,21 +51,33 @@ from tulving.domain.records import (
     SessionRecord,
     TokenRecord,
 )
-from tulving.domain.storage_helpers import conflict_sides as conflict_sides
-from tulving.domain.storage_helpers import iter_batches as iter_batches
-from tulving.domain.sync_records import DELTA_MERGED as DELTA_MERGED
-from tulving.domain.sync_records import DELTA_PENDING as DELTA_PENDING
-from tulving.domain.sync_records import DELTA_QUARANTINED as DELTA_QUARANTINED
-from tulving.domain.sync_records import DELTA_STATES as DELTA_STATES
-from tulving.domain.sync_records import DELTA_STORED as DELTA_STORED
-from tulving.domain.sync_records import DEVICE_PATTERN as DEVICE_PATTERN
-from tulving.domain.sync_records import SyncDelta as SyncDelta
-from tulving.domain.sync_records import adopted_watermark as adopted_watermark
-from tulving.domain.sync_records import check_sync_device as check_sync_device
-from tulving.domain.sync_records import check_sync_state as check_sync_state
-from tulving.domain.sync_records import checked_adoption as checked_adoption
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
+
+if TYPE_CHECKING:
+    from tulving.domain.sync_records import SyncDelta
+
+#: Names this module re-exported from the domain; importing one from here still works for
+#: a release, with a DeprecationWarning naming where it lives.
+_MOVED = {
+    **dict.fromkeys(("conflict_sides", "iter_batches"), "tulving.domain.storage_helpers"),
+    **dict.fromkeys(("DELTA_MERGED", "DELTA_PENDING", "DELTA_QUARANTINED", "DELTA_STATES",
+                     "DELTA_STORED", "DEVICE_PATTERN", "SyncDelta", "adopted_watermark",
+                     "check_sync_device", "check_sync_state", "checked_adoption"),
+                    "tulving.domain.sync_records"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    import warnings
+
+    warnings.warn(f"{__name__}.{name} is deprecated: import it from {home} (the name "
+                  "goes from here in the next release)", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(home), name)
 
 
 @attrs.frozen
