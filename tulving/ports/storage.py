@@ -16,17 +16,18 @@ implements ``Storage``, their union. Invariants (checked by
 
 Optional capabilities are declared, never probed: each is a small ``runtime_checkable``
 protocol below that an adapter implements when it can, and the contract suite checks it
-for every adapter that does (``contract_tests.storage``): ``BriefReader`` (search reads
-its rerank candidates as four columns), ``ReadOnlyOpen`` (opened beside a writer in
-another process), ``EncryptionChange`` (the store re-written under another key),
-``VectorChangeLog``, ``SyncLog``, ``ReadTransactions``, ``TokenSessions``,
-``WriteMarks`` and ``EnrichmentTasks``. What every adapter has and a capability it may lack, as a flag, is in
+for every adapter that does (``contract_tests.storage``), skipping with the capability's
+name for one that does not: ``BriefReader`` (search reads its rerank candidates as four
+columns), ``ReadOnlyOpen`` (opened beside a writer in another process),
+``UnlockedOpen`` (opened beside its writer for a row or two), ``EncryptionChange`` (the
+store re-written under another key), ``VectorChangeLog``, ``SyncLog``,
+``EnrichmentTasks``, ``EntryCensus``, ``ReadTransactions``, ``TokenSessions`` and
+``WriteMarks``. What every adapter has, and a capability it may lack as a flag, is in
 ``StorageCapabilities``.
 
-An adapter may implement the protocols structurally, or subclass ``Storage`` (a plain
-class then, no longer a protocol) to inherit the defaults of the methods derivable from
-others: ``write`` (a batch of one), ``get`` (``get_many`` of one) and ``count`` (the size
-of ``ids_matching``). The logic every adapter shares (the sync log's rules, batching, the
+An adapter may implement the protocols structurally, or subclass
+:class:`tulving.ports.storage_base.StorageBase`, which asks for a core of 22 methods and
+derives every other one of ``Storage`` from them (the three built-in stores subclass it). The logic every adapter shares (the sync log's rules, batching, the
 two sides of a conflict link) is in ``tulving.domain.sync_records`` and
 ``tulving.domain.storage_helpers`` (importing those names from here is deprecated).
 """
@@ -121,9 +122,8 @@ class EntryStore(Protocol):
     deletion, full-text search and access statistics."""
 
     def write(self, entry: MemoryEntry, embedding: Vectors | None = None) -> WriteOutcome:
-        """Insert ``entry`` (superseding its key, see module doc) and its vector.
-        Default (for an adapter that subclasses the port): a batch of one."""
-        return self.write_many([(entry, embedding)])[0]
+        """Insert ``entry`` (superseding its key, see module doc) and its vector."""
+        ...
 
     def write_many(
         self, items: Sequence[tuple[MemoryEntry, Vectors | None]]
@@ -139,10 +139,9 @@ class EntryStore(Protocol):
         """The entry with this id, active or archived, regardless of partition.
 
         Visibility is decided by the caller, which must raise ScopeError rather than
-        pretend an invisible entry does not exist. Default: ``get_many`` of one id.
+        pretend an invisible entry does not exist.
         """
-        found = self.get_many([entry_id])
-        return found[0] if found else None
+        ...
 
     def get_many(self, entry_ids: Sequence[str]) -> list[MemoryEntry]:
         """Entries for the ids that exist, in the order of ``entry_ids``."""
@@ -164,10 +163,8 @@ class EntryStore(Protocol):
         ...
 
     def count(self, flt: EntryFilter) -> int:
-        """How many entries match ``flt`` (the same entries ``query`` would return).
-        Default: the size of ``ids_matching``; an engine that can count without listing
-        should."""
-        return len(self.ids_matching(flt))
+        """How many entries match ``flt`` (the same entries ``query`` would return)."""
+        ...
 
     def ids_matching(self, flt: EntryFilter) -> set[str]:
         """Ids matching ``flt`` (cheap allow-lists for filtered vector search)."""

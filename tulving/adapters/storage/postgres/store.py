@@ -19,6 +19,7 @@ from tulving.adapters.storage.postgres.tasks import PostgresTasks
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import tenant_key
 from tulving.ports.storage import StorageCapabilities
+from tulving.ports.storage_base import StorageBase
 
 _TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
            "sync_tenants", "sync_deltas", "tokens", "enrichment_tasks")
@@ -36,7 +37,7 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(PlannedMixin, PostgresSyncLog, PostgresTasks):
+class PostgresStorage(PlannedMixin, PostgresSyncLog, PostgresTasks, StorageBase):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True
