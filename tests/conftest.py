@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +16,10 @@ from tulving.adapters.clock import ManualClock
 from tulving.application.plumbing.rule_set_source import install_rule_sets
 
 os.environ.setdefault("TULVING_PLUGINS", "tulving")
+# The strong model is converted once per machine for the suite (not into the user's own
+# cache), and every process a test starts (CLI, servers, README blocks) finds it there.
+os.environ.setdefault("TULVING_MODEL_CACHE",
+                      str(Path(tempfile.gettempdir()) / "tulving-test-model-cache"))
 
 # The tests' composition: unit tests call the domain's redaction directly, without a
 # Memory or tulving.redact() to install the rule sets it masks with (see rule_set_source).

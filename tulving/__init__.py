@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryEntry": "tulving.domain.entry",
     "SearchResult": "tulving.domain.query",
     "WritePolicy": "tulving.domain.write_policy",
+    "TOOL_ITEM_TAG": "tulving.domain.tool_items",
     **{name: "tulving.domain.types" for name in (
         "ArchiveReason", "MemoryType", "ReviewStatus", "Scope", "SourceType")},
     **{name: "tulving.domain.errors" for name in (
@@ -81,10 +82,12 @@ if TYPE_CHECKING:  # type checkers see the real names; at run time each loads on
         VectorIndexError,
     )
     from tulving.domain.query import SearchResult
+    from tulving.domain.tool_items import TOOL_ITEM_TAG
     from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
     from tulving.domain.write_policy import WritePolicy
 
 __all__ = [
+    "TOOL_ITEM_TAG",
     "ArchiveReason",
     "AsyncMemory",
     "BundleError",

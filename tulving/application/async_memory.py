@@ -99,7 +99,8 @@ class AsyncMemory:
     @overload
     async def remember(
         self, text: str, *, source_type: str = ..., idempotency_key: str | None = ...,
-        wait: Literal[True] = ..., valid_from: datetime | None = ..., subject: str | None = ...,
+        wait: Literal[True] | None = ..., valid_from: datetime | None = ...,
+        subject: str | None = ...,
     ) -> list[MemoryEntry]: ...
 
     @overload
@@ -110,7 +111,7 @@ class AsyncMemory:
 
     async def remember(
         self, text: str, *, source_type: str = "conversation",
-        idempotency_key: str | None = None, wait: bool = True,
+        idempotency_key: str | None = None, wait: bool | None = None,
         valid_from: datetime | None = None, subject: str | None = None,
     ) -> list[MemoryEntry] | RememberJob:
         """[`Memory.remember`][tulving.Memory.remember]: a write, queued behind

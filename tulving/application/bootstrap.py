@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import attrs
 
 from tulving.application.agent_memory.procedures import working_memory
+from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
 from tulving.application.agent_memory.sessions import SessionManager
 from tulving.application.governance.audit import AuditTrail
 from tulving.application.governance.encryption import (
@@ -55,6 +56,8 @@ from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher
+from tulving.application.retrieval.strong import StrongTier
+from tulving.application.retrieval.strong_enrichment import backfill, register_strong
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, LockError, StorageError
@@ -65,7 +68,7 @@ from tulving.plugins.registry import AdapterContext, get_manager
 from tulving.ports.storage import ReadOnlyOpen, Storage, UnlockedOpen
 
 if TYPE_CHECKING:  # composed on first use (Services)
-    from tulving.application.agent_memory.jobs import JobQueue
+    from tulving.application.agent_memory.jobs import KeyedRememberJobs
     from tulving.application.agent_memory.remembering import Rememberer
     from tulving.application.agent_memory.session_writes import SessionWrites
     from tulving.application.curation.curator import Curator
@@ -126,9 +129,11 @@ class Services:
         self._lock = threading.RLock()  # a service's build may ask for another
         self.access: AccessRecorder = (NotRecorded() if read_only
                                        else AccessTracker(ctx.storage, ctx.clock))
-        self.searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
-                                                    ranker=settings.ranker),
-                                 QueryExpander(llm) if settings.llm_expansion else None)
+        self.searcher = Searcher(
+            ctx, SearchOptions(expansion_weight=settings.expansion_weight,
+                               ranker=settings.ranker, **settings.strong_knobs),
+            QueryExpander(llm) if settings.llm_expansion else None,
+            StrongTier(ctx.strong, ctx.storage) if ctx.strong is not None else None)
         self.audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
                                 record_reads=policy().audit_reads and not read_only,
                                 read_only=read_only)
@@ -175,7 +180,8 @@ class Services:
         from tulving.application.agent_memory.remembering import Rememberer
 
         return self._once("_rememberer", lambda: Rememberer(
-            self.ctx, self.llm, self.sessions, self._write_batch, self._policy))
+            self.ctx, self.llm, self.sessions, self._write_batch, self._policy, self.writes,
+            self.enricher))
 
     @property
     def imports(self) -> ImportTarget:
@@ -186,7 +192,7 @@ class Services:
             self._settings.progress))
 
     @property
-    def jobs(self) -> JobQueue:
+    def jobs(self) -> KeyedRememberJobs:
         return self.rememberer.jobs
 
     def _curator(self) -> Curator:
@@ -230,11 +236,15 @@ def bootstrap(settings: MemorySettings, identity: Identity, policy: Callable[[],
         enricher = shared.enricher if shared is not None else _enricher(ctx, settings)
         services = Services(settings, ctx, llm, policy, enricher,
                             owns_adapters=shared is None)
+        if shared is None:
+            _register_rooms(services)
         if not settings.read_only:  # a reader ends no session and runs no job: both write
             services.sessions.recover()
             if services.jobs.mine():
                 services.jobs.wake()
             if shared is None:
+                if ctx.strong is not None:  # entries the strong tier has not read yet
+                    backfill(ctx, services.enricher, ctx.strong.model_id)
                 resume_enrichment(services.enricher)
         opened.pop_all()  # started: the Memory releases them on close
     return services
@@ -293,11 +303,13 @@ def _open(settings: MemorySettings, identity: Identity, serial: threading.RLock,
     if settings.llm_expansion and gateway.llm is None:
         raise ConfigError("search.llm_expansion needs an LLM: pass llm=... "
                           "(e.g. llm='openai' with options={'llm': {...}})")
+    strong = (resolve("embedder", settings.strong, None, adapter_ctx, settings.strong_options)
+              if embedder is not None else None)
     pm, _registry = get_manager()
     ctx = MemoryContext(
         identity=identity, storage=storage, clock=clock, embedder=embedder,
         vectors=vectors, tokenizer=tokenizer, llm=gateway.llm, hooks=PluginHooks.of(pm),
-        context_window=settings.context_window, serial=serial,
+        context_window=settings.context_window, serial=serial, strong=strong,
     )
     if embedder is None:
         warn_once("no-embedder", "no embedder configured: search runs lexically only")
@@ -319,6 +331,17 @@ def _enricher(ctx: MemoryContext, settings: MemorySettings) -> Enricher:
     if ctx.embedder is not None:
         enricher.register(DeferredVectors(ctx))
     return enricher
+
+
+def _register_rooms(services: Services) -> None:
+    """The root's enrichment kinds that need its services: the strong tier's vectors and
+    what is read off remembered turns (its write path is composed when a task runs)."""
+    from tulving.application.agent_memory.read_off_turns import ReadOffTurns
+
+    enricher = services.enricher
+    register_strong(services.ctx, enricher, services.searcher.strong)
+    if enricher.handler(READ_OFF) is None:
+        enricher.register(ReadOffTurns(services.ctx, services.llm, lambda: services.writes))
 
 
 def explicit_working_memory(ctx: MemoryContext, sessions: SessionManager

@@ -28,13 +28,13 @@ from tulving.application.plumbing.text_guard import guard_methods
 from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.query import EntryFilter
-from tulving.domain.query_expansion import parse_search_settings
+from tulving.domain.query_expansion import parse_search_settings, parse_strong_settings
 from tulving.domain.representation import parse_writing
 from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
 
 if TYPE_CHECKING:  # what the signatures name; each service loads when a call needs it
-    from tulving.application.agent_memory.jobs import JobQueue, RememberJob
+    from tulving.application.agent_memory.jobs import KeyedRememberJobs, RememberJob
     from tulving.application.agent_memory.sessions import Session
     from tulving.application.bootstrap import Services
     from tulving.application.curation.curator import Curator
@@ -68,7 +68,12 @@ if TYPE_CHECKING:  # what the signatures name; each service loads when a call ne
     from tulving.domain.curated import CuratedContext
     from tulving.domain.enrichment import EnrichmentReport, TaskFailure
     from tulving.domain.entry import MemoryEntry
-    from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
+    from tulving.domain.memory_reports import (
+        ConsolidationReport,
+        Profile,
+        StatsReport,
+        StoreReport,
+    )
     from tulving.domain.migration_reports import MigrationExport, MigrationReport
     from tulving.domain.query import SearchResult
     from tulving.domain.records import AuditRecord, SessionRecord
@@ -148,7 +153,9 @@ class Memory:
                                   f"got {type(given).__name__}")
         adapter_options = {k: dict(v) for k, v in (options or {}).items()}
         context_window = parse_writing(adapter_options.pop("writing", {}))
-        expansion, weight, ranker = parse_search_settings(adapter_options.pop("search", {}))
+        search_options = adapter_options.pop("search", {})
+        expansion, weight, ranker = parse_search_settings(search_options)
+        strong, strong_options, strong_knobs = parse_strong_settings(search_options)
         from tulving.application.governance.encryption import parse_encryption
         from tulving.application.governance.signing_key import load_signing_key
         from tulving.application.retrieval.options import SearchOptions
@@ -165,7 +172,7 @@ class Memory:
         key = parse_encryption(encryption)
         settings = MemorySettings(location, read_only, choices, adapter_options,
                                   context_window, expansion, weight, progress, signing_key,
-                                  key, ranker)
+                                  key, ranker, strong, strong_options, strong_knobs)
         self._settle(identity, settings, parsed_policy, threading.RLock(), None)
 
     def _settle(self, identity: Identity, settings: MemorySettings, policy: WritePolicy,
@@ -285,7 +292,7 @@ class Memory:
         return self._up().curator
 
     @property
-    def _jobs(self) -> JobQueue:
+    def _jobs(self) -> KeyedRememberJobs:
         return self._up().jobs
 
     @property
@@ -293,6 +300,24 @@ class Memory:
         return self._up().llm
 
     # writes ---------------------------------------------------------------------------
+    @overload
+    def store(
+        self, content: str, *, type: MemoryType | str, key: str | None = ...,
+        tags: Iterable[str] | None = ..., importance: float | None = ...,
+        pinned: bool | None = ..., metadata: Mapping[str, Any] | None = ...,
+        valid_from: datetime | None = ..., dedup: bool = ..., report: Literal[False] = ...,
+        **more: Any,
+    ) -> MemoryEntry: ...
+
+    @overload
+    def store(
+        self, content: str, *, type: MemoryType | str, key: str | None = ...,
+        tags: Iterable[str] | None = ..., importance: float | None = ...,
+        pinned: bool | None = ..., metadata: Mapping[str, Any] | None = ...,
+        valid_from: datetime | None = ..., dedup: bool = ..., report: Literal[True],
+        **more: Any,
+    ) -> StoreReport: ...
+
     def store(
         self,
         content: str,
@@ -305,21 +330,36 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
         valid_from: datetime | None = None,
         dedup: bool = True,
+        report: bool = False,
         **more: Any,
-    ) -> MemoryEntry:
+    ) -> MemoryEntry | StoreReport:
         """Store one memory. An active entry with the same key (in the same scope) is
         superseded: archived with reason ``superseded`` and linked both ways, and the new
         version keeps the tags, importance, pinned flag and metadata this call leaves out
         (None); pass ``tags=[]``, ``importance=0.5``, ``pinned=False`` or ``metadata={}``
         to clear one. A new key (or no key) gets the defaults: no tags, importance 0.5,
         not pinned, no metadata. One with the same ``entity``/``attribute`` and another
-        ``value`` is superseded too; an exact or near-exact restatement is a no-op
-        (``dedup=False`` turns that off; rules in
-        ``tulving.application.writing.contradictions``)."""
+        ``value`` is superseded too. A preference or fact that restates an existing one
+        reinforces it: no row is added, the existing entry is returned with its
+        ``metadata["evidence"]`` (count, last seen, sources) counting this statement; any
+        other exact restatement is a no-op (``dedup=False`` turns both off; rules in
+        ``tulving.application.writing.contradictions``). ``report=True`` returns a
+        ``StoreReport``: the entry and what the write did (``outcome``: added,
+        reinforced, updated, replaced, unchanged, disputed)."""
+        if not isinstance(report, bool):
+            raise ValidationError("report must be True or False")
         fields = dict(content=content, type=type, key=key, tags=tags, importance=importance,
                       pinned=pinned, metadata=metadata, valid_from=valid_from, dedup=dedup,
                       **more)
-        return self._write([fields], "store")[0].entry
+        outcome = self._write([fields], "store")[0]
+        if not report:
+            return outcome.entry
+        from tulving.domain.memory_reports import OUTCOMES, StoreReport
+
+        return StoreReport(outcome.entry, OUTCOMES.get(outcome.decision or "add", "added"),
+                           outcome.superseded.id if outcome.superseded else
+                           outcome.entry.supersedes if outcome.decision in (
+                               "update", "invalidate") else None)
 
     def store_many(self, items: Iterable[Mapping[str, Any]]) -> list[MemoryEntry]:
         """Store a batch in one transaction (all or none); entries come back in order."""
@@ -476,7 +516,7 @@ class Memory:
         from tulving.application.retrieval.search import build_filter
 
         services = self._up()
-        flt = build_filter(self._fresh(), types, tags, since, until, as_of)
+        flt = build_filter(self._fresh(), types, tags, since, until, as_of, recall=True)
         results = services.searcher.search(query, top_k, mode, flt, min_score)
         ids = [r.entry.id for r in results]
         if as_of is None:
@@ -511,7 +551,7 @@ class Memory:
         from tulving.plugins.hooks import CurateContext
 
         services = self._up()
-        flt = build_filter(self._fresh(), types, tags, since, until)
+        flt = build_filter(self._fresh(), types, tags, since, until, recall=True)
         result = services.curator.curate(query, token_budget, mode, flt, weights,
                                          explain=explain)
         result = apply_after_curate(
@@ -544,7 +584,12 @@ class Memory:
 
     def _end_session(self, reason: str = "ended",
                      only: str | None = None) -> SessionRecord | None:
-        sessions = self._up().sessions
+        services = self._up()
+        sessions = services.sessions
+        if not self.read_only:  # the summary reads what was read off the session's turns
+            from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
+
+            services.enricher.wait(kinds=[READ_OFF])
         with self._lock:
             return sessions.end(reason, only=only)
 
@@ -572,7 +617,8 @@ class Memory:
     @overload
     def remember(
         self, text: str, *, source_type: str = ..., idempotency_key: str | None = ...,
-        wait: Literal[True] = ..., valid_from: datetime | None = ..., subject: str | None = ...,
+        wait: Literal[True] | None = ..., valid_from: datetime | None = ...,
+        subject: str | None = ...,
     ) -> list[MemoryEntry]: ...
 
     @overload
@@ -587,17 +633,20 @@ class Memory:
         *,
         source_type: str = "conversation",
         idempotency_key: str | None = None,
-        wait: bool = True,
+        wait: bool | None = None,
         valid_from: datetime | None = None,
         subject: str | None = None,
     ) -> list[MemoryEntry] | RememberJob:
-        """Turn raw text (a message or a "Speaker: text" transcript) into typed memories;
-        every turn is also kept verbatim (an EPISODE, or typed DECISION/PLAN/PROCEDURE when
-        the no-LLM rules find it is one), and what is extracted from a turn names it in
-        ``source_entry_ids``. ``wait=False`` persists the job and returns a
-        ``RememberJob`` at once (``status``, ``entries()``, ``wait()``); the same
-        ``idempotency_key`` twice is a no-op (returns the first call's entries, or its
-        job)."""
+        """Keep raw text (a message or a "Speaker: text" transcript) as memories: every
+        turn verbatim (an EPISODE), committed and findable by full text when this returns
+        (the turns are returned). What is read off them (typed preferences, facts,
+        decisions, plans, with ``source_entry_ids`` naming their turns; a turn that is
+        itself a decision, plan or procedure takes that type) and their vectors follow as
+        durable background work (``stats().enrichment``; ``wait_enriched()`` waits).
+        ``wait=True`` waits for that work and returns the turns and what was read off
+        them. An ``idempotency_key`` runs the call through the durable job queue: the
+        same key twice is a no-op (the first call's entries); ``wait=False`` (deprecated)
+        returns a ``RememberJob`` (``status``, ``entries()``, ``wait()``)."""
         return self._up().rememberer.remember(
             text, source_type=source_type, idempotency_key=idempotency_key, wait=wait,
             valid_from=valid_from, subject=subject,

@@ -120,10 +120,12 @@ class TulvingClient:
         return self._do(self._shape.store(content, type, fields))
 
     def remember(self, text: str, *, subject: str | None = None,
-                 idempotency_key: str | None = None) -> list[Entry]:
-        """``POST /v1/remember``: turns in, typed memories out; retried only with an
-        ``idempotency_key``, which makes a repeat a no-op."""
-        return self._do(self._shape.remember(text, subject, idempotency_key))
+                 idempotency_key: str | None = None, wait: bool = False) -> list[Entry]:
+        """``POST /v1/remember``: the turns, committed and findable by full text when it
+        answers; what is read off them follows on the server (``wait=True``: answers
+        once that is written too, with it). Retried only with an ``idempotency_key``,
+        which makes a repeat a no-op."""
+        return self._do(self._shape.remember(text, subject, idempotency_key, wait))
 
     def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
         """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,
@@ -347,10 +349,10 @@ class AsyncTulvingClient:
         return await self._do(self._shape.store(content, type, fields))
 
     async def remember(self, text: str, *, subject: str | None = None,
-                 idempotency_key: str | None = None) -> list[Entry]:
-        """``POST /v1/remember``: turns in, typed memories out; retried only with an
-        ``idempotency_key``, which makes a repeat a no-op."""
-        return await self._do(self._shape.remember(text, subject, idempotency_key))
+                 idempotency_key: str | None = None, wait: bool = False) -> list[Entry]:
+        """``POST /v1/remember``: as the sync client's (``wait=True`` waits for what is
+        read off the turns)."""
+        return await self._do(self._shape.remember(text, subject, idempotency_key, wait))
 
     async def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
         """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,

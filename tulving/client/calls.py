@@ -99,11 +99,12 @@ class Shape:
                     {"json": self.body(content=content, type=type, **iso(fields))})
 
     def remember(self, text: str, subject: str | None,
-                 idempotency_key: str | None) -> Call[list[Entry]]:
+                 idempotency_key: str | None, wait: bool = False) -> Call[list[Entry]]:
         return Call("POST", "/v1/remember", idempotency_key is not None,
                     lambda d: [Entry.of(e) for e in d["entries"]],
                     {"json": self.body(text=text, subject=subject,
-                                       idempotency_key=idempotency_key)})
+                                       idempotency_key=idempotency_key,
+                                       **({"wait": True} if wait else {}))})
 
     def recall(self, query: str, limit: int, filters: Mapping[str, Any]) -> Call[list[Hit]]:
         return Call("POST", "/v1/recall", True, lambda d: hits(d["results"]),

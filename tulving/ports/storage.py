@@ -21,14 +21,15 @@ name for one that does not: ``BriefReader`` (search reads its rerank candidates 
 columns), ``ReadOnlyOpen`` (opened beside a writer in another process),
 ``UnlockedOpen`` (opened beside its writer for a row or two), ``EncryptionChange`` (the
 store re-written under another key), ``VectorChangeLog``, ``SyncLog``,
-``EnrichmentTasks``, ``EntryCensus``, ``ReadTransactions``, ``TokenSessions`` and
-``WriteMarks``. What every adapter has, and a capability it may lack as a flag, is in
+``EnrichmentTasks``, ``StrongVectors`` (the strong tier's vectors, looked up by id),
+``EntryCensus``, ``ReadTransactions``, ``TokenSessions`` and ``WriteMarks``. What every adapter has, and a capability it may lack as a flag, is in
 ``StorageCapabilities``.
 
 An adapter may implement the protocols structurally, or subclass
 :class:`tulving.ports.storage_base.StorageBase`, which asks for a core of 22 methods and
-derives every other one of ``Storage`` from them (the three built-in stores subclass it). The logic every adapter shares (the sync log's rules, batching, the
-two sides of a conflict link) is in ``tulving.domain.sync_records`` and
+derives every other one of ``Storage`` from them (the three built-in stores subclass
+it). The logic every adapter shares (the sync log's rules, batching, the two sides of a
+conflict link) is in ``tulving.domain.sync_records`` and
 ``tulving.domain.storage_helpers`` (importing those names from here is deprecated).
 """
 
@@ -100,11 +101,15 @@ class StorageCapabilities:
 
 @attrs.frozen
 class WriteOutcome:
-    """What one ``write`` did: the entry as stored, and the entry it superseded (archived
-    with reason ``superseded`` and linked both ways) when its key was already held."""
+    """What one ``write`` did: the entry as stored, the entry it superseded (archived
+    with reason ``superseded`` and linked both ways) when its key was already held, and
+    the write-time decision that made it so (``add``, ``reinforce``, ``update``,
+    ``invalidate``, ``noop``, ``conflict``; None where no plan decided: an adapter's own
+    write)."""
 
     entry: MemoryEntry
     superseded: MemoryEntry | None = None
+    decision: str | None = None
 
 
 @attrs.frozen
@@ -774,3 +779,41 @@ class EntryCensus(Protocol):
         """Tenant (``Identity.tenant``: user and workspace ids) -> its active entries;
         tenants without any are left out."""
         ...
+
+
+@runtime_checkable
+class StrongVectors(Protocol):
+    """Optional: the strong tier's vectors, stored beside the fast ones (a second vector
+    table). The fast embedder's vectors find the candidates over the whole store; a
+    stronger encoder's vectors re-score the best few of them, so they are looked up by id
+    only and never indexed. Each is stored under the ``model`` that made it (another
+    strong model's vectors are not read) and with the entry's content hash at the time it
+    was written: a vector whose entry's content changed since is not returned.
+
+    Invariants (checked by ``contract_tests.storage`` for adapters that offer it):
+
+    - ``put_strong_vectors`` stores one vector per (entry, model), replacing an older
+      one; items naming an entry that does not exist (deleted meanwhile) are skipped, so a
+      background job finishing after an erasure writes nothing back;
+    - ``strong_vectors_for`` returns float32 rows of the stored values (stored at half
+      precision: the cosines they give differ from float32 by under 1e-3) for the ids
+      that have a current one;
+    - ``lacking_strong_vectors`` lists active entries without a current vector of
+      ``model``, oldest id first (the backfill of a store opened with the tier for the
+      first time);
+    - a hard delete removes an entry's strong vectors with it; ``clear_strong_vectors``
+      removes every vector of ``model``.
+    """
+
+    def strong_vectors_for(self, model: str, entry_ids: Sequence[str]) -> dict[str, Vectors]:
+        ...
+
+    def put_strong_vectors(self, model: str, items: Sequence[tuple[str, Vectors]]) -> int:
+        """Store the vectors; return how many were written (entries that exist)."""
+        ...
+
+    def lacking_strong_vectors(self, model: str, limit: int) -> list[str]: ...
+
+    def count_strong_vectors(self, model: str) -> int: ...
+
+    def clear_strong_vectors(self, model: str) -> None: ...

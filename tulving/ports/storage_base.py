@@ -28,7 +28,7 @@ them with claims its engine makes in one statement, as the PostgreSQL adapter do
 Most derived reads scan what ``query`` returns: correct at any size, fast at small ones.
 
 The optional capabilities (``BriefReader``, ``ReadOnlyOpen``, ``VectorChangeLog``,
-``EnrichmentTasks``, ...) stay opt-in: a subclass declares one by implementing its
+``EnrichmentTasks``, ``StrongVectors``, ...) stay opt-in: a subclass declares one by implementing its
 protocol. The contract suite (``contract_tests.storage.StorageContract``) runs the same
 on a subclass that writes only the core (``docs/adapters/index.md`` has one) and on the
 built-in stores.

@@ -312,9 +312,13 @@ export class TulvingClient {
     return (await this.json("POST", "/v1/store", { content, type, ...options }, false)).stored;
   }
 
-  async remember(text: string, options: { subject?: string; idempotencyKey?: string } = {},
+  /** The turns, committed and findable by full text when it answers; what is read off
+   * them follows on the server (`wait: true` answers once that is written too). */
+  async remember(text: string,
+    options: { subject?: string; idempotencyKey?: string; wait?: boolean } = {},
   ): Promise<Entry[]> {
-    const body = { text, subject: options.subject, idempotency_key: options.idempotencyKey };
+    const body = { text, subject: options.subject, idempotency_key: options.idempotencyKey,
+      ...(options.wait ? { wait: true } : {}) };
     return (await this.json("POST", "/v1/remember", body,
       options.idempotencyKey !== undefined)).entries;
   }

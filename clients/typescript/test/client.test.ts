@@ -174,3 +174,17 @@ test("keys, entries, sessions, consolidation and a missing key", async () => {
   await assert.rejects(carol.get("tsp/missing"),
     (e: TulvingError) => e.status === 404 && e.kind === "NotFoundError");
 });
+
+test("the profile holds what is known about the user, each item with its id and date", async () => {
+  const dana = new TulvingClient(baseUrl, tokens.bob, { agentId: "ts-profile" });
+  await dana.store("The user prefers tea over coffee", "PREFERENCE", { importance: 0.9 });
+  await dana.store("The user lives in Porto", "FACT");
+  await dana.store("Access tokens live 15 minutes", "FACT");
+  const profile = await dana.profile() as {
+    items: { id: string; content: string; since: string; type: string }[]; text: string };
+  assert.deepEqual(profile.items.map((i) => i.content),
+    ["The user prefers tea over coffee", "The user lives in Porto"]);
+  for (const item of profile.items) {
+    assert.ok(profile.text.includes(item.id) && profile.text.includes(item.since.slice(0, 10)));
+  }
+});

@@ -24,7 +24,6 @@ by embedding the entries that have none.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -43,9 +42,10 @@ from tulving.domain.enrichment import (
     TaskTable,
 )
 from tulving.domain.errors import ConfigError, StorageError
+from tulving.domain.log_masking import masked_logger
 from tulving.ports.storage import EnrichmentTasks, ReadOnlyOpen
 
-log = logging.getLogger("tulving.enrichment")
+log = masked_logger("tulving.enrichment")
 
 P = TypeVar("P")
 #: How long a claim keeps other workers off a batch (a killed worker's batch waits this

@@ -39,6 +39,11 @@ class MemorySettings:
     signing_key: bytes | None
     encryption: EncryptionKey | None
     ranker: str = "fused"
+    #: the strong tier's encoder (an embedder name or instance; None: no strong tier),
+    #: its adapter options and the re-scoring knobs (``SearchOptions.strong_*``)
+    strong: Any = None
+    strong_options: Mapping[str, Any] = attrs.field(factory=dict)
+    strong_knobs: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 def normalise_location(path: str | os.PathLike[str] | None) -> str:

@@ -32,6 +32,12 @@ _after: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.Co
     "tulving_after_commit", default=None)
 
 
+def inside_writing() -> bool:
+    """Whether this thread is inside a writing transaction (an enrichment's commit that
+    writes entries: they join it rather than commit on their own)."""
+    return _depth.get() > 0
+
+
 def after_commit(action: Callable[[], None]) -> None:
     """Run ``action`` once the outermost writing transaction of this thread commits (at
     once outside one; never if it rolls back). Why: a background worker woken inside the

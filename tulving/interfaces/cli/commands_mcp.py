@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from tulving.domain.errors import ValidationError
+from tulving.domain.log_masking import masked_logger
 from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
 from tulving.interfaces.cli.output import OK, Output
 
@@ -84,7 +85,6 @@ def _open_for_serving(settings: Any, read_only: bool) -> Any:
     """The served Memory: read-only when asked; otherwise the store for writing, or, when
     another process holds a SQLite store's writer lock, the same store read-only (so an
     agent can still search it) with a warning that says what happened and how to write."""
-    import logging
 
     from tulving.domain.errors import LockError
 
@@ -99,7 +99,7 @@ def _open_for_serving(settings: Any, read_only: bool) -> Any:
                   and settings.path != ":memory:")
         if not sqlite:
             raise
-        logging.getLogger("tulving.mcp").warning(
+        masked_logger("tulving.mcp").warning(
             "%s. Serving it read-only: search, curate and get work, writes answer with an "
             "error until the other process stops (tulving mcp --read-only says this on "
             "purpose)",

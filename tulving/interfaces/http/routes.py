@@ -46,8 +46,10 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                   write: bool = False) -> dict[str, Any]:
         # the token, the caller's view and the call: one worker thread, one read scope
         # of the store (Tenancy.serve), under the call's time limit
-        result = await bounded(tenancy.serve, request.state.tulving_authorization, named,
-                               fn, write, timeout=limits.timeout, limiter=tenancy.limiter)
+        authorization = request.state.tulving_authorization
+        result = await bounded(tenancy.serve, authorization, named, fn, write,
+                               timeout=limits.timeout, limiter=tenancy.limiter,
+                               share=tenancy.share, tenant=authorization or "")
         return {"schema_version": version, **result}
 
     def named(body: S.Body) -> Named:
@@ -78,7 +80,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         def do(m: Memory) -> dict[str, Any]:
             entries = m.remember(body.text, subject=body.subject, source_type=body.source_type,
                                  valid_from=body.valid_from,
-                                 idempotency_key=body.idempotency_key)
+                                 idempotency_key=body.idempotency_key,
+                                 wait=True if body.wait else None)
             return {"entries": [render.entry_dict(e) for e in entries]}
         return await act(request, named(body), do, write=True)
 
@@ -88,8 +91,11 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         # earlier version's tags, importance, pinned flag and metadata
         fields = body.model_dump(exclude={"user_id", "workspace_id", "agent_id"},
                                  exclude_none=True, exclude_unset=True)
-        return await act(request, named(body),
-                         lambda m: {"stored": render.entry_dict(m.store(**fields))}, write=True)
+        def stored(m: Memory) -> dict[str, Any]:
+            done = m.store(**fields, report=True)
+            return {"stored": render.entry_dict(done.entry), **done.as_dict()}
+
+        return await act(request, named(body), stored, write=True)
 
     @router.post("/recall")
     async def recall(request: Request, body: S.Recall) -> dict[str, Any]:

@@ -39,14 +39,22 @@ def build_agent_tools(run: Run) -> ToolList:
             str | None,
             Field(description="Who 'I'/'my' refers to (default: the user).", max_length=200),
         ] = None,
+        wait: Annotated[
+            bool,
+            Field(description="Answer only once the facts and preferences read off the "
+                  "turns are written too (default: answer as soon as the turns are kept)."),
+        ] = False,
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
-            entries = memory.remember(text, subject=subject)
+            entries = memory.remember(text, subject=subject, wait=True if wait else None)
             kinds: dict[str, int] = {}
             for e in entries:
                 kinds[e.type.value] = kinds.get(e.type.value, 0) + 1
             summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing new"
-            lines = [f"Remembered: {summary}.", *(render.entry_line(e) for e in entries)]
+            later = "" if wait else (" What is read off the turns (facts, preferences, "
+                                     "decisions) follows in the background; memory_stats "
+                                     "shows what is left.")
+            lines = [f"Remembered: {summary}.{later}", *(render.entry_line(e) for e in entries)]
             return ok("\n".join(lines), {"entries": [entry_ref(e) for e in entries]})
 
         return await run(do)
@@ -133,9 +141,10 @@ def build_agent_tools(run: Run) -> ToolList:
 
     return [
         (memory_remember,
-         "Remember what was said: raw conversation text in, typed memories out (facts, "
-         "preferences, decisions), each turn also kept verbatim. Use it after an exchange "
-         "worth keeping when you do not want to pick types yourself."),
+         "Remember what was said: raw conversation text in, each turn kept verbatim and "
+         "searchable at once; typed memories (facts, preferences, decisions) are read off "
+         "the turns in the background (wait=true to answer after that). Use it after an "
+         "exchange worth keeping when you do not want to pick types yourself."),
         (memory_profile,
          "What is known about a person or thing (default: the user): current facts and "
          "preferences, disputed ones marked. Use it before personalising an answer."),

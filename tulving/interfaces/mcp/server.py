@@ -30,6 +30,7 @@ from mcp.types import CallToolResult
 
 from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain.errors import ConfigError, ValidationError
+from tulving.domain.log_masking import masked_logger
 from tulving.domain.validation import first_invalid_text
 from tulving.interfaces.mcp.agent_tools import build_agent_tools
 from tulving.interfaces.mcp.service import MemoryService
@@ -54,7 +55,7 @@ INSTRUCTIONS = (
     "memory_search with the task. Store durable facts, decisions, preferences and procedures with memory_store "
     "(give changing facts a key); fix wrong ones with memory_correct."
 )
-log = logging.getLogger("tulving.mcp")
+log = masked_logger("tulving.mcp")
 
 
 def _tool_error(text: str) -> CallToolResult:

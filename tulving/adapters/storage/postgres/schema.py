@@ -267,6 +267,15 @@ MIGRATIONS: list[list[str]] = [
         """CREATE INDEX enrichment_tasks_open ON enrichment_tasks(kind, seq)
             WHERE failed_at IS NULL""",
     ],
+    # strong vectors: the strong tier's vectors beside the fast ones
+    # (``ports.storage.StrongVectors``), keyed by entry and model, with the content hash
+    # they were computed from; removed with their entry (``delete``).
+    [
+        """CREATE TABLE strong_embeddings (
+            entry_id TEXT COLLATE "C" NOT NULL, model TEXT NOT NULL,
+            content_hash TEXT NOT NULL, vector BYTEA NOT NULL,
+            PRIMARY KEY (entry_id, model))""",
+    ],
 ]
 
 

@@ -14,6 +14,7 @@ from psycopg import errors
 from tulving.adapters.storage.postgres.connection import translate_errors
 from tulving.adapters.storage.postgres.planned import PlannedMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
+from tulving.adapters.storage.postgres.strong import PostgresStrongVectors
 from tulving.adapters.storage.postgres.sync_log import PostgresSyncLog
 from tulving.adapters.storage.postgres.tasks import PostgresTasks
 from tulving.domain.errors import ConfigError
@@ -37,7 +38,8 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(PlannedMixin, PostgresSyncLog, PostgresTasks, StorageBase):
+class PostgresStorage(PlannedMixin, PostgresStrongVectors, PostgresSyncLog, PostgresTasks,
+                      StorageBase):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True

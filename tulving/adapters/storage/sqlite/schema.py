@@ -193,4 +193,13 @@ MIGRATIONS: list[list[str]] = [
         """CREATE INDEX enrichment_tasks_open ON enrichment_tasks(kind, seq)
             WHERE failed_at IS NULL""",
     ],
+    # strong vectors: the strong tier's vectors beside the fast ones
+    # (``ports.storage.StrongVectors``), keyed by entry and model, with the content hash
+    # they were computed from (a changed content makes its vector stale, not wrong).
+    [
+        """CREATE TABLE strong_embeddings (
+            entry_id TEXT NOT NULL REFERENCES entries(id) ON DELETE CASCADE,
+            model TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL,
+            PRIMARY KEY (entry_id, model)) WITHOUT ROWID""",
+    ],
 ]
