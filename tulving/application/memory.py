@@ -27,6 +27,7 @@ from tulving.application.plumbing.operation_spans import trace_methods
 from tulving.application.plumbing.text_guard import guard_methods
 from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
+from tulving.domain.input_limits import QUERY, TOKEN_BUDGET, check_search_limits
 from tulving.domain.query import EntryFilter
 from tulving.domain.query_expansion import parse_search_settings, parse_strong_settings
 from tulving.domain.representation import parse_writing
@@ -515,6 +516,7 @@ class Memory:
         with ``as_of``, over the entries as the store held them at that transaction time."""
         from tulving.application.retrieval.search import build_filter
 
+        check_search_limits(query, top_k, min_score)
         services = self._up()
         flt = build_filter(self._fresh(), types, tags, since, until, as_of, recall=True)
         results = services.searcher.search(query, top_k, mode, flt, min_score)
@@ -550,6 +552,8 @@ class Memory:
         from tulving.application.retrieval.search import build_filter
         from tulving.plugins.hooks import CurateContext
 
+        QUERY.check(query)
+        TOKEN_BUDGET.check(token_budget)
         services = self._up()
         flt = build_filter(self._fresh(), types, tags, since, until, recall=True)
         result = services.curator.curate(query, token_budget, mode, flt, weights,
