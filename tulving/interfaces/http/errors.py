@@ -10,9 +10,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain import errors as E
 from tulving.domain.log_masking import masked_logger
-from tulving.domain.redaction import redact
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 
 log = masked_logger("tulving.http")

@@ -33,11 +33,11 @@ from fastapi.responses import Response
 
 from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
 from tulving.domain.log_masking import masked_logger
+from tulving.domain.sync_records import DELTA_PENDING
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.limits import bounded
 from tulving.interfaces.http.tenancy import Tenancy
-from tulving.ports.storage import DELTA_PENDING
 
 AgentQ = Annotated[str | None, Query(max_length=256)]
 #: How long a push waits for the merge of its delta before answering ``pending``.
