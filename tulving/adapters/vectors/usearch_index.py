@@ -262,7 +262,7 @@ class UsearchIndex(SyncPosition):
         view = Index.restore(str(files["graph"]), view=True)
         if view is None or len(view) != count:
             raise VectorIndexError("the graph could not be opened")
-        view.expansion_search = self._ef
+        view.expansion_search = self._ef  # type: ignore[misc]  # a setter at run time, read-only in the stub
         self._view, self._view_ids, self._view_order = view, ids, order
         self._view_live = count
         self._overlay = ExactIndex()

@@ -25,9 +25,10 @@ from tulving.interfaces.jsonl import parse_time
 
 if TYPE_CHECKING:
     from tulving.application.memory import Memory
+    from tulving.interfaces.cli.command_types import RunWithMemory
 
 
-def register(sub: Any, run_with_memory: Any) -> None:
+def register(sub: Any, run_with_memory: RunWithMemory) -> None:
     p = sub.add_parser("stats", help="counts by type and tag, storage size, adapters")
     add_json(p)
     add_common(p)
@@ -75,7 +76,7 @@ def _stats(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _evict(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _evict(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     report = memory.evict(args.threshold, dry_run=args.dry_run)
     verb = "would archive" if report.dry_run else "archived"
     out.result(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_thread
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 DEFAULT_AGENT = "default"
 #: Views kept at most (tenants x agents); the least recently used one is flushed beyond.
 MAX_VIEWS = 256
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 @attrs.frozen
@@ -56,7 +59,7 @@ class Tenancy:
         self._views: dict[tuple[str | None, str | None, str], Memory] = {}
         self._lock = threading.Lock()
 
-    async def run(self, fn: Any, *args: Any) -> Any:
+    async def run(self, fn: Callable[[*Ts], T], *args: *Ts) -> T:
         """A blocking library call off the event loop (``limiter`` of them at once)."""
         return await anyio.to_thread.run_sync(lambda: fn(*args), limiter=self.limiter)
 

@@ -25,8 +25,8 @@ from tulving.domain.memory_reports import (
     StatsReport,
 )
 from tulving.domain.query import SearchResult
-from tulving.domain.redaction import redact, shown_key, shown_tags
-from tulving.interfaces.render import Shown, entry_line, scrub
+from tulving.domain.redaction import Shown, redact, shown_key, shown_tags
+from tulving.interfaces.render import entry_line, scrub
 
 
 def entry_ref(entry: MemoryEntry) -> dict[str, Any]:
