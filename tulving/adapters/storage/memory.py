@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -39,6 +39,9 @@ from tulving.domain.records import (
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
 from tulving.ports.storage import Archival, StorageCapabilities, Supersession, WriteOutcome
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 
 def _stem(word: str) -> str:
@@ -636,5 +639,5 @@ class InMemoryStorage(SyncLogMixin):
         raise ConfigError(f"unknown maintenance action {action!r}: vacuum, checkpoint, integrity")
 
 
-def create(context: Any = None) -> InMemoryStorage:
+def create(context: AdapterContext | None = None) -> InMemoryStorage:
     return InMemoryStorage()
