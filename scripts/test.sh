@@ -12,6 +12,7 @@ ensure_mcp_inspector
 echo "== ruff";          .venv/bin/ruff check .
 echo "== import-linter"; .venv/bin/lint-imports
 echo "== mypy --strict"; .venv/bin/mypy
+echo "== mypy --strict, plugins"; scripts/mypy_plugins.sh
 echo "== pytest"
 set +e
 .venv/bin/pytest -q -rs -p no:cacheprovider "$@"
