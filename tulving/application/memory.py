@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from types import TracebackType
 from typing import IO, Any, Literal, overload
@@ -45,6 +44,7 @@ from tulving.application.governance.retention import (
     RetentionReport,
     RollbackReport,
 )
+from tulving.application.operator import OPERATOR_NAMES, Operator
 from tulving.application.plumbing.composition import DEFAULT, normalise_location
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
@@ -60,11 +60,9 @@ from tulving.application.portability.formats.translation import (
 from tulving.application.portability.importer import ImportReport
 from tulving.application.portability.lines_import import LinesReport
 from tulving.application.portability.sync import SyncRemote, SyncReport
-from tulving.application.portability.sync_service import SyncService
 from tulving.application.retrieval import lookup
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher, build_filter
-from tulving.application.upkeep.census import Readiness, StoreCensus
 from tulving.application.upkeep.eviction import EvictionReport, evict
 from tulving.application.upkeep.maintenance import (
     InspectReport,
@@ -97,10 +95,6 @@ from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
 from tulving.plugins.hooks import CurateContext
 from tulving.ports.storage import (
-    ReadTransactions,
-    StorageCapabilities,
-    SyncLog,
-    TokenStore,
     WriteOutcome,
 )
 
@@ -203,6 +197,9 @@ class Memory:
         self._services: Services | None = None
         self._closed = False
         self._parent = parent  # set on views (see ``view``)
+        self.operator = Operator(self._up, read_only=settings.read_only)
+        """What the doors and operators need besides the agent's calls (token table,
+        store census, sync side...): see ``tulving.application.operator``."""
 
     # lifecycle ------------------------------------------------------------------------
     def startup(self) -> Memory:
@@ -928,18 +925,6 @@ class Memory:
                                       details=report.as_dict())
         return report
 
-    def sync_service(self) -> SyncService:
-        """The server's side of sync for this Memory's tenant (``tulving serve``'s
-        ``/v1/sync``; see ``portability.sync_service``): ConfigError when the store keeps
-        no sync log."""
-        # not startup() every call: it waits for this Memory's lock, which a merge holds
-        # for its whole import
-        return SyncService(self._up().sync_side())
-
-    def sync_filter(self) -> EntryFilter:
-        """Everything this identity sees, archived versions included (what sync sends)."""
-        return self._up().sync_side().visible()
-
     def clear(self, *, scope: str, confirm: bool = False, hard: bool = False) -> int:
         """Forget every active entry this agent wrote in ``scope`` (seed 001: delete by
         scope): archived (reason ``forgotten``) unless ``hard``; one audit record. Needs
@@ -1021,11 +1006,6 @@ class Memory:
             return erasure.erase(services.ctx, services.audit, user_id=user_id,
                                  workspace_id=workspace_id, agent_id=agent_id)
 
-    def replay_erasure(self, kind: str, subject_sha256: str,
-                       before: datetime) -> ErasureReport:
-        """Apply an erasure another device made (sync): see ``erasure.replay``."""
-        return self._up().sync_side().replay_erasure(kind, subject_sha256, before)
-
     def verify(self) -> IntegrityReport:
         """Tamper check of every visible entry: content hash and HMAC signature."""
         return self._up().governance.verify()
@@ -1053,78 +1033,43 @@ class Memory:
         back entries."""
         return self._up().governance.health()
 
-    def audit_refusal(self, inputs: Mapping[str, str], details: Mapping[str, str]) -> None:
-        """Record in this identity's audit chain that a caller was refused (a door: a
-        token that named another tenant), in a transaction of its own."""
-        services = self._up()
-        with writing(services.ctx):
-            services.audit.record("refused", dict(inputs), details=dict(details))
-
-    # for the doors (CLI, MCP, HTTP, the plugins): what they need besides the calls ---
-    def touch(self, entry_ids: Sequence[str]) -> None:
-        """Record a read of ``entry_ids`` now, in storage, at once (``get``, ``search``
-        and ``curate`` queue theirs and write them in batches): for an integration whose
-        expiry counts from the last read (the LangGraph store's TTL). A read-only Memory
-        records nothing, as for every read."""
-        services = self._up()
-        if self.read_only or not entry_ids:
-            return
-        services.ctx.storage.touch(list(entry_ids), services.ctx.clock.now())
-
-    def now(self) -> datetime:
-        """The time by this Memory's clock (a ``ManualClock`` in tests), timezone-aware."""
-        return self._up().ctx.clock.now()
-
-    @property
-    def capabilities(self) -> StorageCapabilities:
-        """What the store can do (``multi_process_writers``: several server processes
-        may write it, as PostgreSQL replicas do)."""
-        return self._up().ctx.storage.capabilities
-
-    def read_scope(self) -> AbstractContextManager[None]:
-        """What one request reads, read in one read transaction of a store that has them
-        (PostgreSQL); nothing on others."""
-        storage = self._up().ctx.storage
-        return storage.reading() if isinstance(storage, ReadTransactions) else nullcontext()
-
-    def token_store(self) -> TokenStore:
-        """The store's table of bearer tokens (``interfaces.auth.bearer_tokens``)."""
-        return self._up().ctx.storage
-
-    def keeps_sync_log(self) -> bool:
-        """Whether the store keeps the server's sync log (``ports.storage.SyncLog``)."""
-        return isinstance(self._up().ctx.storage, SyncLog)
-
-    def store_census(self, tenants: Iterable[str] = ()) -> StoreCensus:
-        """Store-wide figures for an operator (every tenant's, so for a server's own
-        Memory): active entries by tenant, jobs pending, sync deltas pending and
-        quarantined of ``tenants`` and of every tenant with entries."""
-        from tulving.application.upkeep.census import store_census
-
-        return store_census(self._up().ctx, tenants)
-
-    def pool_stats(self) -> Mapping[str, int] | None:
-        """The store's connection pool figures, None when it keeps none."""
-        from tulving.application.upkeep.census import pool_stats
-
-        return pool_stats(self._up().ctx)
-
-    def audited_tenants(self) -> set[str]:
-        """Every tenant (``Identity.tenant``) with a record in the store's audit log
-        (store-wide, so for a server's own Memory)."""
-        return {r.tenant for r in self._up().ctx.storage.audit_records()}
-
-    def warm_up(self) -> Readiness:
-        """Load a lazily loaded embedding model now and check the embedder and the
-        tokenizer answer (a server at start; ``tulving doctor``)."""
-        from tulving.application.upkeep.census import warm_up
-
-        return warm_up(self._up().ctx)
-
     def __repr__(self) -> str:
         return (f"Memory({self.location!r}, agent_id={self.identity.agent_id!r}, "
                 f"{self.state})")
 
+
+
+def _deprecated_alias(name: str) -> Any:
+    """``Memory.<name>``, moved to ``memory.operator`` in 0.2: the old name forwards
+    there with a DeprecationWarning for one release."""
+    import warnings
+
+    target = getattr(Operator, name)
+
+    def warn() -> None:
+        warnings.warn(f"Memory.{name} is deprecated: use memory.operator.{name} "
+                      "(the door and operator surface; removed in 0.3)",
+                      DeprecationWarning, stacklevel=3)
+
+    if isinstance(target, property):
+        def read(self: Memory) -> Any:
+            warn()
+            return getattr(self.operator, name)
+
+        return property(read, doc=f"Deprecated: ``memory.operator.{name}``.")
+
+    def forward(self: Memory, *args: Any, **kwargs: Any) -> Any:
+        warn()
+        return getattr(self.operator, name)(*args, **kwargs)
+
+    forward.__name__ = forward.__qualname__ = name
+    forward.__doc__ = f"Deprecated: ``memory.operator.{name}``."
+    return forward
+
+
+for _name in OPERATOR_NAMES:
+    setattr(Memory, _name, _deprecated_alias(_name))
+del _name
 
 
 # Every method that takes text refuses a string that is not valid Unicode (a lone

@@ -144,6 +144,6 @@ def _digest(salt: str, secret: str) -> str:
 def registry_for(memory: Memory) -> TokenRegistry:
     """The token registry of an open ``Memory``: its store's token table (an older
     registry file beside a file store is moved in first)."""
-    storage = memory.token_store()
+    storage = memory.operator.token_store()
     adopt_token_file(memory.location, storage)
     return TokenRegistry(storage)

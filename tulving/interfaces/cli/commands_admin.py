@@ -160,7 +160,7 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
             memory = open_memory(settings, progress=ProgressLine())
         memory.startup()
         checks["startup_s"] = round(time.perf_counter() - began, 3)
-        ready = memory.warm_up()
+        ready = memory.operator.warm_up()
         if ready.embedder is not None:
             checks["embedder"] = {**ready.embedder.as_dict(), "ok": True}
         else:

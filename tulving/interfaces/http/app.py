@@ -135,7 +135,7 @@ def create_app(
     include_routes(app, tenancy, limits=limits, version=SCHEMA_VERSION)
     include_inspector(app)
     include_api_docs(app)
-    if memory.keeps_sync_log():
+    if memory.operator.keeps_sync_log():
         from tulving.interfaces.http.sync_routes import include_sync_routes
 
         location = str(getattr(memory, "location", "") or "")

@@ -78,7 +78,7 @@ def known_tenants(memory: Memory, registry: Any) -> dict[str, tuple[str | None, 
 
 def _audit_tenants(memory: Memory) -> dict[str, tuple[str | None, str | None]]:
     out = {}
-    for tenant in memory.audited_tenants():
+    for tenant in memory.operator.audited_tenants():
         user, _, workspace = tenant.partition("\x1f")
         out[folder_name(tenant)] = (user or None, workspace or None)
     return out
@@ -121,7 +121,7 @@ def migrate(memory: Memory, root: str | Path, registry: Any) -> dict[str, int]:
 
 
 def _adopt(view: Any, folder: Path) -> tuple[int, int]:
-    sync = view.sync_service()
+    sync = view.operator.sync_service()
     files, mark = read_folder(folder)
     deltas, blobs = [], []
     quarantined = 0

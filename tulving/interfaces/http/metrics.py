@@ -141,7 +141,7 @@ class _StoreCollector(Collector):
             return
 
     def _read(self) -> Iterator[Metric]:
-        census = self.tenancy.root.store_census(_token_tenants(self.tenancy))
+        census = self.tenancy.root.operator.store_census(_token_tenants(self.tenancy))
         if census.entries_by_tenant is not None:
             yield from self._entries(census.entries_by_tenant)
         if census.jobs_pending is not None:
@@ -189,7 +189,7 @@ class _StoreCollector(Collector):
             yield per
 
     def _pool(self) -> Iterator[Metric]:
-        stats = self.tenancy.root.pool_stats()
+        stats = self.tenancy.root.operator.pool_stats()
         if stats is None:
             return
         for name, key, help_text in (

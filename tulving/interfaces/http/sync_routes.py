@@ -78,7 +78,7 @@ class BackgroundMerge:
                 view = self.root.view(agent_id="sync-merge", user_id=tenant[0],
                                       workspace_id=tenant[1])
                 try:
-                    view.sync_service().catch_up()
+                    view.operator.sync_service().catch_up()
                 finally:
                     view.close()
             except Exception as exc:  # the server keeps serving; retried on the next kick
@@ -96,7 +96,7 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
     async def service(request: Request, agent_id: str | None) -> tuple[Any, Any]:
         token = request.state.tulving_token
         who = await tenancy.run(tenancy.caller, token, {"agent_id": agent_id})
-        return who, await tenancy.run(who.memory.sync_service)
+        return who, await tenancy.run(who.memory.operator.sync_service)
 
     async def run(fn: Any, *args: Any) -> Any:
         return await bounded(fn, *args, timeout=timeout, limiter=tenancy.limiter)

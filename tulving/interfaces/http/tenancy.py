@@ -80,7 +80,7 @@ class Tenancy:
         has them (PostgreSQL: a recall is one transaction, a store two), and each agent's
         open sessions read once (with the token, where the store reads them together).
         The token is read at every request, so a revocation applies at the next one."""
-        with sessions_read_once(), self.root.read_scope():
+        with sessions_read_once(), self.root.operator.read_scope():
             yield
 
     def verify(self, authorization: str | None,
@@ -118,7 +118,7 @@ class Tenancy:
 
     def _refuse(self, view: Memory, token: TokenRecord, field: str) -> None:
         # the refusal belongs in the caller's own audit chain
-        view.audit_refusal({"token": token.id, "field": field},
+        view.operator.audit_refusal({"token": token.id, "field": field},
                            {"token": token.id, "named_other": field})
         raise HTTPError(403, "ScopeError", f"this token may not act for another {field}")
 
@@ -144,7 +144,7 @@ class Tenancy:
         (an abandoned one is ended by the next replica to start, see ``sessions``)."""
         with self._lock:
             views, self._views = list(self._views.values()), {}
-        shared = self.root.capabilities.multi_process_writers
+        shared = self.root.operator.capabilities.multi_process_writers
         for view in views:
             try:
                 if not shared:

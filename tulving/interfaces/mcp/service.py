@@ -57,7 +57,7 @@ class MemoryService:
         memory = self._open_memory()
         memory.startup()
         # Warm a lazily loaded model now, in the background, not in the first tool call.
-        memory.warm_up()
+        memory.operator.warm_up()
         return memory
 
     async def call(self, fn: Callable[[Memory], T]) -> T:
