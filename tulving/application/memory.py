@@ -49,7 +49,7 @@ from tulving.application.plumbing.composition import DEFAULT, normalise_location
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.application.plumbing.operation_spans import trace_methods
-from tulving.application.plumbing.text_guard import guard_methods
+from tulving.application.plumbing.text_guard import guard_methods, public_methods
 from tulving.application.plumbing.vector_sync import catch_up, save_index
 from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
@@ -1072,13 +1072,18 @@ for _name in OPERATOR_NAMES:
 del _name
 
 
-# Every method that takes text refuses a string that is not valid Unicode (a lone
-# surrogate) with a ValidationError naming the argument, before it runs (issue 34).
-guard_methods(Memory, (
-    "view", "store", "store_many", "get", "list_keys", "list_entries", "history", "forget",
-    "search", "curate", "count_tokens", "session", "start_session", "remember", "consolidate",
-    "profile", "record_outcome", "procedures", "clear", "review", "correct", "rollback_to",
-    "apply_retention", "erase", "audit_log"))
+#: Public methods whose arguments are not checked for invalid Unicode: a path or file
+#: (``os.fsdecode`` carries an undecodable file name's bytes as lone surrogates, a name
+#: that is legitimate), a sync client, and a line import (it names each bad line in its
+#: own error, by line number).
+UNGUARDED = frozenset({"export", "export_to", "import_bundle", "import_from", "export_audit",
+                       "sync", "store_lines"})
+
+# Every other public method refuses a string that is not valid Unicode (a lone surrogate)
+# with a ValidationError naming the argument, before it runs (issue 34): the list is
+# derived, so a method added to Memory is guarded unless it is named above.
+guard_methods(Memory, [name for name in public_methods(Memory)
+                       if name not in UNGUARDED and name not in OPERATOR_NAMES])
 # Every memory operation in an OpenTelemetry span (when the `otel` extra is installed)
 # and timed for the server's metrics (issue 43; the table: plumbing.operation_spans).
 trace_methods(Memory)
