@@ -18,7 +18,7 @@ from tulving.application.plumbing.text_guard import guarded, public_methods
 
 def test_every_public_method_is_guarded_unless_named() -> None:
     names = public_methods(Memory)
-    assert UNGUARDED <= set(names)  # an exemption names a method that exists
+    assert set(names) >= UNGUARDED  # an exemption names a method that exists
     unguarded = {n for n in names if not guarded(getattr(Memory, n))}
     assert unguarded == UNGUARDED | set(OPERATOR_NAMES) - {"capabilities"}
 
