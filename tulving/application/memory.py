@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import IO, Any, Literal, overload
+from typing import IO, TYPE_CHECKING, Any, Literal, overload
 
 import attrs
 
@@ -97,6 +97,15 @@ from tulving.plugins.hooks import CurateContext
 from tulving.ports.storage import (
     WriteOutcome,
 )
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from typing_extensions import deprecated
+
+    from tulving.application.portability.sync_service import SyncService
+    from tulving.application.upkeep.census import Readiness, StoreCensus
+    from tulving.ports.storage import StorageCapabilities, TokenStore
 
 Progress = Callable[[str, int, int], None]
 
@@ -1032,6 +1041,39 @@ class Memory:
         """Counts by trust band, entries pending review, unresolved conflicts and rolled
         back entries."""
         return self._up().governance.health()
+
+    if TYPE_CHECKING:  # the deprecated aliases set below, as type checkers see them
+        @deprecated("use memory.operator.touch")
+        def touch(self, entry_ids: Sequence[str]) -> None: ...
+        @deprecated("use memory.operator.now")
+        def now(self) -> datetime: ...
+        @property
+        @deprecated("use memory.operator.capabilities")
+        def capabilities(self) -> StorageCapabilities: ...
+        @deprecated("use memory.operator.read_scope")
+        def read_scope(self) -> AbstractContextManager[None]: ...
+        @deprecated("use memory.operator.token_store")
+        def token_store(self) -> TokenStore: ...
+        @deprecated("use memory.operator.keeps_sync_log")
+        def keeps_sync_log(self) -> bool: ...
+        @deprecated("use memory.operator.store_census")
+        def store_census(self, tenants: Iterable[str] = ()) -> StoreCensus: ...
+        @deprecated("use memory.operator.pool_stats")
+        def pool_stats(self) -> Mapping[str, int] | None: ...
+        @deprecated("use memory.operator.audited_tenants")
+        def audited_tenants(self) -> set[str]: ...
+        @deprecated("use memory.operator.warm_up")
+        def warm_up(self) -> Readiness: ...
+        @deprecated("use memory.operator.sync_service")
+        def sync_service(self) -> SyncService: ...
+        @deprecated("use memory.operator.sync_filter")
+        def sync_filter(self) -> EntryFilter: ...
+        @deprecated("use memory.operator.replay_erasure")
+        def replay_erasure(self, kind: str, subject_sha256: str,
+                           before: datetime) -> ErasureReport: ...
+        @deprecated("use memory.operator.audit_refusal")
+        def audit_refusal(self, inputs: Mapping[str, str],
+                          details: Mapping[str, str]) -> None: ...
 
     def __repr__(self) -> str:
         return (f"Memory({self.location!r}, agent_id={self.identity.agent_id!r}, "

@@ -31,12 +31,17 @@ import attrs
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import Response
 
-from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
+from tulving.application.portability.sync_service import (
+    MAX_PAGE,
+    MAX_SEQ,
+    SyncService,
+    delta_dict,
+)
 from tulving.domain.log_masking import masked_logger
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.limits import bounded
-from tulving.interfaces.http.tenancy import Tenancy
+from tulving.interfaces.http.tenancy import Caller, Tenancy
 from tulving.ports.storage import DELTA_PENDING
 
 AgentQ = Annotated[str | None, Query(max_length=256)]
@@ -93,7 +98,7 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
     merges = BackgroundMerge(tenancy.root)
     app.state.sync_merge = merges
 
-    async def service(request: Request, agent_id: str | None) -> tuple[Any, Any]:
+    async def service(request: Request, agent_id: str | None) -> tuple[Caller, SyncService]:
         token = request.state.tulving_token
         who = await tenancy.run(tenancy.caller, token, {"agent_id": agent_id})
         return who, await tenancy.run(who.memory.operator.sync_service)
