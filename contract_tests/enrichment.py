@@ -182,10 +182,11 @@ class EnrichmentContract:
             try:
                 now = clock.tick()
                 assert reader.task_backlog(now) == {"vectors": TaskBacklog(pending=1)}
-                for attempt in (
+                attempts: tuple[Callable[[], object], ...] = (
                         lambda: reader.add_tasks("vectors", ["e2"], now),
                         lambda: reader.claim_tasks("vectors", "r", now, now + LEASE, 5),
-                        lambda: reader.finish_tasks("vectors", ["e1"], "r")):
+                        lambda: reader.finish_tasks("vectors", ["e1"], "r"))
+                for attempt in attempts:
                     with pytest.raises(ReadOnlyError):
                         attempt()
             finally:

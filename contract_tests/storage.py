@@ -177,7 +177,9 @@ class StorageContract(GovernanceContract, SharedStateContract, EnrichmentContrac
         p = make_entry(clock, "planned", type=MemoryType.PLAN, tags=("todo", "arch"), pinned=True)
         s = make_entry(clock, "session note", session_id="s1", entity="bob", attribute="role")
         storage.write_many([(d, None), (p, None), (s, None)])
-        ids = lambda **kw: [e.id for e in storage.query(EntryFilter(partitions=A_PARTS, **kw))]  # noqa: E731
+        def ids(**kw: Any) -> list[str]:
+            return [e.id for e in storage.query(EntryFilter(partitions=A_PARTS, **kw))]
+
         assert ids(types=(MemoryType.DECISION,)) == [d.id]
         assert ids(tags=("arch",)) == [p.id, d.id]
         assert ids(tags=("todo", "nope")) == [p.id]
@@ -283,8 +285,11 @@ class StorageContract(GovernanceContract, SharedStateContract, EnrichmentContrac
         e = make_entry(clock)
         storage.write(e)
         at = clock.tick()
-        threads = [threading.Thread(target=lambda: [storage.touch([e.id], at) for _ in range(25)])
-                   for _ in range(4)]
+        def touches() -> None:
+            for _ in range(25):
+                storage.touch([e.id], at)
+
+        threads = [threading.Thread(target=touches) for _ in range(4)]
         for t in threads:
             t.start()
         for t in threads:

@@ -57,7 +57,8 @@ DIM = 16
 def random_vectors(n: int, dimension: int, seed: int = 0) -> np.ndarray:
     """Unit float32 rows from a fixed seed."""
     rows = np.random.default_rng(seed).standard_normal((n, dimension)).astype(np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    unit: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return unit
 
 
 def make_ids(n: int, prefix: str = "e") -> list[str]:
@@ -420,7 +421,7 @@ class VectorIndexContract:
     # -- optional capabilities (tulving.ports.vectors) -------------------------------------
 
     def test_a_cached_index_drops_every_cache_file(self, make_index: MakeIndex) -> None:
-        index = make_index(DIM, name="dropped")
+        index: VectorIndex = make_index(DIM, name="dropped")
         if not isinstance(index, CachedIndex) or index.cache_path is None:
             pytest.skip("this index keeps no cache file (not a CachedIndex)")
         assert isinstance(index.sealed, bool)
@@ -438,7 +439,7 @@ class VectorIndexContract:
     ) -> None:
         from tulving.domain.encryption_key import EncryptionKey
 
-        index = make_index(DIM, name="reseal")
+        index: VectorIndex = make_index(DIM, name="reseal")
         if not isinstance(index, ResealableCache):
             pytest.skip("this index cannot reseal a cache (not a ResealableCache)")
         if isinstance(index, CachedIndex) and index.sealed:
@@ -451,7 +452,7 @@ class VectorIndexContract:
     def test_a_reopened_cache_takes_its_vectors_from_storage(
         self, make_index: MakeIndex
     ) -> None:
-        index = make_index(DIM, name="filled")
+        index: VectorIndex = make_index(DIM, name="filled")
         if not isinstance(index, FillsFromStorage):
             pytest.skip("this index keeps its own vectors (not FillsFromStorage)")
         ids, vectors = make_ids(50), random_vectors(50, DIM, seed=5)
@@ -479,7 +480,7 @@ class VectorIndexContract:
         self, make_index: MakeIndex,
         store_vector: Callable[[Any, str, np.ndarray], None] | None,
     ) -> None:
-        index = make_index(DIM, name="in-store")
+        index: VectorIndex = make_index(DIM, name="in-store")
         if not (isinstance(index, IndexInStore) and index.in_store):
             pytest.skip("this index is a cache beside storage (not IndexInStore)")
         assert store_vector is not None, (

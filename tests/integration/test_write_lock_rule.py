@@ -109,7 +109,7 @@ CASES: dict[str, Callable[[Memory, dict[str, Any]], object]] = {
     "apply_retention": lambda m, _: m.apply_retention({"agent": {"max_entries": 1}}),
     "purge": lambda m, _: m.purge(force=True),
     "maintenance purge": lambda m, _: m.maintenance("purge", force=True, dry_run=False,
-                                                    archived_before=m.now()),
+                                                    archived_before=m.operator.now()),
     "maintenance reembed": lambda m, _: m.maintenance("reembed"),
     "erase": lambda m, _: m.erase(agent_id="a"),
 }

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tulving.adapters.tokenizers.heuristic import HeuristicTokenizer
 from tulving.adapters.tokenizers.tiktoken import TiktokenTokenizer
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.packing import pack, render_index_line
+from tulving.domain.packing import SplitsAtSpaces, pack, render_index_line, splits_at_spaces
 from tulving.domain.ranking import Candidate, rank
 from tulving.domain.types import MemoryType
 
@@ -129,6 +129,19 @@ class _Counts:
         return self.inner.truncate(text, max_tokens)
 
 
+class _SaysNo(_Counts):
+    splits_at_spaces = False
+
+
+def test_splits_at_spaces_is_a_declared_protocol() -> None:
+    """Packing reads the capability from the protocol, the declared value included."""
+    tiktoken = TiktokenTokenizer("cl100k_base")
+    assert splits_at_spaces(tiktoken)
+    assert not splits_at_spaces(_Counts(tiktoken))
+    assert not splits_at_spaces(_SaysNo(tiktoken))  # the attribute alone is not the promise
+    assert not splits_at_spaces(HeuristicTokenizer())
+
+
 spaced_text = st.one_of(
     content,
     st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["!\x1c!", "a\x1fb", "  ", "\n", "\n \n", "!\n", "\t"])),
@@ -140,7 +153,7 @@ spaced_text = st.one_of(
 @given(text=spaced_text, name=st.sampled_from(["cl100k_base", "o200k_base"]))
 def test_every_run_between_spaces_costs_a_token(text: str, name: str) -> None:
     tokenizer = TiktokenTokenizer(name)
-    assert tokenizer.splits_at_spaces
+    assert isinstance(tokenizer, SplitsAtSpaces)
     runs = [part for part in text.split(" ") if part and not part.isspace()]
     assert tokenizer.count(text) >= len(runs)
     assert tokenizer.count("\n" + text) >= len(runs)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tulving.domain.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 
 class SystemClock:
@@ -51,9 +54,9 @@ class ManualClock:
             self._now = moment.astimezone(UTC)
 
 
-def create_system(context: Any = None) -> SystemClock:
+def create_system(context: AdapterContext | None = None) -> SystemClock:
     return SystemClock()
 
 
-def create_manual(context: Any = None, start: datetime | None = None) -> ManualClock:
+def create_manual(context: AdapterContext | None = None, start: datetime | None = None) -> ManualClock:
     return ManualClock(start)

@@ -11,20 +11,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal, overload
 
 import attrs
 
+from tulving.application.operator import OPERATOR_NAMES, Operator
 from tulving.application.plumbing.memory_settings import (
     DEFAULT,
     MemorySettings,
     normalise_location,
 )
 from tulving.application.plumbing.operation_spans import trace_methods
-from tulving.application.plumbing.text_guard import guard_methods
+from tulving.application.plumbing.text_guard import guard_methods, public_methods
 from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.input_limits import QUERY, TOKEN_BUDGET, check_search_limits
@@ -89,6 +89,15 @@ FOREIGN_MAX_BYTES = 256 * 1024 * 1024
 #: ``_write``'s "the session this write belongs to": the current one (``CURRENT_SESSION``
 #: of ``agent_memory.session_writes``, looked up when a write runs).
 _CURRENT: Any = object()
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from typing_extensions import deprecated
+
+    from tulving.application.portability.sync_service import SyncService
+    from tulving.application.upkeep.census import Readiness, StoreCensus
+    from tulving.ports.storage import StorageCapabilities, TokenStore
 
 Progress = Callable[[str, int, int], None]
 
@@ -193,6 +202,9 @@ class Memory:
         self._services: Services | None = None
         self._closed = False
         self._parent = parent  # set on views (see ``view``)
+        self.operator = Operator(self._up, read_only=settings.read_only)
+        """What the doors and operators need besides the agent's calls (token table,
+        store census, sync side...): see ``tulving.application.operator``."""
 
     # lifecycle ------------------------------------------------------------------------
     def startup(self) -> Memory:
@@ -972,25 +984,6 @@ class Memory:
                                       details=report.as_dict())
         return report
 
-    def sync_service(self) -> SyncService:
-        """The server's side of sync for this Memory's tenant (``tulving serve``'s
-        ``/v1/sync``; see ``portability.sync_service``): ConfigError when the store keeps
-        no sync log."""
-        from tulving.application.portability.sync_service import SyncService
-
-        # not startup() every call: it waits for this Memory's lock, which a merge holds
-        # for its whole import
-        return SyncService(self._up().sync_side())
-
-    def sync_filter(self) -> EntryFilter:
-        """Deprecated (nothing used it; it goes in the next release): everything this
-        identity sees, archived versions included, what sync sends."""
-        import warnings
-
-        warnings.warn("Memory.sync_filter() is deprecated and goes in the next release",
-                      DeprecationWarning, stacklevel=2)
-        return self._up().sync_side().visible()
-
     def clear(self, *, scope: str, confirm: bool = False, hard: bool = False) -> int:
         """Forget every active entry this agent wrote in ``scope`` (seed 001: delete by
         scope): archived (reason ``forgotten``) unless ``hard``; one audit record. Needs
@@ -1084,11 +1077,6 @@ class Memory:
             return erasure.erase(services.ctx, services.audit, user_id=user_id,
                                  workspace_id=workspace_id, agent_id=agent_id)
 
-    def replay_erasure(self, kind: str, subject_sha256: str,
-                       before: datetime) -> ErasureReport:
-        """Apply an erasure another device made (sync): see ``erasure.replay``."""
-        return self._up().sync_side().replay_erasure(kind, subject_sha256, before)
-
     def verify(self) -> IntegrityReport:
         """Tamper check of every visible entry: content hash and HMAC signature."""
         return self._up().governance.verify()
@@ -1116,79 +1104,38 @@ class Memory:
         back entries."""
         return self._up().governance.health()
 
-    def audit_refusal(self, inputs: Mapping[str, str], details: Mapping[str, str]) -> None:
-        """Record in this identity's audit chain that a caller was refused (a door: a
-        token that named another tenant), in a transaction of its own."""
-        from tulving.application.plumbing.write_order import writing
-
-        services = self._up()
-        with writing(services.ctx):
-            services.audit.record("refused", dict(inputs), details=dict(details))
-
-    # for the doors (CLI, MCP, HTTP, the plugins): what they need besides the calls ---
-    def touch(self, entry_ids: Sequence[str]) -> None:
-        """Record a read of ``entry_ids`` now, in storage, at once (``get``, ``search``
-        and ``curate`` queue theirs and write them in batches): for an integration whose
-        expiry counts from the last read (the LangGraph store's TTL). A read-only Memory
-        records nothing, as for every read."""
-        services = self._up()
-        if self.read_only or not entry_ids:
-            return
-        services.ctx.storage.touch(list(entry_ids), services.ctx.clock.now())
-
-    def now(self) -> datetime:
-        """The time by this Memory's clock (a ``ManualClock`` in tests), timezone-aware."""
-        return self._up().ctx.clock.now()
-
-    @property
-    def capabilities(self) -> StorageCapabilities:
-        """What the store can do (``multi_process_writers``: several server processes
-        may write it, as PostgreSQL replicas do)."""
-        return self._up().ctx.storage.capabilities
-
-    def read_scope(self) -> AbstractContextManager[None]:
-        """What one request reads, read in one read transaction of a store that has them
-        (PostgreSQL); nothing on others."""
-        from tulving.ports.storage import ReadTransactions
-
-        storage = self._up().ctx.storage
-        return storage.reading() if isinstance(storage, ReadTransactions) else nullcontext()
-
-    def token_store(self) -> TokenStore:
-        """The store's table of bearer tokens (``interfaces.auth.bearer_tokens``)."""
-        return self._up().ctx.storage
-
-    def keeps_sync_log(self) -> bool:
-        """Whether the store keeps the server's sync log (``ports.storage.SyncLog``)."""
-        from tulving.ports.storage import SyncLog
-
-        return isinstance(self._up().ctx.storage, SyncLog)
-
-    def store_census(self, tenants: Iterable[str] = ()) -> StoreCensus:
-        """Store-wide figures for an operator (every tenant's, so for a server's own
-        Memory): active entries by tenant, jobs pending, sync deltas pending and
-        quarantined of ``tenants`` and of every tenant with entries."""
-        from tulving.application.upkeep.census import store_census
-
-        return store_census(self._up().ctx, tenants)
-
-    def pool_stats(self) -> Mapping[str, int] | None:
-        """The store's connection pool figures, None when it keeps none."""
-        from tulving.application.upkeep.census import pool_stats
-
-        return pool_stats(self._up().ctx)
-
-    def audited_tenants(self) -> set[str]:
-        """Every tenant (``Identity.tenant``) with a record in the store's audit log
-        (store-wide, so for a server's own Memory)."""
-        return {r.tenant for r in self._up().ctx.storage.audit_records()}
-
-    def warm_up(self) -> Readiness:
-        """Load a lazily loaded embedding model now and check the embedder and the
-        tokenizer answer (a server at start; ``tulving doctor``)."""
-        from tulving.application.upkeep.census import warm_up
-
-        return warm_up(self._up().ctx)
+    if TYPE_CHECKING:  # the deprecated aliases set below, as type checkers see them
+        @deprecated("use memory.operator.touch")
+        def touch(self, entry_ids: Sequence[str]) -> None: ...
+        @deprecated("use memory.operator.now")
+        def now(self) -> datetime: ...
+        @property
+        @deprecated("use memory.operator.capabilities")
+        def capabilities(self) -> StorageCapabilities: ...
+        @deprecated("use memory.operator.read_scope")
+        def read_scope(self) -> AbstractContextManager[None]: ...
+        @deprecated("use memory.operator.token_store")
+        def token_store(self) -> TokenStore: ...
+        @deprecated("use memory.operator.keeps_sync_log")
+        def keeps_sync_log(self) -> bool: ...
+        @deprecated("use memory.operator.store_census")
+        def store_census(self, tenants: Iterable[str] = ()) -> StoreCensus: ...
+        @deprecated("use memory.operator.pool_stats")
+        def pool_stats(self) -> Mapping[str, int] | None: ...
+        @deprecated("use memory.operator.audited_tenants")
+        def audited_tenants(self) -> set[str]: ...
+        @deprecated("use memory.operator.warm_up")
+        def warm_up(self) -> Readiness: ...
+        @deprecated("use memory.operator.sync_service")
+        def sync_service(self) -> SyncService: ...
+        @deprecated("use memory.operator.sync_filter")
+        def sync_filter(self) -> EntryFilter: ...
+        @deprecated("use memory.operator.replay_erasure")
+        def replay_erasure(self, kind: str, subject_sha256: str,
+                           before: datetime) -> ErasureReport: ...
+        @deprecated("use memory.operator.audit_refusal")
+        def audit_refusal(self, inputs: Mapping[str, str],
+                          details: Mapping[str, str]) -> None: ...
 
     def __repr__(self) -> str:
         return (f"Memory({self.location!r}, agent_id={self.identity.agent_id!r}, "
@@ -1196,13 +1143,51 @@ class Memory:
 
 
 
-# Every method that takes text refuses a string that is not valid Unicode (a lone
-# surrogate) with a ValidationError naming the argument, before it runs.
-guard_methods(Memory, (
-    "view", "store", "store_many", "get", "list_keys", "list_entries", "history", "forget",
-    "search", "curate", "count_tokens", "session", "start_session", "remember", "consolidate",
-    "profile", "record_outcome", "procedures", "clear", "review", "correct", "rollback_to",
-    "apply_retention", "erase", "audit_log"))
+def _deprecated_alias(name: str) -> Any:
+    """``Memory.<name>``, moved to ``memory.operator`` in 0.2: the old name forwards
+    there with a DeprecationWarning for one release."""
+    import warnings
+
+    target = getattr(Operator, name)
+
+    def warn() -> None:
+        warnings.warn(f"Memory.{name} is deprecated: use memory.operator.{name} "
+                      "(the door and operator surface; removed in 0.3)",
+                      DeprecationWarning, stacklevel=3)
+
+    if isinstance(target, property):
+        def read(self: Memory) -> Any:
+            warn()
+            return getattr(self.operator, name)
+
+        return property(read, doc=f"Deprecated: ``memory.operator.{name}``.")
+
+    def forward(self: Memory, *args: Any, **kwargs: Any) -> Any:
+        warn()
+        return getattr(self.operator, name)(*args, **kwargs)
+
+    forward.__name__ = forward.__qualname__ = name
+    forward.__doc__ = f"Deprecated: ``memory.operator.{name}``."
+    return forward
+
+
+for _name in OPERATOR_NAMES:
+    setattr(Memory, _name, _deprecated_alias(_name))
+del _name
+
+
+#: Public methods whose arguments are not checked for invalid Unicode: a path or file
+#: (``os.fsdecode`` carries an undecodable file name's bytes as lone surrogates, a name
+#: that is legitimate), a sync client, and a line import (it names each bad line in its
+#: own error, by line number).
+UNGUARDED = frozenset({"export", "export_to", "import_bundle", "import_from", "export_audit",
+                       "sync", "store_lines"})
+
+# Every other public method refuses a string that is not valid Unicode (a lone surrogate)
+# with a ValidationError naming the argument, before it runs (issue 34): the list is
+# derived, so a method added to Memory is guarded unless it is named above.
+guard_methods(Memory, [name for name in public_methods(Memory)
+                       if name not in UNGUARDED and name not in OPERATOR_NAMES])
 # Every memory operation in an OpenTelemetry span (when the `otel` extra is installed)
 # and timed for the server's metrics (the table: plumbing.operation_spans).
 trace_methods(Memory)

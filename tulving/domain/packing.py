@@ -34,7 +34,7 @@ import enum
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 import attrs
 
@@ -71,18 +71,30 @@ _INDEX_RESERVE = 80
 
 
 class TokenCounter(Protocol):
-    """What packing needs from a tokenizer (the Tokenizer port satisfies it).
-
-    A tokenizer may also declare ``splits_at_spaces = True``: every run of characters
-    between ASCII spaces that is not all whitespace costs at least one token of its own
-    (true of BPE encodings whose pre-tokenizer lets a piece of visible characters start
-    with one space but never hold another, as cl100k_base and o200k_base).
-    Packing then knows a line cannot fit without counting it.
-    """
+    """What packing needs from a tokenizer (the Tokenizer port satisfies it). A tokenizer
+    may also be :class:`SplitsAtSpaces`."""
 
     def count(self, text: str) -> int: ...
 
     def truncate(self, text: str, max_tokens: int) -> str: ...
+
+
+@runtime_checkable
+class SplitsAtSpaces(Protocol):
+    """A capability a tokenizer declares with ``splits_at_spaces: Literal[True] = True``:
+    every run of characters between ASCII spaces that is not all whitespace costs at
+    least one token of its own (true of BPE encodings whose pre-tokenizer lets a piece of
+    visible characters start with one space but never hold another, as cl100k_base and
+    o200k_base). Packing then knows a line cannot fit without counting it; the budget is
+    still checked on the final text. A tokenizer that cannot promise it leaves it out."""
+
+    splits_at_spaces: Literal[True]
+
+
+def splits_at_spaces(tokenizer: object) -> bool:
+    """Whether ``tokenizer`` declares :class:`SplitsAtSpaces` (the value checked too: a
+    runtime protocol check sees only that the attribute exists)."""
+    return isinstance(tokenizer, SplitsAtSpaces) and tokenizer.splits_at_spaces is True
 
 
 class Disclosure(enum.Enum):
@@ -425,7 +437,7 @@ class _Lines:
         self._clean = clean
         self.excerpt_share = DEFAULT_EXCERPT_SHARE
         self.typed = True
-        self.splits_at_spaces = getattr(counter.tokenizer, "splits_at_spaces", False) is True
+        self.splits_at_spaces = splits_at_spaces(counter.tokenizer)
         self._texts: dict[str, str] = {}
         self._prefixes: dict[str, str] = {}
         self._words: dict[str, frozenset[str]] = {}

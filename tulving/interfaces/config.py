@@ -12,11 +12,14 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from tulving.domain.errors import ConfigError, SecurityError
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 #: setting name -> environment variable.
 ENV = {
@@ -72,7 +75,7 @@ class Settings:
             kwargs["options"] = {k: dict(v) for k, v in self.options.items()}
         return kwargs
 
-    def open_memory(self, **extra: Any) -> Any:
+    def open_memory(self, **extra: Any) -> Memory:
         from tulving import Memory
 
         return Memory(self.path, **{**self.memory_kwargs(), **extra})

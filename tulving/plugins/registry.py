@@ -15,7 +15,7 @@ import importlib.metadata
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -24,6 +24,10 @@ from tulving.distribution import NAMES, missing_extra
 from tulving.domain.errors import ConfigError
 from tulving.plugins import hookspecs
 from tulving.plugins.chain import HookChain
+
+if TYPE_CHECKING:
+    from tulving.domain.encryption_key import EncryptionKey
+    from tulving.ports.storage import Storage
 
 ENTRY_POINT_GROUP = "tulving"
 KINDS = ("storage", "vectors", "embedder", "llm", "tokenizer", "clock", "detectors")
@@ -57,10 +61,10 @@ class AdapterContext:
     """
 
     location: str = ""
-    storage: Any = None
+    storage: Storage | None = None
     #: The store's :class:`~tulving.domain.encryption_key.EncryptionKey`, or None: adapters
     #: that write files (SQLite, the hnsw cache) encrypt them with it.
-    encryption: Any = None
+    encryption: EncryptionKey | None = None
     #: ``Memory(..., read_only=True)``: adapters that write files open beside a writer in
     #: another process and write nothing (an adapter that cannot may refuse).
     read_only: bool = False

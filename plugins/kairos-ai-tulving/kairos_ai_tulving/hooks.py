@@ -269,7 +269,11 @@ class TulvingHooks(ExecutorHooks):
         for step_name, key in self._procedures.items():
             if statuses.get(step_name) in ("completed", "failed_final"):
                 success = statuses[step_name] == "completed"
-                self._guard("record_outcome", lambda k=key, s=success: self._outcome(run, k, s))
+
+                def record(k: str = key, s: bool = success) -> None:
+                    self._outcome(run, k, s)
+
+                self._guard("record_outcome", record)
         if self._track_workflow:
             self._guard("workflow_procedure",
                         lambda: self._workflow_outcome(run, status == "complete"))

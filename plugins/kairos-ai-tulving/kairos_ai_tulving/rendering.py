@@ -81,7 +81,8 @@ def execution_failure(error: BaseException, attempt: int) -> dict[str, object]:
     """What Kairos would hand a retry: the error's class, never its message."""
     if not isinstance(error, Exception):
         error = Exception()
-    return kairos.sanitize_retry_context(None, error, attempt, "execution")
+    context: dict[str, object] = kairos.sanitize_retry_context(None, error, attempt, "execution")
+    return context
 
 
 def validation_failure(result: Any, phase: str, attempt: int) -> dict[str, object]:
@@ -90,8 +91,8 @@ def validation_failure(result: Any, phase: str, attempt: int) -> dict[str, objec
         {"field": str(e.field), "expected": str(e.expected), "actual": str(e.actual)}
         for e in list(getattr(result, "errors", []) or [])[:20]
     ]
-    context = kairos.sanitize_retry_context(None, None, attempt, "validation",
-                                            validation_errors=errors)
+    context: dict[str, object] = kairos.sanitize_retry_context(
+        None, None, attempt, "validation", validation_errors=errors)
     context["phase"] = "input" if phase == "input" else "output"
     return context
 

@@ -254,7 +254,8 @@ def _sole_input(ctx: StepContext) -> str:
         raise PluginConfigError(
             f"step {ctx.step_id!r} remembers a dependency's output: give source= when it "
             f"has {len(ctx.inputs)} dependencies with outputs")
-    return next(iter(ctx.inputs))
+    name: str = next(iter(ctx.inputs))
+    return name
 
 
 # -- whole steps ------------------------------------------------------------------------

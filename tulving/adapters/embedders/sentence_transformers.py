@@ -28,7 +28,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from tulving.adapters.embedders._pooling import (
 )
 from tulving.distribution import install_command
 from tulving.domain.errors import ConfigError, EmbedderError
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 for _module in ("sentence_transformers", "torch"):
     if importlib.util.find_spec(_module) is None:
@@ -304,5 +307,5 @@ class SentenceTransformersEmbedder:
         return np.concatenate(out, axis=0)
 
 
-def create(context: Any = None, **options: Any) -> SentenceTransformersEmbedder:
+def create(context: AdapterContext | None = None, **options: Any) -> SentenceTransformersEmbedder:
     return SentenceTransformersEmbedder(**options)

@@ -10,10 +10,13 @@ answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.domain.errors import LLMError
 from tulving.ports.llm import LLMReply
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 NONE_MODEL_ID = "none"
 
@@ -34,5 +37,5 @@ class NoLLM:
         return "NoLLM()"
 
 
-def create(context: Any = None) -> NoLLM:
+def create(context: AdapterContext | None = None) -> NoLLM:
     return NoLLM()

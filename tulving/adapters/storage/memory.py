@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from tulving.domain.records import (
 from tulving.ports.embedder import Vectors
 from tulving.ports.storage import StorageCapabilities
 from tulving.ports.storage_base import StorageBase, bm25, entry_terms
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 
 class InMemoryStorage(InMemorySyncLog, StorageBase):
@@ -374,5 +377,5 @@ class InMemoryStorage(InMemorySyncLog, StorageBase):
 
 
 
-def create(context: Any = None) -> InMemoryStorage:
+def create(context: AdapterContext | None = None) -> InMemoryStorage:
     return InMemoryStorage()

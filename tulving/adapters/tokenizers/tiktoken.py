@@ -14,7 +14,7 @@ import gzip
 import hashlib
 import importlib.resources
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -22,6 +22,8 @@ from tulving.domain.errors import ConfigError, ValidationError
 
 if TYPE_CHECKING:  # imported by the first count (a Memory that only searches never counts)
     import tiktoken
+
+    from tulving.plugins.registry import AdapterContext
 
 _ENDOFTEXT = "<|endoftext|>"
 _FIM_PREFIX = "<|fim_prefix|>"
@@ -142,7 +144,7 @@ class TiktokenTokenizer:
     #: space but never hold another, so a run between spaces that is not all whitespace
     #: is at least one token (packing skips counting lines whose words alone exceed the
     #: room; a property test checks the claim).
-    splits_at_spaces = True
+    splits_at_spaces: Literal[True] = True  # tulving.ports.tokenizer.SplitsAtSpaces
 
     def __init__(self, encoding_name: str) -> None:
         if encoding_name not in _SPECS:
@@ -197,11 +199,11 @@ def _create(name: str, options: dict[str, Any]) -> TiktokenTokenizer:
     return TiktokenTokenizer(name)
 
 
-def create_cl100k(context: object = None, **options: Any) -> TiktokenTokenizer:
+def create_cl100k(context: AdapterContext | None = None, **options: Any) -> TiktokenTokenizer:
     """Factory for ``tokenizer="cl100k_base"`` (the default; GPT-4 / GPT-3.5 family)."""
     return _create("cl100k_base", options)
 
 
-def create_o200k(context: object = None, **options: Any) -> TiktokenTokenizer:
+def create_o200k(context: AdapterContext | None = None, **options: Any) -> TiktokenTokenizer:
     """Factory for ``tokenizer="o200k_base"`` (GPT-4o family)."""
     return _create("o200k_base", options)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from tulving.adapters.vectors._checks import (
 from tulving.domain.errors import VectorIndexError
 from tulving.domain.query import ScoredId
 from tulving.ports.vectors import Progress
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 _INITIAL_CAPACITY = 256
 
@@ -187,6 +190,6 @@ class ExactIndex(SyncPosition):
             return list(self._ids), self._matrix[: len(self._ids)].copy()
 
 
-def create(context: Any = None, **options: Any) -> ExactIndex:
-    read_only = bool(getattr(context, "read_only", False)) if context is not None else False
+def create(context: AdapterContext | None = None, **options: Any) -> ExactIndex:
+    read_only = context.read_only if context is not None else False
     return ExactIndex(read_only=options.pop("read_only", read_only), **options)

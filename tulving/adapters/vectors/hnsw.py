@@ -37,7 +37,7 @@ import secrets
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hnswlib
 import numpy as np
@@ -63,6 +63,9 @@ from tulving.domain.errors import ConfigError, EncryptionKeyError, VectorIndexEr
 from tulving.domain.log_masking import masked_logger
 from tulving.domain.query import ScoredId
 from tulving.ports.vectors import Progress
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 log = masked_logger(__name__)
 
@@ -678,10 +681,9 @@ class HnswIndex(SyncPosition):
             return set(self._labels)
 
 
-def create(context: Any = None, **options: Any) -> HnswIndex:
-    location = "" if context is None else str(getattr(context, "location", "") or "")
-    location = options.pop("location", location)
-    encryption = None if context is None else getattr(context, "encryption", None)
-    read_only = bool(getattr(context, "read_only", False)) if context is not None else False
+def create(context: AdapterContext | None = None, **options: Any) -> HnswIndex:
+    location = options.pop("location", context.location if context is not None else "")
+    encryption = context.encryption if context is not None else None
+    read_only = context.read_only if context is not None else False
     return HnswIndex(location, encryption=encryption,
                      read_only=options.pop("read_only", read_only), **options)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from psycopg.pq import TransactionStatus
@@ -32,6 +32,9 @@ from tulving.domain.query import ScoredId
 from tulving.domain.storage_helpers import iter_batches
 from tulving.ports.embedder import Vectors
 from tulving.ports.vectors import Progress
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 _UPSERT = (
     "INSERT INTO embeddings (entry_id, vector, indexed) VALUES (%s, %b, TRUE) "
@@ -272,13 +275,13 @@ def _condition(allow: list[str] | None) -> tuple[str, list[Any]]:
     return "indexed AND entry_id = ANY(%s)", [allow]
 
 
-def create(context: Any, **options: Any) -> PgVectorIndex:
+def create(context: AdapterContext | None, **options: Any) -> PgVectorIndex:
     """The pgvector index over ``context.storage`` (which must be the PostgreSQL store).
 
     Options: ``m``, ``ef_construction`` (HNSW build), ``ef_search`` (query breadth),
     ``exact_below`` (allow-lists up to this size are answered exactly), ``batch``.
     """
-    storage = getattr(context, "storage", None)
+    storage = context.storage if context is not None else None
     if not isinstance(storage, PostgresStorage):
         raise ConfigError(
             "vectors='pgvector' needs storage='postgres' (it indexes the vectors the "

@@ -50,7 +50,7 @@ import secrets
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -83,6 +83,9 @@ from tulving.domain.errors import ConfigError, VectorIndexError
 from tulving.domain.log_masking import masked_logger
 from tulving.domain.query import ScoredId
 from tulving.ports.vectors import Progress
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 log = masked_logger(__name__)
 
@@ -262,7 +265,7 @@ class UsearchIndex(SyncPosition):
         view = Index.restore(str(files["graph"]), view=True)
         if view is None or len(view) != count:
             raise VectorIndexError("the graph could not be opened")
-        view.expansion_search = self._ef
+        view.expansion_search = self._ef  # type: ignore[misc]  # a setter at run time, read-only in the stub
         self._view, self._view_ids, self._view_order = view, ids, order
         self._view_live = count
         self._overlay = ExactIndex()
@@ -701,14 +704,13 @@ class UsearchIndex(SyncPosition):
         return sorted(hits, key=lambda h: (-h.score, h.id))[:k]
 
 
-def create(context: Any = None, **options: Any) -> UsearchIndex:
-    location = "" if context is None else str(getattr(context, "location", "") or "")
-    location = options.pop("location", location)
-    if context is not None and getattr(context, "encryption", None) is not None:
+def create(context: AdapterContext | None = None, **options: Any) -> UsearchIndex:
+    location = options.pop("location", context.location if context is not None else "")
+    if context is not None and context.encryption is not None:
         raise ConfigError("the usearch index memory-maps its cache, which cannot be "
                           "encrypted: use vectors='hnsw' (sealed cache) for an encrypted store")
-    read_only = bool(getattr(context, "read_only", False)) if context is not None else False
-    storage = None if context is None else getattr(context, "storage", None)
-    source = getattr(storage, "vectors_for", None)
+    storage = context.storage if context is not None else None
+    read_only = context.read_only if context is not None else False
+    source = storage.vectors_for if storage is not None else None
     return UsearchIndex(location, read_only=options.pop("read_only", read_only),
                         vector_source=options.pop("vector_source", source), **options)

@@ -37,6 +37,7 @@ def refuses_invalid_text(method: F) -> F:
                 check_unicode(name, value)
         return method(*args, **kwargs)
 
+    checked.__tulving_text_guard__ = True  # type: ignore[attr-defined]
     return checked  # type: ignore[return-value]
 
 
@@ -44,3 +45,14 @@ def guard_methods(cls: type, names: Iterable[str]) -> None:
     """Wrap ``cls``'s methods ``names`` with ``refuses_invalid_text`` (in place)."""
     for name in names:
         setattr(cls, name, refuses_invalid_text(getattr(cls, name)))
+
+
+def public_methods(cls: type) -> list[str]:
+    """The public methods ``cls`` defines itself (functions, not properties), in order."""
+    return [name for name, value in vars(cls).items()
+            if not name.startswith("_") and inspect.isfunction(value)]
+
+
+def guarded(method: object) -> bool:
+    """Whether ``method`` went through ``refuses_invalid_text``."""
+    return getattr(method, "__tulving_text_guard__", False) is True

@@ -28,12 +28,15 @@ import hmac
 import re
 import secrets
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.domain.errors import NotFoundError, SecurityError, StorageError, ValidationError
 from tulving.domain.records import SessionRecord, TokenRecord
 from tulving.interfaces.auth.token_door import adopt_token_file, open_token_store, token_file_for
 from tulving.ports.storage import TokenSessions, TokenStore
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 __all__ = ["TOKEN_PREFIX", "TokenRecord", "TokenRegistry", "registry_for"]
 
@@ -137,9 +140,9 @@ def _digest(salt: str, secret: str) -> str:
     return hmac.new(bytes.fromhex(salt), secret.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def registry_for(memory: Any) -> TokenRegistry:
+def registry_for(memory: Memory) -> TokenRegistry:
     """The token registry of an open ``Memory``: its store's token table (an older
     registry file beside a file store is moved in first)."""
-    storage = memory.token_store()
+    storage = memory.operator.token_store()
     adopt_token_file(memory.location, storage)
     return TokenRegistry(storage)

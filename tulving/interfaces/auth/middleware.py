@@ -54,7 +54,7 @@ class BearerAuth:
 def _bearer(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name.lower() == b"authorization":
-            text = value.decode("latin-1").strip()
+            text = bytes(value).decode("latin-1").strip()
             scheme, _, credential = text.partition(" ")
             if scheme.lower() == "bearer" and credential.strip():
                 return credential.strip()

@@ -24,9 +24,10 @@ from tulving.interfaces.jsonl import parse_time
 
 if TYPE_CHECKING:
     from tulving.application.memory import Memory
+    from tulving.interfaces.cli.command_types import RunWithMemory
 
 
-def register(sub: Any, run_with_memory: Any) -> None:
+def register(sub: Any, run_with_memory: RunWithMemory) -> None:
     p = sub.add_parser("stats", help="counts by type and tag, storage size, adapters")
     add_json(p)
     add_common(p)
@@ -74,7 +75,7 @@ def _stats(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _evict(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _evict(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     report = memory.evict(args.threshold, dry_run=args.dry_run)
     verb = "would archive" if report.dry_run else "archived"
     out.result(
@@ -160,7 +161,7 @@ def _doctor(args: argparse.Namespace, out: Output) -> int:
             memory = open_memory(settings, progress=ProgressLine())
         memory.startup()
         checks["startup_s"] = round(time.perf_counter() - began, 3)
-        ready = memory.warm_up()
+        ready = memory.operator.warm_up()
         if ready.embedder is not None:
             checks["embedder"] = {**ready.embedder.as_dict(), "ok": True}
         else:

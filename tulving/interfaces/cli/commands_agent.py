@@ -17,9 +17,10 @@ from tulving.interfaces.render import erase_phrase
 
 if TYPE_CHECKING:
     from tulving.application.memory import Memory
+    from tulving.interfaces.cli.command_types import RunWithMemory
 
 
-def register(sub: Any, run_with_memory: Any) -> None:
+def register(sub: Any, run_with_memory: RunWithMemory) -> None:
     p = sub.add_parser("profile", help="what is known about a subject (default: the user)")
     p.add_argument("subject", nargs="?", default="user", help="a person or thing (any case)")
     add_json(p)

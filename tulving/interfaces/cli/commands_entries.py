@@ -7,7 +7,7 @@ import argparse
 import hashlib
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.domain.errors import SecurityError, ValidationError
 from tulving.interfaces import render
@@ -15,11 +15,15 @@ from tulving.interfaces.cli.config import add_common, add_json, hint
 from tulving.interfaces.cli.output import OK, Output, ProgressLine
 from tulving.interfaces.jsonl import numbered_lines
 
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
+    from tulving.interfaces.cli.command_types import RunWithMemory
+
 TYPES = ("FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE", "PROCEDURE", "EPISODE")
 IMPORT_BATCH = 256
 
 
-def register(sub: Any, run_with_memory: Any) -> None:
+def register(sub: Any, run_with_memory: RunWithMemory) -> None:
     p = sub.add_parser(
         "store",
         help="store a memory (or import JSON Lines with --jsonl)",
@@ -93,7 +97,7 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _list))
 
 
-def _store(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _store(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     if args.jsonl:
         if args.content:
             raise ValidationError("give either content or --jsonl, not both")
@@ -118,7 +122,7 @@ def _store(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _import(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     from tulving.application.portability.lines_import import LinesRefused
 
     if "\x00" in args.jsonl:
@@ -154,7 +158,7 @@ def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _get(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _get(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     entry = memory.get(args.id_or_key)
     if args.raw:
         data = render.entry_dict(entry, raw=True)
@@ -171,7 +175,7 @@ def _get(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _history(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _history(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     versions = memory.history(args.key)
     out.result(
         {"key": args.key, "versions": [render.entry_dict(e) for e in versions]},
@@ -180,14 +184,14 @@ def _history(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _forget(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _forget(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     entry = memory.forget(args.id_or_key, hard=args.hard)
     verb = "deleted" if args.hard else "archived"
     out.result({verb: render.entry_dict(entry)}, f"{verb} {entry.id}")
     return OK
 
 
-def _list(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _list(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     if args.all:
         if args.prefix:
             raise ValidationError("list --all takes no prefix (use --type to narrow it)")

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tulving.domain.errors import ValidationError
 from tulving.domain.log_masking import masked_logger
 from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
 from tulving.interfaces.cli.output import OK, Output
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
+    from tulving.interfaces.auth.bearer_tokens import TokenRegistry
+    from tulving.interfaces.config import Settings
+
+T = TypeVar("T")
 
 
 def register(sub: Any) -> None:
@@ -81,7 +89,7 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _open_for_serving(settings: Any, read_only: bool) -> Any:
+def _open_for_serving(settings: Settings, read_only: bool) -> Memory:
     """The served Memory: read-only when asked; otherwise the store for writing, or, when
     another process holds a SQLite store's writer lock, the same store read-only (so an
     agent can still search it) with a warning that says what happened and how to write."""
@@ -107,7 +115,7 @@ def _open_for_serving(settings: Any, read_only: bool) -> Any:
         return open_memory(settings, read_only=True).startup()
 
 
-def _with_registry(args: argparse.Namespace, fn: Any) -> Any:
+def _with_registry(args: argparse.Namespace, fn: Callable[[TokenRegistry], T]) -> T:
     """``fn(registry)`` over the store's token table, opened without a ``Memory`` (and
     beside a server that holds a SQLite store: see ``interfaces.auth.token_door``)."""
     from tulving.application.plumbing.memory_settings import DEFAULT

@@ -8,7 +8,7 @@ whole scope and asks first (``--yes`` for scripts).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.application.portability.formats.names import READ_FORMATS, WRITE_FORMATS
 from tulving.domain.errors import ValidationError
@@ -17,12 +17,16 @@ from tulving.interfaces.cli.config import add_common, add_json
 from tulving.interfaces.cli.output import OK, USAGE, Output, confirmed
 from tulving.interfaces.jsonl import parse_time
 
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
+    from tulving.interfaces.cli.command_types import RunWithMemory
+
 FOREIGN = READ_FORMATS
 EXPORTS = WRITE_FORMATS
 SCOPES = ("agent", "session", "personal", "shared", "workspace", "model_specific")
 
 
-def register(sub: Any, run_with_memory: Any) -> None:
+def register(sub: Any, run_with_memory: RunWithMemory) -> None:
     p = sub.add_parser("export", help="write this memory (or a filtered part) to a bundle file")
     p.add_argument("file", help="the bundle to write (replaced whole, never left half-written)")
     p.add_argument("--to", dest="target_format", choices=("bundle", *EXPORTS), default="bundle",
@@ -72,7 +76,7 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _clear))
 
 
-def _export(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _export(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     if args.target_format != "bundle":
         return _export_to(memory, args, out)
     report = memory.export(
@@ -88,7 +92,7 @@ def _export(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _export_to(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _export_to(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     refused = [flag for flag, given in (("--scope", args.scope), ("--no-embeddings",
                args.no_embeddings), ("--bundle-key", args.bundle_key)) if given]
     if refused:
@@ -104,7 +108,7 @@ def _export_to(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _import_from(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _import_from(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     refused = [flag for flag, given in (("--reembedding", args.reembedding != "auto"),
                ("--bundle-key", args.bundle_key)) if given]
     if refused:
@@ -117,7 +121,7 @@ def _import_from(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _import(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     if args.source_format != "bundle":
         return _import_from(memory, args, out)
     report = memory.import_bundle(args.file, reembedding=args.reembedding,
@@ -134,7 +138,7 @@ def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _clear(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _clear(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     if not confirmed(args.yes, "clear forgets a whole scope",
                      f"Forget every {args.scope} memory of this agent?", "yes"):
         out.info("nothing cleared")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.domain.errors import ValidationError
 from tulving.domain.input_limits import MIN_SCORE, TOKEN_BUDGET, TOP_K
@@ -13,6 +13,10 @@ from tulving.interfaces.cli.commands_entries import TYPES
 from tulving.interfaces.cli.config import add_common, add_json
 from tulving.interfaces.cli.output import OK, Output
 from tulving.interfaces.jsonl import parse_time
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
+    from tulving.interfaces.cli.command_types import RunWithMemory
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -30,7 +34,7 @@ def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--until", help="only memories valid up to this ISO date/time")
 
 
-def register(sub: Any, run_with_memory: Any) -> None:
+def register(sub: Any, run_with_memory: RunWithMemory) -> None:
     p = sub.add_parser("search", help="ranked hybrid search (meaning + words)")
     p.add_argument("query")
     p.add_argument("--top-k", "-n", type=int, default=10,
@@ -68,7 +72,7 @@ def _times(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _search(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _search(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     began = time.perf_counter()
     results = memory.search(
         args.query, args.top_k, mode=args.mode, types=args.types, tags=args.tags,
@@ -82,7 +86,7 @@ def _search(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
-def _curate(memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _curate(memory: Memory, args: argparse.Namespace, out: Output) -> int:
     mode = "orient" if args.orient else "query"
     if mode == "query" and not args.query:
         raise ValidationError("curate needs a query, or --orient for a cold-start briefing")

@@ -248,7 +248,7 @@ def _server_class() -> Any:
             timer.daemon = True
             timer.start()
 
-        def capture_signals(self) -> Any:  # type: ignore[override]
+        def capture_signals(self) -> Any:
             import contextlib
             import signal
 

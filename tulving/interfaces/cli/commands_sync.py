@@ -24,9 +24,10 @@ from tulving.interfaces.cli.output import OK, Output
 if TYPE_CHECKING:
     from tulving.application.memory import Memory
     from tulving.client import TulvingClient
+    from tulving.interfaces.cli.command_types import RunWithMemory
 
 
-def register(sub: Any, run_with_memory: Any) -> None:
+def register(sub: Any, run_with_memory: RunWithMemory) -> None:
     p = sub.add_parser("sync", help="pull and push deltas with a Tulving server")
     p.add_argument("url", help="the server, e.g. http://127.0.0.1:8765")
     p.add_argument("--token-env", default="TULVING_TOKEN",
@@ -40,7 +41,7 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.set_defaults(func=lambda a, o: _checked(run_with_memory, a, o))
 
 
-def _checked(run_with_memory: Any, args: argparse.Namespace, out: Output) -> int:
+def _checked(run_with_memory: RunWithMemory, args: argparse.Namespace, out: Output) -> int:
     from tulving.interfaces.cli.extras import require
 
     require("sync")  # before the store is opened

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.interfaces.config import Settings, resolve_settings
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 _FLAGS = (
     ("--path", "path", "memory store: a file path (SQLite) or postgresql:// URL [TULVING_PATH]"),
@@ -89,7 +92,7 @@ def settings_from(args: argparse.Namespace, **overrides: Any) -> Settings:
     return resolve_settings(flags, config_path=getattr(args, "config", None))
 
 
-def open_memory(settings: Settings, **extra: Any) -> Any:
+def open_memory(settings: Settings, **extra: Any) -> Memory:
     """The Memory of ``settings``; creates the parent folder of the default location."""
     if settings.sources.get("path") == "default":
         os.makedirs(os.path.dirname(settings.path), exist_ok=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from tulving.domain.errors import TulvingError
 from tulving.interfaces.cli import (
@@ -25,10 +25,14 @@ from tulving.interfaces.cli import (
     commands_sync,
     demo,
 )
+from tulving.interfaces.cli.command_types import Command
 from tulving.interfaces.cli.config import add_common, open_memory, settings_from
 from tulving.interfaces.cli.output import EXIT_CODES_HELP, INTERRUPTED, USAGE, Output, ProgressLine
 
-Command = Callable[[Any, argparse.Namespace, Output], int]
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
+    from tulving.interfaces.config import Settings
+
 
 
 class UsageError(Exception):
@@ -65,7 +69,7 @@ def run_with_memory(
         memory.close()
 
 
-def _open_for(args: argparse.Namespace, settings: Any, extra: dict[str, Any]) -> Any:
+def _open_for(args: argparse.Namespace, settings: Settings, extra: dict[str, Any]) -> Memory:
     """A reading command opens a SQLite store read-only; one that is not there yet or
     needs a schema migration is opened normally instead (which creates or migrates it,
     or names the process holding it)."""

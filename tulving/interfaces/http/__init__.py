@@ -4,6 +4,7 @@
 ``tulving serve`` runs it on uvicorn. See ``app`` for the moving parts.
 """
 
-from tulving.interfaces.http.app import SCHEMA_VERSION, create_app
+from tulving.interfaces.http.app import create_app
+from tulving.interfaces.http.schemas import SCHEMA_VERSION
 
 __all__ = ["SCHEMA_VERSION", "create_app"]

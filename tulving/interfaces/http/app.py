@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -38,6 +38,9 @@ from tulving.interfaces.http.observability import install as install_observabili
 from tulving.interfaces.http.routes import include_routes
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 from tulving.interfaces.http.tenancy import Tenancy
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 
 class BodyLimit:
@@ -88,7 +91,7 @@ async def _too_large(send: Send, limit: int) -> None:
 
 
 def create_app(
-    memory: Any,
+    memory: Memory,
     *,
     registry: TokenRegistry | None = None,
     concurrency: int = 8,
@@ -132,7 +135,7 @@ def create_app(
     include_routes(app, tenancy, limits=limits, version=SCHEMA_VERSION)
     include_inspector(app)
     include_api_docs(app)
-    if memory.keeps_sync_log():
+    if memory.operator.keeps_sync_log():
         from tulving.interfaces.http.sync_routes import include_sync_routes
 
         location = str(getattr(memory, "location", "") or "")

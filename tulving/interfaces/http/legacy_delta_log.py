@@ -23,7 +23,7 @@ import re
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.application.portability.sync import failure_reason
 from tulving.application.portability.sync_service import is_encrypted
@@ -37,6 +37,9 @@ from tulving.domain.sync_records import (
     DELTA_STORED,
     SyncDelta,
 )
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 log_ = masked_logger("tulving.http")
 
@@ -65,7 +68,7 @@ def read_folder(folder: Path) -> tuple[list[tuple[int, str, str, Path]], int]:
     return sorted(found), mark
 
 
-def known_tenants(memory: Any, registry: Any) -> dict[str, tuple[str | None, str | None]]:
+def known_tenants(memory: Memory, registry: Any) -> dict[str, tuple[str | None, str | None]]:
     """Folder name -> (user_id, workspace_id) of every tenant the server knows of."""
     pairs: set[tuple[str | None, str | None]] = set()
     for record in registry.records():
@@ -73,15 +76,15 @@ def known_tenants(memory: Any, registry: Any) -> dict[str, tuple[str | None, str
     return {folder_name(tenant_key(u, w)): (u, w) for u, w in pairs}
 
 
-def _audit_tenants(memory: Any) -> dict[str, tuple[str | None, str | None]]:
+def _audit_tenants(memory: Memory) -> dict[str, tuple[str | None, str | None]]:
     out = {}
-    for tenant in memory.audited_tenants():
+    for tenant in memory.operator.audited_tenants():
         user, _, workspace = tenant.partition("\x1f")
         out[folder_name(tenant)] = (user or None, workspace or None)
     return out
 
 
-def migrate(memory: Any, root: str | Path, registry: Any) -> dict[str, int]:
+def migrate(memory: Memory, root: str | Path, registry: Any) -> dict[str, int]:
     """Move the file log at ``root`` into ``memory``'s store; returns counts."""
     root = Path(root)
     counts = {"tenants": 0, "deltas": 0, "quarantined": 0, "left": 0}
@@ -118,7 +121,7 @@ def migrate(memory: Any, root: str | Path, registry: Any) -> dict[str, int]:
 
 
 def _adopt(view: Any, folder: Path) -> tuple[int, int]:
-    sync = view.sync_service()
+    sync = view.operator.sync_service()
     files, mark = read_folder(folder)
     deltas, blobs = [], []
     quarantined = 0

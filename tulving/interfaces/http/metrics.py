@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from prometheus_client import (
     CollectorRegistry,
@@ -35,6 +35,9 @@ from prometheus_client.registry import Collector
 from tulving.application.plumbing.telemetry import OperationRecord, tenant_hash
 from tulving.domain.sync_records import DELTA_PENDING, DELTA_QUARANTINED
 
+if TYPE_CHECKING:
+    from tulving.interfaces.http.tenancy import Tenancy
+
 #: Request and operation latency buckets (seconds).
 LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 #: The write lock is held for milliseconds when all is well.
@@ -47,11 +50,11 @@ class ServerMetrics:
     """The server's registry of metrics (one per app, not the process-wide default, so
     several apps in one process keep their own counts)."""
 
-    def __init__(self, tenancy: Any, *, tenant_labels: bool = False,
+    def __init__(self, tenancy: Tenancy, *, tenant_labels: bool = False,
                  census_interval: float = 60.0) -> None:
         # no `_created` series beside every counter and histogram: half the series, and
         # Prometheus reads resets from the counters themselves (process-wide setting)
-        disable_created_metrics()
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # unannotated upstream
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter(
@@ -115,7 +118,7 @@ class ServerMetrics:
 class _StoreCollector(Collector):
     """Gauges read from the store at scrape time, cached ``interval`` seconds."""
 
-    def __init__(self, tenancy: Any, tenant_labels: bool, interval: float) -> None:
+    def __init__(self, tenancy: Tenancy, tenant_labels: bool, interval: float) -> None:
         self.tenancy, self.tenant_labels, self.interval = tenancy, tenant_labels, interval
         self._cached: list[Metric] = []
         self._at = float("-inf")
@@ -138,7 +141,7 @@ class _StoreCollector(Collector):
             return
 
     def _read(self) -> Iterator[Metric]:
-        census = self.tenancy.root.store_census(_token_tenants(self.tenancy))
+        census = self.tenancy.root.operator.store_census(_token_tenants(self.tenancy))
         if census.entries_by_tenant is not None:
             yield from self._entries(census.entries_by_tenant)
         if census.jobs_pending is not None:
@@ -186,7 +189,7 @@ class _StoreCollector(Collector):
             yield per
 
     def _pool(self) -> Iterator[Metric]:
-        stats = self.tenancy.root.pool_stats()
+        stats = self.tenancy.root.operator.pool_stats()
         if stats is None:
             return
         for name, key, help_text in (
@@ -199,7 +202,7 @@ class _StoreCollector(Collector):
             yield GaugeMetricFamily(name, help_text, value=int(stats.get(key, 0)))
 
 
-def _token_tenants(tenancy: Any) -> set[str]:
+def _token_tenants(tenancy: Tenancy) -> set[str]:
     from tulving.domain.identity import tenant_key
 
     return {tenant_key(r.user_id, r.workspace_id) for r in tenancy.registry.records()}

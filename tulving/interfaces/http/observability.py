@@ -26,14 +26,17 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-from fastapi import Request, Response
+from fastapi import FastAPI, Request, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tulving.application.plumbing import telemetry
 from tulving.domain.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tulving.interfaces.http.tenancy import Tenancy
 
 ACCESS_LOGGER = "tulving.access"
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -214,7 +217,7 @@ def fastapi_telemetry_off() -> dict[str, Any]:
                           "operation_spans": False, "auto_configure": False}}
 
 
-def install(app: Any, tenancy: Any, options: ObservabilityOptions) -> Any:
+def install(app: FastAPI, tenancy: Tenancy, options: ObservabilityOptions) -> Any:
     """The middleware on ``app`` (outermost: added last), ``/metrics`` when asked and
     ``prometheus_client`` is there; returns the metrics (or None)."""
     metrics = None
@@ -249,7 +252,7 @@ def _listen_while_serving(app: Any, metrics: Any) -> None:
     app.router.lifespan_context = lifespan
 
 
-def _include_metrics_route(app: Any, metrics: Any, token: str | None) -> None:
+def _include_metrics_route(app: FastAPI, metrics: Any, token: str | None) -> None:
     import hmac
     import ipaddress
 

@@ -337,7 +337,7 @@ def _recall(m: Memory, body: S.Recall) -> list[dict[str, Any]]:
             if (body.scope is None or r.entry.scope.value == body.scope)
             and (body.model_id is None or r.entry.model_id == body.model_id)
             and (body.source_instance is None or r.entry.source_instance == body.source_instance)]
-    now = m.now()
+    now = m.operator.now()
     relevance_weight = max(0.0, 1.0 - body.recency_weight - body.confidence_weight)
     scored = []
     for r in kept:

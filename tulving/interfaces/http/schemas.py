@@ -45,7 +45,7 @@ def _iso_time(value: Any) -> Any:
 
 #: A time in a body or a query: ISO-8601 text only.
 Time = Annotated[datetime, BeforeValidator(_iso_time)]
-Query = Field(min_length=QUERY.low, max_length=QUERY.high)
+Query = Field(min_length=int(QUERY.low), max_length=int(QUERY.high))
 
 
 class Body(BaseModel):
@@ -128,7 +128,7 @@ class Search(Body):
 
 
 class Curate(Body):
-    query: str | None = Field(default=None, max_length=QUERY.high)
+    query: str | None = Field(default=None, max_length=int(QUERY.high))
     token_budget: int = Field(default=2000, ge=TOKEN_BUDGET.low, le=TOKEN_BUDGET.high)
     #: Omitted: ``query`` with a query, ``orient`` (the cold-start briefing) without one.
     mode: Literal["query", "orient"] | None = None

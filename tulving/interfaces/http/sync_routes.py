@@ -31,13 +31,18 @@ import attrs
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import Response
 
-from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
+from tulving.application.portability.sync_service import (
+    MAX_PAGE,
+    MAX_SEQ,
+    SyncService,
+    delta_dict,
+)
 from tulving.domain.log_masking import masked_logger
 from tulving.domain.sync_records import DELTA_PENDING
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.limits import bounded
-from tulving.interfaces.http.tenancy import Tenancy
+from tulving.interfaces.http.tenancy import Caller, Tenancy
 
 AgentQ = Annotated[str | None, Query(max_length=256)]
 #: How long a push waits for the merge of its delta before answering ``pending``.
@@ -78,7 +83,7 @@ class BackgroundMerge:
                 view = self.root.view(agent_id="sync-merge", user_id=tenant[0],
                                       workspace_id=tenant[1])
                 try:
-                    view.sync_service().catch_up()
+                    view.operator.sync_service().catch_up()
                 finally:
                     view.close()
             except Exception as exc:  # the server keeps serving; retried on the next kick
@@ -93,10 +98,10 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
     merges = BackgroundMerge(tenancy.root)
     app.state.sync_merge = merges
 
-    async def service(request: Request, agent_id: str | None) -> tuple[Any, Any]:
+    async def service(request: Request, agent_id: str | None) -> tuple[Caller, SyncService]:
         token = request.state.tulving_token
         who = await tenancy.run(tenancy.caller, token, {"agent_id": agent_id})
-        return who, await tenancy.run(who.memory.sync_service)
+        return who, await tenancy.run(who.memory.operator.sync_service)
 
     async def run(fn: Any, *args: Any) -> Any:
         return await bounded(fn, *args, timeout=timeout, limiter=tenancy.limiter)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_thread
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 DEFAULT_AGENT = "default"
 #: Views kept at most (tenants x agents); the least recently used one is flushed beyond.
 MAX_VIEWS = 256
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 @attrs.frozen
@@ -56,7 +59,7 @@ class Tenancy:
         self._views: dict[tuple[str | None, str | None, str], Memory] = {}
         self._lock = threading.Lock()
 
-    async def run(self, fn: Any, *args: Any) -> Any:
+    async def run(self, fn: Callable[[*Ts], T], *args: *Ts) -> T:
         """A blocking library call off the event loop (``limiter`` of them at once)."""
         return await anyio.to_thread.run_sync(lambda: fn(*args), limiter=self.limiter)
 
@@ -77,7 +80,7 @@ class Tenancy:
         has them (PostgreSQL: a recall is one transaction, a store two), and each agent's
         open sessions read once (with the token, where the store reads them together).
         The token is read at every request, so a revocation applies at the next one."""
-        with sessions_read_once(), self.root.read_scope():
+        with sessions_read_once(), self.root.operator.read_scope():
             yield
 
     def verify(self, authorization: str | None,
@@ -115,7 +118,7 @@ class Tenancy:
 
     def _refuse(self, view: Memory, token: TokenRecord, field: str) -> None:
         # the refusal belongs in the caller's own audit chain
-        view.audit_refusal({"token": token.id, "field": field},
+        view.operator.audit_refusal({"token": token.id, "field": field},
                            {"token": token.id, "named_other": field})
         raise HTTPError(403, "ScopeError", f"this token may not act for another {field}")
 
@@ -141,7 +144,7 @@ class Tenancy:
         (an abandoned one is ended by the next replica to start, see ``sessions``)."""
         with self._lock:
             views, self._views = list(self._views.values()), {}
-        shared = self.root.capabilities.multi_process_writers
+        shared = self.root.operator.capabilities.multi_process_writers
         for view in views:
             try:
                 if not shared:

@@ -24,7 +24,7 @@ from tulving.interfaces.render import erase_phrase
 if TYPE_CHECKING:
     from tulving.application.memory import Memory
 
-Run = Callable[[Callable[[Any], CallToolResult]], Awaitable[CallToolResult]]
+Run = Callable[[Callable[["Memory"], CallToolResult]], Awaitable[CallToolResult]]
 ToolList = list[tuple[Callable[..., Any], str]]
 
 
@@ -45,7 +45,7 @@ def build_agent_tools(run: Run) -> ToolList:
                   "turns are written too (default: answer as soon as the turns are kept)."),
         ] = False,
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             entries = memory.remember(text, subject=subject, wait=True if wait else None)
             kinds: dict[str, int] = {}
             for e in entries:
@@ -99,7 +99,7 @@ def build_agent_tools(run: Run) -> ToolList:
         types: Types = None,
         tags: Tags = None,
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             page = memory.list_entries(limit, cursor, types=types, tags=tags)
             lines = [render.entry_line(e) for e in page.entries] or ["No memories."]
             if page.next_cursor:
@@ -124,7 +124,7 @@ def build_agent_tools(run: Run) -> ToolList:
                   "<agent_id>' for this memory's own user or agent.", max_length=600),
         ],
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             me = memory.identity
             name = me.user_id if subject == "user" else me.agent_id
             if name is None:

@@ -26,8 +26,8 @@ from tulving.domain.memory_reports import (
     StatsReport,
 )
 from tulving.domain.query import SearchResult
-from tulving.domain.redaction import shown_key, shown_tags
-from tulving.interfaces.render import Shown, entry_line, scrub
+from tulving.domain.redaction import Shown, shown_key, shown_tags
+from tulving.interfaces.render import entry_line, scrub
 
 
 def entry_ref(entry: MemoryEntry) -> dict[str, Any]:

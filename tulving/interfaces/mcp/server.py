@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -43,6 +43,9 @@ from tulving.interfaces.mcp.tools import (
     failure,
     runner,
 )
+
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
 
 #: Whole-call argument size cap; content itself is capped lower by the Memory.
 MAX_ARGUMENT_BYTES = 512 * 1024
@@ -142,7 +145,7 @@ async def _on_signals(stop: Callable[[], None]) -> None:
             return
 
 
-async def serve_stdio(open_memory: Callable[[], Any]) -> None:
+async def serve_stdio(open_memory: Callable[[], Memory]) -> None:
     """Serve on stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
     service = MemoryService(open_memory)
     server = build_server(service)
@@ -266,7 +269,7 @@ def check_host(host: str) -> str:
 
 
 async def serve_http(
-    open_memory: Callable[[], Any],
+    open_memory: Callable[[], Memory],
     *,
     port: int,
     host: str = "127.0.0.1",
@@ -317,7 +320,7 @@ async def serve_http(
 def _uvicorn_class() -> Any:
     import uvicorn
 
-    class QuietSignals(uvicorn.Server):  # type: ignore[misc]
+    class QuietSignals(uvicorn.Server):
         """uvicorn re-raises a caught SIGTERM after its own shutdown, which would kill the
         process before the Memory is closed; signals are handled by ``_on_signals``."""
 
@@ -336,7 +339,7 @@ async def _announce(web: Any, ready: Callable[[int], None]) -> None:
 
 
 def run(
-    open_memory: Callable[[], Any],
+    open_memory: Callable[[], Memory],
     *,
     http: bool = False,
     port: int = 8765,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -21,14 +21,17 @@ import anyio.to_thread
 from tulving.domain.errors import ConfigError
 from tulving.domain.log_masking import masked_logger
 
+if TYPE_CHECKING:
+    from tulving.application.memory import Memory
+
 T = TypeVar("T")
 log = masked_logger("tulving.mcp")
 
 
 class MemoryService:
-    def __init__(self, open_memory: Callable[[], Any]) -> None:
+    def __init__(self, open_memory: Callable[[], Memory]) -> None:
         self._open_memory = open_memory
-        self._memory: Any = None
+        self._memory: Memory | None = None
         self._limiter = anyio.CapacityLimiter(1)
         self._ready = anyio.Event()
         self._failure: BaseException | None = None
@@ -50,14 +53,14 @@ class MemoryService:
         finally:
             self._ready.set()
 
-    def _build(self) -> Any:
+    def _build(self) -> Memory:
         memory = self._open_memory()
         memory.startup()
         # Warm a lazily loaded model now, in the background, not in the first tool call.
-        memory.warm_up()
+        memory.operator.warm_up()
         return memory
 
-    async def call(self, fn: Callable[[Any], T]) -> T:
+    async def call(self, fn: Callable[[Memory], T]) -> T:
         """Run ``fn(memory)`` on a worker thread once the Memory is ready."""
         await self._ready.wait()
         if self._failure is not None:
@@ -80,7 +83,7 @@ class MemoryService:
                 log.info("memory closed")
 
 
-def _end_and_close(memory: Any) -> None:
+def _end_and_close(memory: Memory) -> None:
     """The server's session ends with reason ``shutdown`` (summarised), then the memory
     closes; a failure to summarise never keeps the store from closing. A read-only
     memory (``tulving mcp --read-only``, or beside a writer) has no session to end."""

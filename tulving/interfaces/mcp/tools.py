@@ -10,7 +10,7 @@ content; both are redacted (see ``render``).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -90,11 +90,13 @@ def _parse_time(name: str, value: str | None) -> datetime | None:
     return parsed
 
 
-def runner(service: MemoryService) -> Callable[[Callable[[Any], CallToolResult]], Any]:
+def runner(
+    service: MemoryService,
+) -> Callable[[Callable[[Memory], CallToolResult]], Awaitable[CallToolResult]]:
     """``run(fn)``: call ``fn(memory)`` through ``service``, a TulvingError becoming a
     tool error the agent can read and correct."""
 
-    async def run(fn: Callable[[Any], CallToolResult]) -> CallToolResult:
+    async def run(fn: Callable[[Memory], CallToolResult]) -> CallToolResult:
         try:
             return await service.call(fn)
         except TulvingError as exc:
@@ -150,7 +152,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
                   "model_specific."),
         ] = "agent",
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             extra: dict[str, Any] = {"scope": scope}
             if importance is not None:
                 extra["importance"] = importance
@@ -179,7 +181,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         return await run(do)
 
     async def memory_get(id_or_key: IdOrKey) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             entry = memory.get(id_or_key)
             return ok(f"Memory {entry.id}, in full:\n{entry_text(entry)}",
                       {"entry": entry_brief(entry)})
@@ -216,7 +218,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
                 "the hits of questions whose answer is not stored.")),
         ] = None,
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             results = memory.search(query, top_k, mode=mode, types=types, tags=tags,
                                     min_score=min_score)
             return ok(render.search_text(query, results), {"results": search_refs(results)})
@@ -254,7 +256,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             str | None, Field(description="ISO date: only memories valid up to this time.")
         ] = None,
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             if mode == "query" and not query:
                 raise ValidationError("memory_curate(mode='query') needs a query; omit the "
                                       "query (or use mode='orient') for the briefing")
@@ -272,7 +274,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         return await run(do)
 
     async def memory_forget(id_or_key: IdOrKey) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             entry = memory.forget(id_or_key)
             return ok(f"Forgot {entry.id} (archived; its history is kept):\n"
                       f"{entry_text(entry)}", {"forgotten": entry_brief(entry)})
@@ -284,7 +286,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             str, Field(description="Only keys starting with this, e.g. 'deploy/'.", max_length=200)
         ] = "",
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             keys = memory.list_keys(prefix)
             under = f" under {prefix!r}" if prefix else ""
             text = (f"{len(keys)} key(s) stored{under}:\n" + "\n".join(f"- {k}" for k in keys)
@@ -302,7 +304,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             str | None, Field(description="Why the old version was wrong.", max_length=2000)
         ] = None,
     ) -> CallToolResult:
-        def do(memory: Any) -> CallToolResult:
+        def do(memory: Memory) -> CallToolResult:
             entry = correct(memory, id_or_key, content, reason)
             return ok(f"Corrected: {entry.id} now supersedes {entry.supersedes}:\n"
                       f"{entry_text(entry)}", {"corrected": entry_brief(entry)})
@@ -366,7 +368,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
     ]
 
 
-def correct(memory: Any, id_or_key: str, content: str, reason: str | None) -> Any:
+def correct(memory: Memory, id_or_key: str, content: str, reason: str | None) -> Any:
     """``Memory.correct``; a reason is kept in the correction's metadata."""
     fields: dict[str, Any] = {}
     if reason:

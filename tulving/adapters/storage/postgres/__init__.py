@@ -6,15 +6,18 @@ the database (created by the first migration when the user may, else by a superu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tulving.domain.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 _OPTIONS = ("schema", "connect_timeout")
 
 
 def create(
-    context: Any,
+    context: AdapterContext | None,
     *,
     url: str | None = None,
     min_size: int = 1,
@@ -34,7 +37,7 @@ def create(
             f"unknown postgres storage options {unknown}; known: url, min_size, max_size, "
             + ", ".join(_OPTIONS)
         )
-    target = url or getattr(context, "location", "") or ""
+    target = url or (context.location if context is not None else "")
     if not target.startswith(("postgresql://", "postgres://")):
         raise ConfigError(
             "postgres storage needs a postgresql://user@host:port/db URL "

@@ -340,9 +340,13 @@ class PostgresEntries(PostgresVectors):
             (at, ids, sorted(set(ids)))).fetchall()})
         for entry_id in sorted(set(ids) - done):  # held by a writer: wait, holding nothing
             n = ids.count(entry_id)
-            self._atomic(lambda conn, i=entry_id, n=n: conn.execute(
-                "UPDATE entries SET access_count = access_count + %s, last_accessed_at = %s "
-                "WHERE id = %s", (n, at, i)))
+
+            def add(conn: Any, i: str = entry_id, n: int = n) -> None:
+                conn.execute(
+                    "UPDATE entries SET access_count = access_count + %s, last_accessed_at = %s "
+                    "WHERE id = %s", (n, at, i))
+
+            self._atomic(add)
 
     @staticmethod
     def _touch_locked(conn: Conn, ids: list[str], at: datetime, counts: str) -> None:

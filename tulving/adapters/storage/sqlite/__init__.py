@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tulving.adapters.storage.sqlite.store import MIRROR_FROM, SQLiteStorage
 from tulving.domain.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tulving.plugins.registry import AdapterContext
 
 __all__ = ["SQLiteStorage", "create"]
 
 
 def create(
-    context: Any, *, path: str | None = None, lock: bool = True,
+    context: AdapterContext | None, *, path: str | None = None, lock: bool = True,
     fulltext_mirror_from: int | bool | None = MIRROR_FROM,
     vector_format: str | None = None,
 ) -> SQLiteStorage:
@@ -21,7 +24,7 @@ def create(
     half the bytes on disk; a store kept in the other format is converted on open); unset
     keeps the store's own (float16 for a new store: LoCoMo measures the same with either,
     and it is the one float copy of a vector at rest, see the README's Benchmarks)."""
-    location = path or getattr(context, "location", "") or ""
+    location = path or (context.location if context is not None else "")
     if not location:
         raise ConfigError("the sqlite storage needs a file path (or ':memory:')")
     if fulltext_mirror_from is False:
@@ -32,6 +35,6 @@ def create(
         raise ConfigError("fulltext_mirror_from must be a row count >= 0, or None/false to "
                           f"turn the mirror off; got {fulltext_mirror_from!r}")
     return SQLiteStorage(location, lock=lock, fulltext_mirror_from=fulltext_mirror_from,
-                         encryption=getattr(context, "encryption", None),
+                         encryption=context.encryption if context is not None else None,
                          vector_format=vector_format, new_store_format="float16",
-                         read_only=bool(getattr(context, "read_only", False)))
+                         read_only=context is not None and context.read_only)

@@ -50,7 +50,7 @@ from tulving.domain.sealing import SALT_BYTES, new_salt, subkey
 try:  # the 'encryption' extra
     from sqlcipher3 import dbapi2 as _cipher
 except ImportError:  # pragma: no cover - installed with the encryption extra
-    _cipher = None
+    _cipher = None  # type: ignore[assignment]  # the module, or None without the extra
 
 PLAIN_HEADER = b"SQLite format 3\x00"
 HMAC = "HMAC_SHA256"

@@ -48,6 +48,10 @@ from tulving.domain.log_masking import masked_logger
 log = masked_logger(__name__)
 
 
+#: What stops a mirror build without stopping the store.
+_BUILD_ERRORS: tuple[type[Exception], ...] = (*ERRORS, ValueError)
+
+
 #: fts5_aux.c's bm25 constants (FTS5 offers no way to change them).
 K1 = 1.2
 B = 0.75
@@ -279,7 +283,7 @@ class FullTextMirror:
                 conn = self._connection()
                 generation = self._generation
             index = self._read_index(conn)
-        except (*ERRORS, ValueError) as exc:  # the store keeps answering through FTS5
+        except _BUILD_ERRORS as exc:  # the store keeps answering through FTS5
             if not self._closed:
                 log.warning("full-text mirror not built, FTS5 answers alone: %s", exc)
             with self._lock:
@@ -370,8 +374,8 @@ class FullTextMirror:
         if unknown:
             if len(self._tokens) > _TOKEN_CACHE_SIZE:
                 self._tokens.clear()
-            for term, tokens in zip(unknown, self._tokens_of(unknown), strict=True):
-                self._tokens[term] = tuple(tokens)
+            for term, found in zip(unknown, self._tokens_of(unknown), strict=True):
+                self._tokens[term] = tuple(found)
         out: list[str] = []
         for term in terms:
             tokens = self._tokens[term]

@@ -343,7 +343,7 @@ class TulvingStore(BaseStore):
         brought back. A read-only Memory records nothing."""
         live = [e.id for e in entries if not self._expired(e)]
         if live:
-            self.memory.touch(live)
+            self.memory.operator.touch(live)
 
     def _search(self, op: SearchOp, embedded: Embedded) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
@@ -483,7 +483,7 @@ class TulvingStore(BaseStore):
         return self._now() >= touched + timedelta(minutes=float(ttl))
 
     def _now(self) -> datetime:
-        return self.memory.now()
+        return self.memory.operator.now()
 
 
 def _checked(ops: Iterable[Op]) -> list[Op]:
