@@ -24,13 +24,8 @@ from typing import Any
 import numpy as np
 
 from tulving.adapters.storage.rows import parse_ts
-from tulving.adapters.storage.sqlite.encryption import (
-    DATABASE_ERRORS,
-    ERRORS,
-    Keying,
-    hold_head,
-    release_head,
-)
+from tulving.adapters.storage.sqlite.encryption import DATABASE_ERRORS, ERRORS, Keying
+from tulving.adapters.storage.sqlite.file_head import hold_head, read_only_uri, release_head
 from tulving.adapters.storage.sqlite.fulltext_mirror import (
     CLEAR_DIRTY,
     TAKE_DIRTY,
@@ -94,7 +89,7 @@ class SQLiteConnections:
         self.path = path
         self.location = path
         self._keying = Keying(path, encryption)
-        #: the file's head, recorded while this store holds it (encryption.hold_head)
+        #: the file's head, recorded while this store holds it (file_head.hold_head)
         self._head_token: tuple[int, int] | None = None
         self.capabilities = StorageCapabilities(
             persistent=path != ":memory:", concurrent_reads=path != ":memory:",
@@ -172,7 +167,7 @@ class SQLiteConnections:
             raise ReadOnlyError(f"no store at {self.path} to open read-only")
         with self._opening():
             self._keying.check_file()
-            self._conn = self._connect("query_only = ON", *_READ_PRAGMAS)
+            self._conn = self._connect("query_only = ON", *_READ_PRAGMAS, read_only_file=True)
             self._head_token = hold_head(self.path, self._keying.written_head())
             row = self._c.execute(
                 "SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
@@ -392,11 +387,18 @@ class SQLiteConnections:
 
     def _new_reader(self) -> sqlite3.Connection:
         self._c  # noqa: B018  (raises if the store is closed)
-        return self._connect("query_only = ON", *_READ_PRAGMAS)
+        return self._connect("query_only = ON", *_READ_PRAGMAS, read_only_file=True)
 
-    def _connect(self, *pragmas: str) -> sqlite3.Connection:
+    def _connect(self, *pragmas: str, read_only_file: bool = False) -> sqlite3.Connection:
+        """A connection to the store with ``pragmas``. ``read_only_file``: opened
+        read-only at the file level (``mode=ro``), as every connection that only reads
+        is: such a connection never checkpoints on close, so even in a process whose
+        locks an application dropped (docs/operations/faults.md) a reader can never
+        take the WAL for abandoned and delete it under the writer."""
+        target = read_only_uri(self.path) if read_only_file and self.path != ":memory:" else None
         conn: sqlite3.Connection = self._keying.connect(
-            isolation_level=None, check_same_thread=False, timeout=30)
+            target, uri=target is not None, isolation_level=None, check_same_thread=False,
+            timeout=30)
         conn.row_factory = self._keying.Row
         for pragma in (f"busy_timeout = {int(self._busy_timeout_ms)}", *pragmas,
                        *self._keying.pragmas):
