@@ -7,7 +7,7 @@ persistence checks when ``capabilities.persistent``). The suite opens and closes
 
 Optional capabilities (``tulving.ports.storage``) are checked for an adapter that
 implements them, and skipped with the reason for one that does not: ``BriefReader``,
-``VectorChangeLog``, ``EntryCensus``; a ``ReadOnlyOpen`` adapter's suite also supplies
+``VectorChangeLog``, ``EntryCensus``, ``ReadJournal``; a ``ReadOnlyOpen`` adapter's suite also supplies
 ``open_read_only(name)`` (a new instance over the same store, opened read-only) and an
 ``EncryptionChange`` adapter's ``reopen_with_key(name, key)``; without them the case
 fails, saying which fixture is missing.
@@ -27,6 +27,7 @@ import pytest
 
 from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
 from contract_tests.governance import GovernanceContract
+from contract_tests.read_journal import ReadJournalContract
 from contract_tests.shared_state import SharedStateContract
 from tulving.domain.audit_chain import verify_chain
 from tulving.domain.encryption_key import EncryptionKey
@@ -55,7 +56,7 @@ def _vec(seed: int, dim: int = 8) -> Any:
     return v / np.linalg.norm(v)
 
 
-class StorageContract(GovernanceContract, SharedStateContract):
+class StorageContract(GovernanceContract, SharedStateContract, ReadJournalContract):
     """Base class of the storage suite; subclass it and provide ``make_storage``."""
 
     @pytest.fixture

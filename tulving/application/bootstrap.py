@@ -36,6 +36,7 @@ from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing.composition import default_names, resolve
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.read_settling import JournaledReads
 from tulving.application.plumbing.vector_sync import (
     check_model,
     embed_missing,
@@ -57,7 +58,7 @@ from tulving.domain.errors import ConfigError
 from tulving.domain.identity import Identity
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.registry import AdapterContext, get_manager
-from tulving.ports.storage import ReadOnlyOpen
+from tulving.ports.storage import ReadJournal, ReadOnlyOpen
 
 Progress = Callable[[str, int, int], None]
 
@@ -118,6 +119,9 @@ class Services:
     sessions: SessionManager
     rememberer: Rememberer
     imports: ImportTarget
+    #: Where reads record themselves (None: a store without a read journal, or a
+    #: read-only Memory); a view shares its root's.
+    reads: JournaledReads | None
     #: True when these services opened the adapters (``startup``), False on a view: only
     #: the opener closes them.
     owns_adapters: bool
@@ -148,11 +152,17 @@ def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], Write
         else:
             ctx = attrs.evolve(shared.ctx, identity=identity, current_session=None)
             llm = shared.llm
-        services = _compose(settings, ctx, llm, policy, owns_adapters=shared is None)
+        services = _compose(settings, ctx, llm, policy, owns_adapters=shared is None,
+                            reads=shared.reads if shared is not None else None)
+        settling = services.reads if shared is None else None
+        if settling is not None:
+            settling.settle()  # what a killed process journaled and never settled
         if not settings.read_only:  # a reader ends no session and runs no job: both write
             services.sessions.recover()
             if services.jobs.mine():
                 services.jobs.wake()
+        if settling is not None:
+            settling.start()
         opened.pop_all()  # started: the Memory releases them on close
     return services
 
@@ -215,16 +225,19 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
 
 
 def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
-             policy: Callable[[], WritePolicy], *, owns_adapters: bool) -> Services:
+             policy: Callable[[], WritePolicy], *, owns_adapters: bool,
+             reads: JournaledReads | None) -> Services:
     read_only = settings.read_only
-    access: AccessRecorder = NotRecorded() if read_only else AccessTracker(ctx.storage,
-                                                                          ctx.clock)
+    if reads is None and not read_only and isinstance(ctx.storage, ReadJournal):
+        reads = JournaledReads(ctx, ctx.storage)
+    access: AccessRecorder = (NotRecorded() if read_only
+                              else AccessTracker(ctx.storage, ctx.clock, journal=reads))
     searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
                                            ranker=settings.ranker),
                         QueryExpander(llm) if settings.llm_expansion else None)
     audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
                        record_reads=policy().audit_reads and not read_only,
-                       read_only=read_only)
+                       read_only=read_only, journal=reads)
     governance = Governance(ctx, policy(), audit, settings.signing_key)
 
     def summarise(fields: dict[str, Any], session_id: str | None) -> MemoryEntry:
@@ -244,7 +257,7 @@ def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
         writer=writes, searcher=searcher, curator=curator, sessions=sessions,
         rememberer=Rememberer(ctx, llm, sessions, write_batch, policy),
         imports=ImportTarget(ctx, audit, governance.seal, policy, settings.progress),
-        owns_adapters=owns_adapters,
+        reads=reads, owns_adapters=owns_adapters,
     )
 
 
@@ -261,7 +274,8 @@ def explicit_working_memory(ctx: MemoryContext, sessions: SessionManager
 def shut_down(services: Services) -> None:
     """Flush what the services queued; when they opened the adapters, persist the vector
     index cache and close the index and the store (the store even if the rest fails).
-    The caller stopped the job worker first (``JobQueue.stop``)."""
+    The caller stopped the job worker and the read settling first (``JobQueue.stop``,
+    ``JournaledReads.stop``): both wait for the Memory's lock the caller holds."""
     ctx = services.ctx
     try:
         services.searcher.close()

@@ -240,6 +240,8 @@ class Memory:
         services = self._services
         if services is not None:
             services.jobs.stop()  # before the lock: a running job waits for it
+            if services.owns_adapters and services.reads is not None:
+                services.reads.stop()  # likewise a settling of journaled reads
         with self._lock:
             services, self._services = self._services, None
             self._closed = True

@@ -13,6 +13,7 @@ from psycopg import errors
 
 from tulving.adapters.storage.postgres.connection import translate_errors
 from tulving.adapters.storage.postgres.planned import PlannedMixin
+from tulving.adapters.storage.postgres.read_journal import ReadJournalMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
 from tulving.adapters.storage.postgres.sync_log import SyncLogMixin
 from tulving.domain.errors import ConfigError
@@ -20,7 +21,7 @@ from tulving.domain.identity import tenant_key
 from tulving.ports.storage import StorageCapabilities
 
 _TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
-           "sync_tenants", "sync_deltas", "tokens")
+           "sync_tenants", "sync_deltas", "tokens", "read_journal")
 
 _INTEGRITY_CHECKS = {
     "duplicate active keys": """SELECT count(*) FROM (SELECT partition, key FROM entries
@@ -35,7 +36,7 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(PlannedMixin, SyncLogMixin):
+class PostgresStorage(ReadJournalMixin, PlannedMixin, SyncLogMixin):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True

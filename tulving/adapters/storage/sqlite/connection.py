@@ -16,7 +16,7 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
@@ -48,6 +48,9 @@ _READ_PRAGMAS = ("mmap_size = 268435456", "cache_size = -32768")
 #: From this many rows full-text search goes through the in-memory mirror of the index:
 #: below it FTS5 answers in well under a millisecond and the mirror's memory is not worth it.
 MIRROR_FROM = 5_000
+
+#: The read journal beside the store (:mod:`.read_journal`): ``<store>.reads``.
+JOURNAL_SUFFIX = ".reads"
 
 #: On-disk vector formats (``vector_format``) and their numpy types.
 VECTOR_FORMATS: dict[str, Any] = {"float32": np.float32, "float16": np.float16}
@@ -112,6 +115,8 @@ class SQLiteConnections:
         self._fulltext_queries = 0  # full-text queries this process asked (see MIRROR_AFTER)
         self._tracking = False  # the writer connection notes rows whose text changes
         self._commits = 0  # transactions committed on the writer connection
+        #: run once the outermost transaction has committed (dropped on a rollback)
+        self._after_commit: list[Callable[[], None]] = []
         self._rows, self._rows_at_commit = 0, -1  # see _row_count
         self._merge_locks = TenantLocks()  # sync merge claims (sync_log)
 
@@ -244,6 +249,11 @@ class SQLiteConnections:
 
         if self._conn is not None:
             raise StorageError("close the store before changing its encryption")
+        if os.path.exists(self.path + JOURNAL_SUFFIX):  # it would keep the old key
+            raise StorageError(
+                f"{self.path + JOURNAL_SUFFIX} holds reads not yet settled into the store "
+                "(its last writer was killed): open the store for writing once and close "
+                "it, then convert")
         return convert(self.path, self._keying.key, new, before_switch)
 
     def _migrate(self) -> None:
@@ -326,6 +336,7 @@ class SQLiteConnections:
                 self._depth -= 1
                 if self._depth == 0:
                     self._tx_thread = None
+                    self._after_commit.clear()
                     with suppress(*ERRORS):  # SQLite may have rolled back already
                         conn.execute("ROLLBACK")
                 if isinstance(exc, ERRORS):  # a full disk, an I/O error: typed, all undone
@@ -339,10 +350,14 @@ class SQLiteConnections:
                         added, removed = self._take_changed_rows(conn)
                         conn.execute("COMMIT")
                     except ERRORS as exc:
+                        self._after_commit.clear()
                         with suppress(*ERRORS):
                             conn.execute("ROLLBACK")
                         raise _storage_error("the commit failed and was undone", exc) from exc
                     self._commits += 1
+                    after, self._after_commit = self._after_commit, []
+                    for then in after:
+                        then()
                     if self._mirror is not None:
                         if removed:
                             self._mirror.forget()
@@ -404,6 +419,10 @@ class SQLiteConnections:
                        *self._keying.pragmas):
             conn.execute(f"PRAGMA {pragma}")
         return conn
+
+    def _in_transaction(self) -> bool:
+        """Whether this thread holds the writer connection's transaction."""
+        return self._depth > 0 and self._tx_thread == threading.get_ident()
 
     def _on_main(self) -> bool:
         """Whether this thread must use the main connection: it holds a transaction there

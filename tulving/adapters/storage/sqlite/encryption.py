@@ -77,9 +77,15 @@ def looks_encrypted(path: str, head: bytes) -> bool:
 class Keying:
     """Opens every connection to one store file, with or without its key."""
 
-    def __init__(self, path: str, key: EncryptionKey | None) -> None:
+    def __init__(self, path: str, key: EncryptionKey | None, *,
+                 label: str = "sqlcipher page key", salt: bytes | None = None) -> None:
+        """``label`` and ``salt``: a file beside the store (its read journal) keys its
+        pages with a subkey of its own (``label``) under the store's salt, so opening it
+        costs no second passphrase derivation (``domain.sealing``)."""
         self.path = path
         self.key = key
+        self._label = label
+        self._fixed_salt = salt
         self.encrypted = key is not None
         self.driver: Any = cipher_driver() if key is not None else sqlite3
         self.Row: Any = self.driver.Row
@@ -118,9 +124,10 @@ class Keying:
         assert self.key is not None
         if self._pragma is None:
             head = file_head(self.path, self.driver)
-            salt = head if len(head) == SALT_BYTES else new_salt()
+            salt = (self._fixed_salt if self._fixed_salt is not None
+                    else head if len(head) == SALT_BYTES else new_salt())
             self._salt = salt
-            raw = subkey(self.key, salt, "sqlcipher page key")
+            raw = subkey(self.key, salt, self._label)
             self._pragma = f"x'{raw.hex()}{salt.hex()}'"
         return self._pragma
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import attrs
@@ -33,6 +33,11 @@ from tulving.domain.query import EntryFilter
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
 from tulving.ports.storage import Archival, Supersession, WriteOutcome, conflict_sides
+
+_TOUCH = ("UPDATE entries SET access_count = access_count + ?, last_accessed_at = ?"
+          " WHERE id = ?")
+_TOUCH_LATEST = ("UPDATE entries SET access_count = access_count + ?, last_accessed_at ="
+                 " max(coalesce(last_accessed_at, ''), ?) WHERE id = ?")
 
 # Tags ride along in the same statement (unit-separator joined): one query per read.
 _SELECT = (
@@ -240,23 +245,28 @@ class EntryMixin(SQLiteConnections):
             return
         # One row write per distinct id, counting every occurrence: a row write costs
         # ~25 µs and a batch often names the same memory several times (repeated curates).
-        sql = ("UPDATE entries SET access_count = access_count + ?, last_accessed_at = ?"
-               " WHERE id = ?")
         at_text = ts(at)
         params = [(n, at_text, i) for i, n in sorted(Counter(entry_ids).items())]
         if self._on_main():
             with self.transaction():
-                self._c.executemany(sql, params)
+                self._c.executemany(_TOUCH, params)
             return
         with self._side_lock:
             conn = self._side_connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany(sql, params)
+                conn.executemany(_TOUCH, params)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    def _touch_counted(self, counted: Mapping[str, tuple[int, datetime]]) -> None:
+        """(In this thread's transaction.) Per id, ``n`` more accesses, the last at the
+        moment given unless a later one is recorded already (settled reads arrive late)."""
+        if counted:
+            self._c.executemany(_TOUCH_LATEST, [(n, ts(at), i) for i, (n, at)
+                                                in sorted(counted.items())])
 
     def adjacent(self, entry_ids: Sequence[str], flt: EntryFilter) -> dict[str, tuple[str, ...]]:
         """One statement for all ids: per id and side, a probe of the (valid_from, id)
