@@ -24,7 +24,7 @@ from tests.faults.sweep import ROOT, env
 from tulving import Memory
 
 #: Entries of the import the reads run beside (long enough to span 128 reads' records).
-IMPORTED = 4000
+IMPORTED = 2000
 #: The slowest read allowed beside it (a read that waited would take the import's rest).
 QUICK_S = 0.5
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -133,6 +133,18 @@ class Services:
     def sync_side(self) -> LocalSide:
         """This Memory's side of sync (``portability.sync``)."""
         return LocalSide(self.imports, self.flush_reads)
+
+    def note_read(self, action: str, inputs: Any, ids: Sequence[str],
+                  accessed: Sequence[str]) -> None:
+        """What a read records about itself: its audit record (with the ids it
+        returned) and one access of each entry in ``accessed``. On a store with a read
+        journal that is one journaled entry, durable on return, that no write delays;
+        else the two batched queues."""
+        if self.reads is not None:
+            self.reads.record(self.audit.read_drafts(action, inputs, ids), accessed)
+            return
+        self.access.record(accessed)
+        self.audit.record_read(action, inputs, ids)
 
     def flush_reads(self) -> None:
         """Write the queued access statistics and read records now."""

@@ -131,15 +131,21 @@ class AuditTrail:
         if drafts:
             self._reads.add(drafts)
 
-    def record_read(self, action: str, inputs: Any, ids: Iterable[str]) -> None:
-        """Queue one record for a read call (get, search, curate) with the ids it returned."""
+    def read_drafts(self, action: str, inputs: Any, ids: Iterable[str]) -> list[AuditDraft]:
+        """The record of a read call (get, search, curate) with the ids it returned (none
+        when reads are not audited)."""
         if not self._record_reads:
-            return
-        draft = self.draft(action, inputs, details={"ids": list(ids)})
-        if self._journal is not None:
-            self._journal.record([draft], ())
-        else:
-            self._reads.add([draft])
+            return []
+        return [self.draft(action, inputs, details={"ids": list(ids)})]
+
+    def record_read(self, action: str, inputs: Any, ids: Iterable[str]) -> None:
+        """Record a read call now (journaled where the store keeps a read journal, else
+        queued): ``Services.note_read`` records its accesses in the same entry."""
+        drafts = self.read_drafts(action, inputs, ids)
+        if drafts and self._journal is not None:
+            self._journal.record(drafts, ())
+        elif drafts:
+            self._reads.add(drafts)
 
     def record_refusal(self, entry_id: str) -> None:
         """Queue a record of a lookup refused because ``entry_id`` names an entry of

@@ -3,8 +3,9 @@
 A read's audit records went through ``tulving_append_audit``, which takes the tenant's
 advisory lock, and its access counts lock the entries' rows: both waited for a write of
 the tenant holding them (an import of 10,000 entries holds the tenant's lock to its
-commit). A journaled read is one insert into ``read_journal`` in a transaction of its
-own, which no lock of a writer delays, durable at its commit. A writing transaction
+commit). A journaled read is one insert into ``read_journal``, which no lock of a writer
+delays: in the request's read transaction when the door opened one (``reading()``,
+committed before the door answers), else committed on its own. A writing transaction
 settles journaled reads: it deletes the rows it takes (``FOR UPDATE SKIP LOCKED``, so
 replicas settling at once take different rows) and writes their access counts and audit
 records in the same transaction, so each is settled exactly once, whichever replica
@@ -30,9 +31,12 @@ class ReadJournalMixin(PlannedMixin):
                      at: datetime) -> None:
         if not drafts and not touched:
             return
-        self._atomic(lambda conn: conn.execute(
-            "INSERT INTO read_journal (at, drafts, touched) VALUES (%s, %s, %s)",
-            (at, Jsonb(drafts_rows(drafts)), list(touched))))
+        # In the request's read transaction when there is one (committed as the scope
+        # ends, before the door answers: no transaction of its own per read), else a
+        # statement committed on its own. A new row: no lock anyone waits for.
+        with self._read() as conn:
+            conn.execute("INSERT INTO read_journal (at, drafts, touched) VALUES (%s, %s, %s)",
+                         (at, Jsonb(drafts_rows(drafts)), list(touched)))
 
     #: Many writer processes, each holding its tenant's lock: a write settling reads of
     #: other tenants would take their locks after its own (a deadlock between two such
