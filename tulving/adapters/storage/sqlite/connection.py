@@ -378,7 +378,17 @@ class SQLiteConnections:
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         """The connection for a read: the main one under the lock (see :meth:`_on_main`),
-        otherwise an idle pooled reader, used without the lock."""
+        otherwise an idle pooled reader, used without the lock. The engine's errors of
+        a read (an I/O error reading a page; SQLite reports a page it could not read
+        back as "malformed") leave as ``StorageError``."""
+        try:
+            with self._connection_for_read() as conn:
+                yield conn
+        except ERRORS as exc:
+            raise _storage_error(f"a read of {self.path} failed", exc) from exc
+
+    @contextmanager
+    def _connection_for_read(self) -> Iterator[sqlite3.Connection]:
         if self._on_main():
             with self._lock:
                 yield self._c

@@ -147,15 +147,15 @@ class ReadJournalMixin(RecordMixin, EntryMixin):
         if not drafts and not touched:
             return
         self._c  # noqa: B018  (raises if the store is closed)
-        journal = self._opened_journal()
-        try:
+        try:  # a read whose records cannot be kept fails: no read goes unaudited
+            journal = self._opened_journal()
             with journal.lock:
                 journal.connection().execute(
                     "INSERT INTO reads(at, drafts, touched) VALUES (?, ?, ?)",
                     (ts(at), drafts_json(drafts), json.dumps(list(touched))))
         except ERRORS as exc:
-            raise StorageError(f"the read journal {journal.path} refused a read's "
-                               f"records: {exc}") from exc
+            raise StorageError(f"the read journal {self._journal().path} refused a "
+                               f"read's records: {exc}") from exc
 
     #: One writer process: any write may settle journaled reads (keeping the audit log
     #: in call order), with no lock order to break.
@@ -163,6 +163,13 @@ class ReadJournalMixin(RecordMixin, EntryMixin):
 
     def settle_reads(self, limit: int | None = None) -> int:
         self._refuse_write()
+        try:
+            return self._settle(limit)
+        except ERRORS as exc:
+            raise StorageError(f"settling journaled reads failed (they stay journaled): "
+                               f"{exc}") from exc
+
+    def _settle(self, limit: int | None) -> int:
         journal = self._journal()
         if not journal.exists():
             return 0

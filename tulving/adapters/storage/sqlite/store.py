@@ -17,11 +17,12 @@ from contextlib import suppress
 from typing import Any
 
 from tulving.adapters.storage.sqlite.connection import MIRROR_FROM, VECTOR_FORMATS
+from tulving.adapters.storage.sqlite.encryption import ERRORS
 from tulving.adapters.storage.sqlite.lexical import MIRROR_AFTER_QUERIES, LexicalMixin
 from tulving.adapters.storage.sqlite.read_journal import ReadJournalMixin
 from tulving.adapters.storage.sqlite.sync_log import SyncLogMixin
 from tulving.adapters.storage.sqlite.vectors import VectorMixin
-from tulving.domain.errors import ConfigError
+from tulving.domain.errors import ConfigError, StorageError
 from tulving.domain.identity import tenant_key
 
 __all__ = ["MIRROR_AFTER_QUERIES", "MIRROR_FROM", "VECTOR_FORMATS", "SQLiteStorage"]
@@ -56,6 +57,12 @@ class SQLiteStorage(ReadJournalMixin, VectorMixin, LexicalMixin, SyncLogMixin):
     def maintenance(self, action: str) -> Mapping[str, Any]:
         if action != "integrity":
             self._refuse_write()
+        try:
+            return self._maintenance(action)
+        except ERRORS as exc:  # a full disk during VACUUM, an I/O error
+            raise StorageError(f"maintenance {action} of {self.path} failed: {exc}") from exc
+
+    def _maintenance(self, action: str) -> Mapping[str, Any]:
         with self._lock:
             if action == "vacuum":
                 before = self.stats()["bytes"]
