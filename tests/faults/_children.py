@@ -101,6 +101,7 @@ def killable_work(path: str, seed: int) -> None:
         n += 1
         tag = f"b{seed}x{n}"
         op = rng.random()
+        kind = "batch" if op < 0.5 else "other"
         if op < 0.5:
             # DECISIONs: never consolidated, evicted or forgotten by the other steps, so a
             # batch's count after a kill says whether its one transaction was all or none
@@ -118,7 +119,7 @@ def killable_work(path: str, seed: int) -> None:
             memory.flush()  # persists the vector index
         else:
             memory.evict(0.3)
-        print(tag, flush=True)
+        print(kind, tag, flush=True)  # acknowledged: it returned
         time.sleep(rng.random() * 0.01)
 
 

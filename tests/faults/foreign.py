@@ -154,3 +154,24 @@ def problems_after(path: Path, acknowledged: list[str]) -> list[str]:
     except Exception as exc:
         found.append(f"does not open: {type(exc).__name__}: {exc}")
     return found
+
+
+def scenario(path: Path, beside: str, other: str) -> tuple[list[str], list[str]]:
+    """One scenario: the writer with ``beside`` in its process writes, ``other`` acts
+    from another process twice between its writes, the application reads, the writer is
+    killed. Returns what was acknowledged and the problems found after."""
+    writer = ForeignWriter(path, beside)
+    try:
+        writer.write(3)
+        held = others_see(path)
+        other_process(other, path)
+        writer.write(5)
+        seen = writer.read()
+        other_process(other, path)
+        writer.write(2)
+    finally:
+        writer.kill()
+    found = [] if held == "held" else ["the writer's process held no SHARED lock"]
+    if seen < 1 + 8:
+        found.append(f"the application's connections read {seen} of {1 + 8} entries")
+    return writer.acknowledged, found + problems_after(path, writer.acknowledged)

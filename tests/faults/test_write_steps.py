@@ -27,9 +27,17 @@ from tests.faults.write_steps import (
     run_faulted,
     strace_missing,
 )
+from tulving.testing.postgres import in_ci
 
-pytestmark = pytest.mark.skipif(strace_missing() is not None,
-                                reason=f"SKIPPING write-step faults: {strace_missing()}")
+
+@pytest.fixture(autouse=True)
+def _strace() -> None:
+    why = strace_missing()
+    if why is not None:
+        if in_ci():
+            pytest.fail(f"the write-step faults need strace in CI: {why} (.ci/faults.sh)")
+        pytest.skip(f"SKIPPING write-step faults: {why}")
+
 
 #: (call, error, first, last): a window of failing calls, then a disk that works again.
 WINDOWS = [
