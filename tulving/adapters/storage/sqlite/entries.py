@@ -25,7 +25,7 @@ from tulving.adapters.storage.rows import (
     values_to_entry,
 )
 from tulving.adapters.storage.sqlite.connection import SQLiteConnections, _at, _chunks
-from tulving.adapters.storage.sqlite.encryption import INTEGRITY_ERRORS
+from tulving.adapters.storage.sqlite.encryption import ERRORS, INTEGRITY_ERRORS
 from tulving.adapters.storage.sqlite.filters import where
 from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.errors import StorageError
@@ -253,11 +253,16 @@ class EntryMixin(SQLiteConnections):
             return
         with self._side_lock:
             conn = self._side_connection()
-            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("BEGIN IMMEDIATE")  # waits up to busy_timeout for a writer
+            except ERRORS as exc:
+                raise StorageError(f"recording accesses failed: {exc}") from exc
             try:
                 conn.executemany(_TOUCH, params)
-            except BaseException:
+            except BaseException as exc:
                 conn.execute("ROLLBACK")
+                if isinstance(exc, ERRORS):
+                    raise StorageError(f"recording accesses failed: {exc}") from exc
                 raise
             conn.execute("COMMIT")
 
