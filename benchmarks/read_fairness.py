@@ -197,6 +197,22 @@ def measure(engine: str, folder: Path, args: argparse.Namespace,
 
 
 # -- the raw engines -------------------------------------------------------------------
+def quiet_and_beside(one: Callable[[str], float],
+                     long_write: Callable[[threading.Event, threading.Event], None],
+                     queries: list[str]) -> dict[str, list[float]]:
+    """``one(query)``'s latencies alone, then while ``long_write`` holds its transaction
+    open (it sets the first event once it has written, and commits on the second)."""
+    out = {"quiet": [one(q) for q in queries]}
+    holding, release = threading.Event(), threading.Event()
+    thread = threading.Thread(target=long_write, args=(holding, release))
+    thread.start()
+    holding.wait()
+    out["beside a write"] = [one(q) for q in queries]
+    release.set()
+    thread.join()
+    return out
+
+
 def raw_sqlite(folder: Path, reads: int) -> dict[str, list[float]]:
     """FTS5 top-10 (bm25) and the rows, beside a transaction inserting 10,000 rows."""
     path = folder / "raw.db"
@@ -220,10 +236,7 @@ def raw_sqlite(folder: Path, reads: int) -> dict[str, list[float]]:
                        ids).fetchall()
         return time.perf_counter() - t0
 
-    out: dict[str, list[float]] = {"quiet": [one(q) for q in queries[:reads]]}
-    holding, release = threading.Event(), threading.Event()
-
-    def long_write() -> None:
+    def long_write(holding: threading.Event, release: threading.Event) -> None:
         writer = sqlite3.connect(path, isolation_level=None)
         writer.execute("BEGIN IMMEDIATE")
         writer.executemany("INSERT INTO docs(body) VALUES (?)",
@@ -233,12 +246,7 @@ def raw_sqlite(folder: Path, reads: int) -> dict[str, list[float]]:
         writer.execute("COMMIT")
         writer.close()
 
-    thread = threading.Thread(target=long_write)
-    thread.start()
-    holding.wait()
-    out["beside a write"] = [one(q) for q in queries[:reads]]
-    release.set()
-    thread.join()
+    out = quiet_and_beside(one, long_write, queries[:reads])
     reader.close()
     return out
 
@@ -254,6 +262,7 @@ def raw_postgres(reads: int) -> dict[str, list[float]]:
     with pgtest.isolated_schema(url, "raw") as schema:
         opts = f"-c search_path={schema}"
         setup = psycopg.connect(url, autocommit=True, options=opts)
+        setup.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         setup.execute("CREATE TABLE docs (id BIGSERIAL PRIMARY KEY, body TEXT,"
                       " tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', body))"
                       " STORED)")
@@ -274,10 +283,7 @@ def raw_postgres(reads: int) -> dict[str, list[float]]:
             reader.execute("SELECT body FROM docs WHERE id = ANY(%s)", (ids,)).fetchall()
             return time.perf_counter() - t0
 
-        out: dict[str, list[float]] = {"quiet": [one(q) for q in queries[:reads]]}
-        holding, release = threading.Event(), threading.Event()
-
-        def long_write() -> None:
+        def long_write(holding: threading.Event, release: threading.Event) -> None:
             with psycopg.connect(url, options=opts) as writer:
                 with writer.cursor() as cur:
                     cur.executemany("INSERT INTO docs(body) VALUES (%s)",
@@ -286,12 +292,7 @@ def raw_postgres(reads: int) -> dict[str, list[float]]:
                 release.wait()
                 writer.commit()
 
-        thread = threading.Thread(target=long_write)
-        thread.start()
-        holding.wait()
-        out["beside a write"] = [one(q) for q in queries[:reads]]
-        release.set()
-        thread.join()
+        out = quiet_and_beside(one, long_write, queries[:reads])
         reader.close()
         setup.close()
     return out
