@@ -22,7 +22,6 @@ The tenant comes from the token, as everywhere; the log is in the store.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Annotated, Any
@@ -33,6 +32,7 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import Response
 
 from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
+from tulving.domain.log_masking import masked_logger
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.limits import bounded
@@ -42,7 +42,7 @@ from tulving.ports.storage import DELTA_PENDING
 AgentQ = Annotated[str | None, Query(max_length=256)]
 #: How long a push waits for the merge of its delta before answering ``pending``.
 PUSH_WAIT = 2.0
-log_ = logging.getLogger("tulving.http")
+log_ = masked_logger("tulving.http")
 
 
 class BackgroundMerge:

@@ -1,7 +1,7 @@
 """The PostgreSQL storage adapter: one memory shared by many agents on many machines.
 
-Assembled from small mixins (connections, entries, vectors, records); this module adds
-the engine-level figures and upkeep. See ``entries`` for the concurrency rules.
+Assembled from small mixins (connections, entries, vectors, records, the sync log,
+enrichment tasks); this module adds the engine-level figures and upkeep. See ``entries`` for the concurrency rules.
 """
 
 from __future__ import annotations
@@ -15,13 +15,15 @@ from tulving.adapters.storage.postgres.connection import translate_errors
 from tulving.adapters.storage.postgres.planned import PlannedMixin
 from tulving.adapters.storage.postgres.read_journal import ReadJournalMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
+from tulving.adapters.storage.postgres.strong import StrongVectorMixin
 from tulving.adapters.storage.postgres.sync_log import SyncLogMixin
+from tulving.adapters.storage.postgres.tasks import TaskMixin
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import tenant_key
 from tulving.ports.storage import StorageCapabilities
 
 _TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
-           "sync_tenants", "sync_deltas", "tokens", "read_journal")
+           "sync_tenants", "sync_deltas", "tokens", "enrichment_tasks", "read_journal")
 
 _INTEGRITY_CHECKS = {
     "duplicate active keys": """SELECT count(*) FROM (SELECT partition, key FROM entries
@@ -36,7 +38,8 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(ReadJournalMixin, PlannedMixin, SyncLogMixin):
+class PostgresStorage(ReadJournalMixin, PlannedMixin, StrongVectorMixin, SyncLogMixin,
+                      TaskMixin):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True
