@@ -64,8 +64,8 @@ def count_writes(folder: Path, bundle: Path) -> dict[str, int]:
     assert run.returncode == 0 and "ack close" in run.stdout, run.stderr[-2000:]
     per_thread: Counter[tuple[str, str]] = Counter()
     for line in log.read_text().splitlines():
-        tid, _, rest = line.partition(" ")
-        call = rest.split("(", 1)[0]
+        tid, _, rest = line.partition(" ")  # strace pads a short pid: "3567  pwrite64("
+        call = rest.lstrip().split("(", 1)[0]
         if call in WRITES:
             per_thread[(call, tid)] += 1
     out: dict[str, int] = {}
