@@ -51,6 +51,7 @@ class Tally:
         self.scenarios = self.kills = 0
         self.problems: list[str] = []
         self.began = time.perf_counter()
+        self.took: float | None = None
 
     def add(self, what: str, problems: list[str], *, killed: bool) -> None:
         self.scenarios += 1
@@ -58,8 +59,11 @@ class Tally:
         self.problems += [f"{what}: {p}" for p in problems]
 
     def line(self) -> str:
+        """The tally's line; its time is fixed at the first call (the sweep's end)."""
+        if self.took is None:
+            self.took = time.perf_counter() - self.began
         return (f"{self.name}: {self.scenarios} scenarios, {self.kills} kills, "
-                f"{len(self.problems)} failures ({time.perf_counter() - self.began:.0f} s)")
+                f"{len(self.problems)} failures ({self.took:.0f} s)")
 
 
 def steps(folder: Path, every: int, windows: int) -> list[Tally]:
