@@ -7,7 +7,7 @@ persistence checks when ``capabilities.persistent``). The suite opens and closes
 
 Every optional capability (``tulving.ports.storage``) is checked for an adapter that
 implements it, and skipped with the reason for one that does not: ``BriefReader``,
-``VectorChangeLog``, ``EntryCensus``, ``StrongVectors``, ``EnrichmentTasks``
+``VectorChangeLog``, ``EntryCensus``, ``ReadJournal`` (``contract_tests.read_journal``), ``StrongVectors``, ``EnrichmentTasks``
 (``contract_tests.enrichment``), ``ReadTransactions``, ``TokenSessions``, ``UnlockedOpen``
 (``contract_tests.server_reads``), ``WriteMarks`` (``contract_tests.write_marks``),
 ``SyncLog`` (its own suite, ``contract_tests.sync_log``); a ``ReadOnlyOpen`` adapter's
@@ -32,6 +32,7 @@ import pytest
 from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
 from contract_tests.enrichment import EnrichmentContract
 from contract_tests.governance import GovernanceContract
+from contract_tests.read_journal import ReadJournalContract
 from contract_tests.server_reads import ServerReadsContract
 from contract_tests.shared_state import SharedStateContract
 from contract_tests.write_marks import WriteMarksContract
@@ -63,8 +64,8 @@ def _vec(seed: int, dim: int = 8) -> Any:
     return v / np.linalg.norm(v)
 
 
-class StorageContract(GovernanceContract, SharedStateContract, EnrichmentContract,
-                      ServerReadsContract, WriteMarksContract):
+class StorageContract(GovernanceContract, SharedStateContract, ReadJournalContract,
+                      EnrichmentContract, ServerReadsContract, WriteMarksContract):
     """Base class of the storage suite; subclass it and provide ``make_storage``."""
 
     @pytest.fixture

@@ -54,6 +54,40 @@ def full_disk(path: str) -> dict[str, Any]:
     return report
 
 
+def full_filesystem(path: str) -> dict[str, Any]:
+    """On a small file system the parent grows later: write batches until the disk is
+    full (three typed refusals in a row), say ``full`` and wait; once told ``more`` (the
+    parent made room), write again. Every acknowledged batch is named in the report."""
+    report: dict[str, Any] = {"acked": [], "errors": [], "untyped": []}
+    memory = open_memory(path)
+    refused, n = 0, 0
+    while refused < 3 and n < 2000:
+        n += 1
+        tag = f"f{n}"
+        try:
+            memory.store_many({"content": f"{tag} filler {i} " + "x" * 3000, "type": "DECISION",
+                               "tags": [tag], "dedup": False} for i in range(BATCH))
+        except TulvingError as exc:
+            refused += 1
+            report["errors"].append(type(exc).__name__)
+        except Exception as exc:
+            report["untyped"].append(f"{type(exc).__name__}: {exc}")
+            break
+        else:
+            refused = 0
+            report["acked"].append(tag)
+    print("full", flush=True)
+    sys.stdin.readline()
+    try:
+        memory.store("written after room was made", type="FACT", key="after")
+        report["acked"].append("after")
+        memory.close()
+    except Exception as exc:
+        report["untyped" if not isinstance(exc, TulvingError) else "errors"].append(
+            f"{type(exc).__name__}: {exc}")
+    return report
+
+
 def killable_work(path: str, seed: int) -> None:
     """Batches of ``BATCH`` tagged entries, remember (its job), forgets and hard deletes,
     consolidation, index persists and eviction, forever: the parent kills this at a
@@ -67,6 +101,7 @@ def killable_work(path: str, seed: int) -> None:
         n += 1
         tag = f"b{seed}x{n}"
         op = rng.random()
+        kind = "batch" if op < 0.5 else "other"
         if op < 0.5:
             # DECISIONs: never consolidated, evicted or forgotten by the other steps, so a
             # batch's count after a kill says whether its one transaction was all or none
@@ -84,7 +119,7 @@ def killable_work(path: str, seed: int) -> None:
             memory.flush()  # persists the vector index
         else:
             memory.evict(0.3)
-        print(tag, flush=True)
+        print(kind, tag, flush=True)  # acknowledged: it returned
         time.sleep(rng.random() * 0.01)
 
 
@@ -92,6 +127,8 @@ def main() -> None:
     kind, path = sys.argv[1], sys.argv[2]
     if kind == "full_disk":
         print(json.dumps(full_disk(path)))
+    elif kind == "full_filesystem":
+        print(json.dumps(full_filesystem(path)))
     elif kind == "work":
         killable_work(path, int(sys.argv[3]))
     os._exit(0)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +41,19 @@ def kill_after(code: str, path: Path, delay: float) -> None:
 def kill_once(path: Path, seed: int, rng: random.Random) -> list[str]:
     """One kill; the problems found after it (empty: all checks passed)."""
     proc = subprocess.Popen([*CHILD, "work", str(path), str(seed)], cwd=ROOT, env=env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(0.3 + rng.random() * 1.2)  # past start-up, then anywhere in the work
     if proc.poll() is not None:
         return [f"the workload died by itself: {proc.stderr.read().decode()[-500:]}"]
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    return check(path)
+    out, _ = proc.communicate()
+    acked = [line.split()[1] for line in out.decode().splitlines()
+             if line.startswith("batch ")]
+    return check(path, acked)
 
 
-def check(path: Path) -> list[str]:
+def check(path: Path, acked: Sequence[str] = ()) -> list[str]:
+    """The checks after a kill; ``acked``: the batches the workload said were written."""
     problems: list[str] = []
     try:
         memory = Memory(path, agent_id="faults", embedder="hashing", vectors="hnsw")
@@ -58,11 +62,11 @@ def check(path: Path) -> list[str]:
         return [f"does not open: {type(exc).__name__}: {exc}"]
     try:
         report = memory.maintenance("inspect")
-        if not report["integrity_ok"]:
-            problems.append(f"integrity: {report['integrity_messages']}")
-        if report["index"] and not report["index"]["healthy"]:
-            problems.append(f"vector index out of step: {report['index']}")
-        if not memory.verify_audit()["ok"]:
+        if not report.integrity_ok:
+            problems.append(f"integrity: {report.integrity_messages}")
+        if report.index is not None and not report.index.healthy:
+            problems.append(f"vector index out of step: {report.index}")
+        if not memory.verify_audit().ok:
             problems.append("audit chain broken")
         flt = EntryFilter(partitions=memory.ctx.visible_partitions())
         counts: dict[str, int] = {}
@@ -79,6 +83,9 @@ def check(path: Path) -> list[str]:
         for tag, total in every.items():
             if tag.startswith("b") and total != BATCH:
                 problems.append(f"batch {tag} holds {total} of {BATCH} entries (half a write)")
+        lost = [tag for tag in acked if every.get(tag, 0) != BATCH]
+        if lost:
+            problems.append(f"{len(lost)} acknowledged batches lost: {lost[:5]}")
         for tag in list(counts)[:5]:
             hits = memory.search(tag, top_k=BATCH * 3, mode="lexical")
             if not any(tag in h.entry.tags for h in hits):
@@ -89,6 +96,7 @@ def check(path: Path) -> list[str]:
 
 
 def sweep(folder: Path, kills: int, seed: int = 1) -> dict[str, Any]:
+    """``kills`` random kills of the mixed workload on one store, each checked."""
     rng = random.Random(seed)
     path = folder / "swept.db"
     found: list[str] = []

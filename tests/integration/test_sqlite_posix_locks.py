@@ -3,38 +3,17 @@ SQLite locks (POSIX locks belong to the process: closing any descriptor of the f
 them all). When they were dropped, another process took the WAL for one nobody used,
 checkpointed and deleted it under the first connection, and the store read "database
 disk image is malformed" (found by the door suites: the library's store, probed by a
-read-only open beside the writer, then written by the CLI)."""
+read-only open beside the writer, then written by the CLI). An application's own
+connections beside a Memory: ``tests/faults/test_foreign_connections.py``."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.faults.foreign import others_see as _others_see
 from tulving import Memory
-
-#: Another process asks whether it could take SQLite's EXCLUSIVE lock on the database file
-#: (the check a closing connection makes to decide it is the last one and may delete the
-#: WAL): the byte range SQLite's SHARED locks use, tested with F_GETLK-style lockf.
-PROBE = """
-import fcntl, os, sys
-fd = os.open(sys.argv[1], os.O_RDWR)
-try:
-    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 510, 0x40000002, os.SEEK_SET)
-except OSError:
-    print("held")
-else:
-    print("free")
-"""
-
-
-def _others_see(path: Path) -> str:
-    out = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
 
 
 @pytest.mark.parametrize("second", ["read_only", "writer_refused", "encrypted_check"])

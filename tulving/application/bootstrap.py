@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
@@ -43,6 +43,7 @@ from tulving.application.plumbing.memory_settings import (
     MemorySettings,
     normalise_location,
 )
+from tulving.application.plumbing.read_settling import JournaledReads
 from tulving.application.plumbing.rule_set_source import install_rule_sets
 from tulving.application.plumbing.vector_sync import (
     check_model,
@@ -65,7 +66,7 @@ from tulving.domain.identity import Identity
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.chain import PluginHooks
 from tulving.plugins.registry import AdapterContext, get_manager
-from tulving.ports.storage import ReadOnlyOpen, Storage, UnlockedOpen
+from tulving.ports.storage import ReadJournal, ReadOnlyOpen, Storage, UnlockedOpen
 
 if TYPE_CHECKING:  # composed on first use (Services)
     from tulving.application.agent_memory.jobs import KeyedRememberJobs
@@ -114,7 +115,7 @@ class Services:
 
     def __init__(self, settings: MemorySettings, ctx: MemoryContext, llm: LLMGateway,
                  policy: Callable[[], WritePolicy], enricher: Enricher, *,
-                 owns_adapters: bool) -> None:
+                 owns_adapters: bool, reads: JournaledReads | None = None) -> None:
         read_only = settings.read_only
         self.ctx = ctx
         self.llm = llm
@@ -124,11 +125,14 @@ class Services:
         #: True when these services opened the adapters (``startup``), False on a view:
         #: only the opener closes them.
         self.owns_adapters = owns_adapters
+        #: Where reads record themselves (None: a store without a read journal, or a
+        #: read-only Memory); a view shares its root's.
+        self.reads = reads
         self._settings = settings
         self._policy = policy
         self._lock = threading.RLock()  # a service's build may ask for another
         self.access: AccessRecorder = (NotRecorded() if read_only
-                                       else AccessTracker(ctx.storage, ctx.clock))
+                                       else AccessTracker(ctx.storage, ctx.clock, journal=reads))
         self.searcher = Searcher(
             ctx, SearchOptions(expansion_weight=settings.expansion_weight,
                                ranker=settings.ranker, **settings.strong_knobs),
@@ -136,7 +140,7 @@ class Services:
             StrongTier(ctx.strong, ctx.storage) if ctx.strong is not None else None)
         self.audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
                                 record_reads=policy().audit_reads and not read_only,
-                                read_only=read_only)
+                                read_only=read_only, journal=reads)
         self.sessions = SessionManager(ctx, llm, self._summarise)
 
     def composed(self, name: str) -> bool:
@@ -215,6 +219,18 @@ class Services:
 
         return LocalSide(self.imports, self.flush_reads)
 
+    def note_read(self, action: str, inputs: Any, ids: Sequence[str],
+                  accessed: Sequence[str]) -> None:
+        """What a read records about itself: its audit record (with the ids it
+        returned) and one access of each entry in ``accessed``. On a store with a read
+        journal that is one journaled entry, durable on return, that no write delays;
+        else the two batched queues."""
+        if self.reads is not None:
+            self.reads.record(self.audit.read_drafts(action, inputs, ids), accessed)
+            return
+        self.access.record(accessed)
+        self.audit.record_read(action, inputs, ids)
+
     def flush_reads(self) -> None:
         """Write the queued access statistics and read records now."""
         self.access.flush()
@@ -234,8 +250,17 @@ def bootstrap(settings: MemorySettings, identity: Identity, policy: Callable[[],
             ctx = attrs.evolve(shared.ctx, identity=identity, current_session=None)
             llm = shared.llm
         enricher = shared.enricher if shared is not None else _enricher(ctx, settings)
+        if shared is not None:
+            reads = shared.reads
+        elif not settings.read_only and isinstance(ctx.storage, ReadJournal):
+            reads = JournaledReads(ctx, ctx.storage)
+        else:
+            reads = None
         services = Services(settings, ctx, llm, policy, enricher,
-                            owns_adapters=shared is None)
+                            owns_adapters=shared is None, reads=reads)
+        settling = reads if shared is None else None
+        if settling is not None:
+            settling.settle()  # what a killed process journaled and never settled
         if shared is None:
             _register_rooms(services)
         if not settings.read_only:  # a reader ends no session and runs no job: both write
@@ -246,6 +271,8 @@ def bootstrap(settings: MemorySettings, identity: Identity, policy: Callable[[],
                 if ctx.strong is not None:  # entries the strong tier has not read yet
                     backfill(ctx, services.enricher, ctx.strong.model_id)
                 resume_enrichment(services.enricher)
+        if settling is not None:
+            settling.start()
         opened.pop_all()  # started: the Memory releases them on close
     return services
 
@@ -362,6 +389,8 @@ def stop_workers(services: Services) -> None:
         services.jobs.stop()
     if services.owns_adapters:
         services.enricher.stop()
+        if services.reads is not None:
+            services.reads.stop()
 
 
 def shut_down(services: Services) -> None:

@@ -458,9 +458,8 @@ class Memory:
                 raise
         else:
             entry = self._resolve(key_or_id, include_archived=include_archived)
-            services.access.record([entry.id])
-        services.audit.record_read("get", {"key_or_id": key_or_id, "as_of": as_of},
-                                   [entry.id])
+        services.note_read("get", {"key_or_id": key_or_id, "as_of": as_of}, [entry.id],
+                           [entry.id] if as_of is None else [])
         return entry
 
     def list_keys(self, prefix: str = "") -> list[str]:
@@ -493,8 +492,8 @@ class Memory:
                            include_archived=include_archived)
         chosen = Scope.parse(scope) if scope is not None else None
         page = lookup.list_entries(self.ctx, flt, limit, cursor, chosen)
-        self._up().audit.record_read("list_entries", {"limit": limit, "cursor": cursor},
-                                [e.id for e in page.entries])
+        self._up().note_read("list_entries", {"limit": limit, "cursor": cursor},
+                             [e.id for e in page.entries], [])
         return page
 
     def history(self, key: str) -> list[MemoryEntry]:
@@ -533,10 +532,8 @@ class Memory:
         flt = build_filter(self._fresh(), types, tags, since, until, as_of, recall=True)
         results = services.searcher.search(query, top_k, mode, flt, min_score)
         ids = [r.entry.id for r in results]
-        if as_of is None:
-            services.access.record(ids)
-        services.audit.record_read(
-            "search", {"query": query, "top_k": top_k, "mode": mode, "as_of": as_of}, ids)
+        services.note_read("search", {"query": query, "top_k": top_k, "mode": mode,
+                                      "as_of": as_of}, ids, ids if as_of is None else [])
         return results
 
     def curate(
@@ -575,9 +572,9 @@ class Memory:
             CurateContext(self.identity.agent_id, self.identity.tenant, result.mode,
                           result.query, result.token_budget),
             services.curator.tokenizer.count)
-        services.access.record([c.entry.id for c in result.entries])
-        services.audit.record_read("curate", {"query": query, "token_budget": token_budget,
-                                           "mode": mode}, [c.entry.id for c in result.entries])
+        ids = [c.entry.id for c in result.entries]
+        services.note_read("curate", {"query": query, "token_budget": token_budget,
+                                      "mode": mode}, ids, ids)
         return result
 
     def count_tokens(self, text: str) -> int:

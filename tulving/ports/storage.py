@@ -22,7 +22,7 @@ columns), ``ReadOnlyOpen`` (opened beside a writer in another process),
 ``UnlockedOpen`` (opened beside its writer for a row or two), ``EncryptionChange`` (the
 store re-written under another key), ``VectorChangeLog``, ``SyncLog``,
 ``EnrichmentTasks``, ``StrongVectors`` (the strong tier's vectors, looked up by id),
-``EntryCensus``, ``ReadTransactions``, ``TokenSessions`` and ``WriteMarks``. What every adapter has, and a capability it may lack as a flag, is in
+``EntryCensus``, ``ReadJournal`` (a read's audit and access counts, durable at once, settled later), ``ReadTransactions``, ``TokenSessions`` and ``WriteMarks``. What every adapter has, and a capability it may lack as a flag, is in
 ``StorageCapabilities``.
 
 An adapter may implement the protocols structurally, or subclass
@@ -677,6 +677,47 @@ class ReadTransactions(Protocol):
     """
 
     def reading(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
+class ReadJournal(Protocol):
+    """Optional: what reads record about themselves (their audit records and the access
+    statistics of the entries they returned) journaled where no writer of the store can
+    make a read wait, and settled into the audit log and the entries later, by a write.
+
+    A read that had to append its audit record in the store's own write transaction
+    waited for whatever write held it (a search beside a 100,000-character remember
+    waited 31.7 s); kept in memory instead, the records were lost with the process.
+
+    Invariants (checked by ``contract_tests.storage`` for adapters that offer it):
+
+    - ``journal_read`` is durable when it returns (it survives the process being
+      killed; a power loss may lose what the store's own last commits may lose) and
+      never waits for a transaction of the store's writer;
+    - ``settle_reads`` moves journaled reads into the audit log (as ``append_audit``
+      would, in journal order) and the access statistics (as ``touch`` would), in the
+      caller's writing ``transaction()`` if this thread holds one, else in one of its
+      own: each journaled read is settled exactly once, also when the transaction rolls
+      back (nothing settled then) or the process dies at any moment;
+    - ``journaled_reads`` counts what waits to be settled.
+    """
+
+    settle_with_writes: bool
+    """Whether any write may settle journaled reads in its own transaction (a store with
+    one writer process); otherwise only a transaction that does nothing else may (the
+    tenants' locks of many writers would be taken out of order)."""
+
+    def journal_read(self, drafts: Sequence[AuditDraft], touched: Sequence[str],
+                     at: datetime) -> None:
+        """Journal one read's audit records and the entries it returned (``touched``,
+        one access each, at ``at``); either may be empty."""
+        ...
+
+    def settle_reads(self, limit: int | None = None) -> int:
+        """Settle up to ``limit`` journaled reads (None: all); returns how many."""
+        ...
+
+    def journaled_reads(self) -> int: ...
 
 
 @runtime_checkable

@@ -5,21 +5,25 @@ inputs. That keeps the log exportable without leaking memories, and lets erasure
 a tenant's content while its audit chain stays intact and verifiable.
 
 Writes are recorded inside the write's own transaction (the record exists if and only
-if the write happened). Reads are frequent and cheap, so their records are queued and
-appended in one batch, like access statistics: a crash may lose the last few read
-records (at most ``max_pending`` or ``max_age_s`` of them), never a write record.
+if the write happened). A read never appends to the log itself (that is a write, and it
+would wait for whatever write holds the store): on a store with a read journal its record
+is journaled, durable when the read returns, and settled into the log later
+(``plumbing.read_settling``); on one without, it is queued and appended in one batch (a
+crash may lose the last few: at most ``max_pending`` or ``max_age_s`` of them). A refusal
+is queued in memory first, whatever the store (see ``record_refusal``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, Any
 
 import attrs
 
 from tulving.application.plumbing.batching import BatchQueue
+from tulving.application.plumbing.read_settling import JournaledReads
 from tulving.domain.audit_chain import verify_chain
 from tulving.domain.identity import Identity
 from tulving.domain.records import AuditDraft, AuditRecord
@@ -58,15 +62,21 @@ class AuditTrail:
         read_only: bool = False,
         max_pending: int = 128,
         max_age_s: float = 2.0,
+        journal: JournaledReads | None = None,
     ) -> None:
         self._storage = storage
         self._clock = clock
         self._identity = identity
         self._record_reads = record_reads
         self._read_only = read_only
+        self._journal = journal
+        sink: Callable[[list[AuditDraft]], object] = (
+            self._storage.append_audit if journal is None
+            else lambda drafts: journal.record(drafts, ()))
         self._reads: BatchQueue[AuditDraft] = BatchQueue(
-            self._storage.append_audit, max_pending=max_pending, max_age_s=max_age_s
-        )
+            sink, max_pending=max_pending, max_age_s=max_age_s)
+        if journal is not None:
+            journal.before_settling(self._reads.flush)
 
     @property
     def tenant(self) -> str:
@@ -105,6 +115,8 @@ class AuditTrail:
                     earlier: Sequence[AuditDraft] = ()) -> None:
         """Append now, after any queued read records so the log stays in call order
         (``earlier``: read records taken from the queue before, by ``take_reads``)."""
+        if self._journal is not None:
+            self._journal.settle_with_write()  # journaled reads first: call order
         batch = [*earlier, *self._reads.take(), *drafts]
         if batch:
             self._storage.append_audit(batch)
@@ -119,11 +131,21 @@ class AuditTrail:
         if drafts:
             self._reads.add(drafts)
 
-    def record_read(self, action: str, inputs: Any, ids: Iterable[str]) -> None:
-        """Queue one record for a read call (get, search, curate) with the ids it returned."""
+    def read_drafts(self, action: str, inputs: Any, ids: Iterable[str]) -> list[AuditDraft]:
+        """The record of a read call (get, search, curate) with the ids it returned (none
+        when reads are not audited)."""
         if not self._record_reads:
-            return
-        self._reads.add([self.draft(action, inputs, details={"ids": list(ids)})])
+            return []
+        return [self.draft(action, inputs, details={"ids": list(ids)})]
+
+    def record_read(self, action: str, inputs: Any, ids: Iterable[str]) -> None:
+        """Record a read call now (journaled where the store keeps a read journal, else
+        queued): ``Services.note_read`` records its accesses in the same entry."""
+        drafts = self.read_drafts(action, inputs, ids)
+        if drafts and self._journal is not None:
+            self._journal.record(drafts, ())
+        elif drafts:
+            self._reads.add(drafts)
 
     def record_refusal(self, entry_id: str) -> None:
         """Queue a record of a lookup refused because ``entry_id`` names an entry of
@@ -138,7 +160,11 @@ class AuditTrail:
                                     details={"not_visible": entry_id})])
 
     def flush(self) -> None:
+        """Every read recorded so far into the log (settling the journal: this waits for
+        a write in progress)."""
         self._reads.flush()
+        if self._journal is not None:
+            self._journal.settle()
 
     # reading the log ----------------------------------------------------------------
     def records(self, entry_id: str | None = None) -> list[AuditRecord]:

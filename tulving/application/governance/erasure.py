@@ -27,7 +27,7 @@ from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.vector_sync import rebuild_index
 from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import ScopeError, ValidationError
+from tulving.domain.errors import ScopeError, StorageError, ValidationError
 from tulving.domain.identity import tenant_of_partition
 from tulving.domain.query import STORE_WIDE, EntryFilter
 from tulving.domain.reports import Report
@@ -152,7 +152,12 @@ def scrub(ctx: MemoryContext, ids: set[str] | list[str]) -> None:
     if ctx.vectors is not None:
         ctx.vectors.remove(list(ids))
         rebuild_index(ctx)
-    ctx.storage.maintenance("vacuum")
+    try:
+        ctx.storage.maintenance("vacuum")
+    except StorageError as exc:  # a full disk: the deletion stands, the scrub waits
+        raise StorageError(
+            f"the entries are deleted, but the store's files could not be scrubbed of "
+            f"them ({exc}); run `tulving maintenance vacuum` once there is room") from exc
 
 
 def _erase(ctx: MemoryContext, audit: AuditTrail, kind: str, subject_hash: str,

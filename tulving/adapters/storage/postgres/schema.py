@@ -276,6 +276,15 @@ MIGRATIONS: list[list[str]] = [
             content_hash TEXT NOT NULL, vector BYTEA NOT NULL,
             PRIMARY KEY (entry_id, model))""",
     ],
+    # (appended) the read journal (ports.storage.ReadJournal): reads record their audit
+    # records and the entries they returned here, in a transaction of their own that
+    # takes no tenant lock and no row lock, so no read waits for a write of the tenant;
+    # a writing transaction settles them into audit_log and the access counts.
+    [
+        """CREATE TABLE read_journal (
+            seq BIGSERIAL PRIMARY KEY, at TIMESTAMPTZ NOT NULL, drafts JSONB NOT NULL,
+            touched TEXT[] NOT NULL)""",
+    ],
 ]
 
 

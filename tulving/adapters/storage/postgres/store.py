@@ -13,6 +13,7 @@ from psycopg import errors
 
 from tulving.adapters.storage.postgres.connection import translate_errors
 from tulving.adapters.storage.postgres.planned import PlannedMixin
+from tulving.adapters.storage.postgres.read_journal import PostgresReadJournal
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
 from tulving.adapters.storage.postgres.strong import PostgresStrongVectors
 from tulving.adapters.storage.postgres.sync_log import PostgresSyncLog
@@ -23,7 +24,7 @@ from tulving.ports.storage import StorageCapabilities
 from tulving.ports.storage_base import StorageBase
 
 _TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
-           "sync_tenants", "sync_deltas", "tokens", "enrichment_tasks")
+           "sync_tenants", "sync_deltas", "tokens", "enrichment_tasks", "read_journal")
 
 _INTEGRITY_CHECKS = {
     "duplicate active keys": """SELECT count(*) FROM (SELECT partition, key FROM entries
@@ -38,8 +39,8 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(PlannedMixin, PostgresStrongVectors, PostgresSyncLog, PostgresTasks,
-                      StorageBase):
+class PostgresStorage(PostgresReadJournal, PlannedMixin, PostgresStrongVectors, PostgresSyncLog,
+                      PostgresTasks, StorageBase):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True

@@ -16,7 +16,7 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
@@ -24,13 +24,8 @@ from typing import Any
 import numpy as np
 
 from tulving.adapters.storage.rows import parse_ts
-from tulving.adapters.storage.sqlite.encryption import (
-    DATABASE_ERRORS,
-    ERRORS,
-    Keying,
-    hold_head,
-    release_head,
-)
+from tulving.adapters.storage.sqlite.encryption import DATABASE_ERRORS, ERRORS, Keying
+from tulving.adapters.storage.sqlite.file_head import hold_head, read_only_uri, release_head
 from tulving.adapters.storage.sqlite.fulltext_mirror import (
     CLEAR_DIRTY,
     TAKE_DIRTY,
@@ -53,6 +48,9 @@ _READ_PRAGMAS = ("mmap_size = 268435456", "cache_size = -32768")
 #: From this many rows full-text search goes through the in-memory mirror of the index:
 #: below it FTS5 answers in well under a millisecond and the mirror's memory is not worth it.
 MIRROR_FROM = 5_000
+
+#: The read journal beside the store (:mod:`.read_journal`): ``<store>.reads``.
+JOURNAL_SUFFIX = ".reads"
 
 #: On-disk vector formats (``vector_format``) and their numpy types.
 VECTOR_FORMATS: dict[str, Any] = {"float32": np.float32, "float16": np.float16}
@@ -94,7 +92,7 @@ class SQLiteConnections:
         self.path = path
         self.location = path
         self._keying = Keying(path, encryption)
-        #: the file's head, recorded while this store holds it (encryption.hold_head)
+        #: the file's head, recorded while this store holds it (file_head.hold_head)
         self._head_token: tuple[int, int] | None = None
         self.capabilities = StorageCapabilities(
             persistent=path != ":memory:", concurrent_reads=path != ":memory:",
@@ -117,6 +115,8 @@ class SQLiteConnections:
         self._fulltext_queries = 0  # full-text queries this process asked (see MIRROR_AFTER)
         self._tracking = False  # the writer connection notes rows whose text changes
         self._commits = 0  # transactions committed on the writer connection
+        #: run once the outermost transaction has committed (dropped on a rollback)
+        self._after_commit: list[Callable[[], None]] = []
         self._rows, self._rows_at_commit = 0, -1  # see _row_count
         self._merge_locks = TenantLocks()  # sync merge claims (sync_log)
 
@@ -180,7 +180,7 @@ class SQLiteConnections:
             raise ReadOnlyError(f"no store at {self.path} to open read-only")
         with self._opening():
             self._keying.check_file()
-            self._conn = self._connect("query_only = ON", *_READ_PRAGMAS)
+            self._conn = self._connect("query_only = ON", *_READ_PRAGMAS, read_only_file=True)
             self._head_token = hold_head(self.path, self._keying.written_head())
             row = self._c.execute(
                 "SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
@@ -257,6 +257,11 @@ class SQLiteConnections:
 
         if self._conn is not None:
             raise StorageError("close the store before changing its encryption")
+        if os.path.exists(self.path + JOURNAL_SUFFIX):  # it would keep the old key
+            raise StorageError(
+                f"{self.path + JOURNAL_SUFFIX} holds reads not yet settled into the store "
+                "(its last writer was killed): open the store for writing once and close "
+                "it, then convert")
         return convert(self.path, self._keying.key, new, before_switch)
 
     def _migrate(self) -> None:
@@ -339,6 +344,7 @@ class SQLiteConnections:
                 self._depth -= 1
                 if self._depth == 0:
                     self._tx_thread = None
+                    self._after_commit.clear()
                     with suppress(*ERRORS):  # SQLite may have rolled back already
                         conn.execute("ROLLBACK")
                 if isinstance(exc, ERRORS):  # a full disk, an I/O error: typed, all undone
@@ -352,10 +358,14 @@ class SQLiteConnections:
                         added, removed = self._take_changed_rows(conn)
                         conn.execute("COMMIT")
                     except ERRORS as exc:
+                        self._after_commit.clear()
                         with suppress(*ERRORS):
                             conn.execute("ROLLBACK")
                         raise _storage_error("the commit failed and was undone", exc) from exc
                     self._commits += 1
+                    after, self._after_commit = self._after_commit, []
+                    for then in after:
+                        then()
                     if self._mirror is not None:
                         if removed:
                             self._mirror.forget()
@@ -376,7 +386,17 @@ class SQLiteConnections:
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         """The connection for a read: the main one under the lock (see :meth:`_on_main`),
-        otherwise an idle pooled reader, used without the lock."""
+        otherwise an idle pooled reader, used without the lock. The engine's errors of
+        a read (an I/O error reading a page; SQLite reports a page it could not read
+        back as "malformed") leave as ``StorageError``."""
+        try:
+            with self._connection_for_read() as conn:
+                yield conn
+        except ERRORS as exc:
+            raise _storage_error(f"a read of {self.path} failed", exc) from exc
+
+    @contextmanager
+    def _connection_for_read(self) -> Iterator[sqlite3.Connection]:
         if self._on_main():
             with self._lock:
                 yield self._c
@@ -400,16 +420,27 @@ class SQLiteConnections:
 
     def _new_reader(self) -> sqlite3.Connection:
         self._c  # noqa: B018  (raises if the store is closed)
-        return self._connect("query_only = ON", *_READ_PRAGMAS)
+        return self._connect("query_only = ON", *_READ_PRAGMAS, read_only_file=True)
 
-    def _connect(self, *pragmas: str) -> sqlite3.Connection:
+    def _connect(self, *pragmas: str, read_only_file: bool = False) -> sqlite3.Connection:
+        """A connection to the store with ``pragmas``. ``read_only_file``: opened
+        read-only at the file level (``mode=ro``), as every connection that only reads
+        is: such a connection never checkpoints on close, so even in a process whose
+        locks an application dropped (docs/operations/faults.md) a reader can never
+        take the WAL for abandoned and delete it under the writer."""
+        target = read_only_uri(self.path) if read_only_file and self.path != ":memory:" else None
         conn: sqlite3.Connection = self._keying.connect(
-            isolation_level=None, check_same_thread=False, timeout=30)
+            target, uri=target is not None, isolation_level=None, check_same_thread=False,
+            timeout=30)
         conn.row_factory = self._keying.Row
         for pragma in (f"busy_timeout = {int(self._busy_timeout_ms)}", *pragmas,
                        *self._keying.pragmas):
             conn.execute(f"PRAGMA {pragma}")
         return conn
+
+    def _in_transaction(self) -> bool:
+        """Whether this thread holds the writer connection's transaction."""
+        return self._depth > 0 and self._tx_thread == threading.get_ident()
 
     def _on_main(self) -> bool:
         """Whether this thread must use the main connection: it holds a transaction there

@@ -25,23 +25,19 @@ Why it looks like this:
   and every ATTACH of an encrypted store says it (:data:`HMAC`).
 - The two drivers raise their own exception classes; :data:`ERRORS` and friends list
   both so the store catches either.
-- The first bytes are read with a plain ``open`` only while this process holds no
-  connection to the file (:func:`file_head`): closing *any* descriptor of a file drops
-  every POSIX lock the process holds on it, SQLite's included. A second open of a store
-  in a process that already had it open (a read-only Memory beside the writer, a view's
-  tool, a test's probe) dropped the first connection's locks; another process then took
-  the WAL for one nobody used, checkpointed and deleted it under the first, and the
-  store read "database disk image is malformed". While a connection is held, the head
-  recorded at its open is used instead (:func:`hold_head`).
+- The first bytes are never read with a plain ``open``: closing *any* descriptor of a
+  file drops every POSIX lock the process holds on it, SQLite's included. They are asked
+  of the store's own SQLite library, or taken from the record of a store this process
+  holds (:mod:`.file_head`).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from typing import Any
 
+from tulving.adapters.storage.sqlite.file_head import PLAIN_HEADER, file_head
 from tulving.distribution import missing_extra
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.errors import EncryptionError, EncryptionKeyError
@@ -52,7 +48,6 @@ try:  # the 'encryption' extra
 except ImportError:  # pragma: no cover - installed with the encryption extra
     _cipher = None  # type: ignore[assignment]  # the module, or None without the extra
 
-PLAIN_HEADER = b"SQLite format 3\x00"
 HMAC = "HMAC_SHA256"
 #: Applied after the store's own pragmas on every encrypted connection.
 CIPHER_PRAGMAS = ("cache_size = -131072",)
@@ -70,63 +65,9 @@ def cipher_driver() -> Any:
     return _cipher
 
 
-#: The first bytes of the store files this process holds connections to, by (device,
-#: inode), with how many stores hold each (see the module doc).
-_held: dict[tuple[int, int], tuple[int, bytes]] = {}
-_held_lock = threading.Lock()
-
-
-def _file_id(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return st.st_dev, st.st_ino
-
-
-def file_head(path: str) -> bytes:
-    """The first bytes of the database file (empty when it does not exist yet), never
-    read through a new descriptor while this process holds a connection to it."""
-    file_id = _file_id(path)
-    if file_id is None:
-        return b""
-    with _held_lock:
-        held = _held.get(file_id)
-        if held is not None:
-            return held[1]
-        try:
-            with open(path, "rb") as handle:
-                return handle.read(len(PLAIN_HEADER))
-        except FileNotFoundError:
-            return b""
-
-
-def hold_head(path: str, head: bytes) -> tuple[int, int] | None:
-    """Record ``head`` as the file's first bytes while a store of this process holds a
-    connection to it; the token goes back to :func:`release_head` when it closes."""
-    file_id = _file_id(path)
-    if file_id is not None:
-        with _held_lock:
-            count, _ = _held.get(file_id, (0, head))
-            _held[file_id] = (count + 1, head)
-    return file_id
-
-
-def release_head(file_id: tuple[int, int] | None) -> None:
-    if file_id is None:
-        return
-    with _held_lock:
-        count, head = _held.get(file_id, (1, b""))
-        if count <= 1:
-            _held.pop(file_id, None)
-        else:
-            _held[file_id] = (count - 1, head)
-
-
-def looks_encrypted(path: str) -> bool:
+def looks_encrypted(path: str, head: bytes) -> bool:
     """A non-empty file made of whole pages that is not a plain SQLite database: what
     SQLCipher writes (a text file or a truncated copy is not taken for one)."""
-    head = file_head(path)
     if not head or head == PLAIN_HEADER:
         return False
     size = os.path.getsize(path)
@@ -136,9 +77,15 @@ def looks_encrypted(path: str) -> bool:
 class Keying:
     """Opens every connection to one store file, with or without its key."""
 
-    def __init__(self, path: str, key: EncryptionKey | None) -> None:
+    def __init__(self, path: str, key: EncryptionKey | None, *,
+                 label: str = "sqlcipher page key", salt: bytes | None = None) -> None:
+        """``label`` and ``salt``: a file beside the store (its read journal) keys its
+        pages with a subkey of its own (``label``) under the store's salt, so opening it
+        costs no second passphrase derivation (``domain.sealing``)."""
         self.path = path
         self.key = key
+        self._label = label
+        self._fixed_salt = salt
         self.encrypted = key is not None
         self.driver: Any = cipher_driver() if key is not None else sqlite3
         self.Row: Any = self.driver.Row
@@ -158,9 +105,9 @@ class Keying:
             if self.encrypted:
                 raise EncryptionError("an in-memory store has nothing on disk to encrypt")
             return
-        head = file_head(self.path)
+        head = file_head(self.path, self.driver)
         if self.key is None:
-            if looks_encrypted(self.path):
+            if looks_encrypted(self.path, head):
                 raise EncryptionKeyError(
                     f"{self.path} is encrypted (or damaged): open it with encryption= "
                     "(--encryption, TULVING_ENCRYPTION) and its key"
@@ -176,10 +123,11 @@ class Keying:
         """``x'<key><salt>'`` for this file: its own salt, or a new one for a new file."""
         assert self.key is not None
         if self._pragma is None:
-            head = file_head(self.path)
-            salt = head if len(head) == SALT_BYTES else new_salt()
+            head = file_head(self.path, self.driver)
+            salt = (self._fixed_salt if self._fixed_salt is not None
+                    else head if len(head) == SALT_BYTES else new_salt())
             self._salt = salt
-            raw = subkey(self.key, salt, "sqlcipher page key")
+            raw = subkey(self.key, salt, self._label)
             self._pragma = f"x'{raw.hex()}{salt.hex()}'"
         return self._pragma
 

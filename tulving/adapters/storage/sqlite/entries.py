@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import attrs
@@ -25,7 +25,7 @@ from tulving.adapters.storage.rows import (
     values_to_entry,
 )
 from tulving.adapters.storage.sqlite.connection import SQLiteConnections, _at, _chunks
-from tulving.adapters.storage.sqlite.encryption import INTEGRITY_ERRORS
+from tulving.adapters.storage.sqlite.encryption import ERRORS, INTEGRITY_ERRORS
 from tulving.adapters.storage.sqlite.filters import where
 from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.errors import StorageError
@@ -34,6 +34,11 @@ from tulving.domain.storage_helpers import conflict_sides
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
 from tulving.ports.storage import Archival, Supersession, WriteOutcome
+
+_TOUCH = ("UPDATE entries SET access_count = access_count + ?, last_accessed_at = ?"
+          " WHERE id = ?")
+_TOUCH_LATEST = ("UPDATE entries SET access_count = access_count + ?, last_accessed_at ="
+                 " max(coalesce(last_accessed_at, ''), ?) WHERE id = ?")
 
 # Tags ride along in the same statement (unit-separator joined): one query per read.
 _SELECT = (
@@ -243,23 +248,33 @@ class SQLiteEntries(SQLiteConnections):
             return
         # One row write per distinct id, counting every occurrence: a row write costs
         # ~25 µs and a batch often names the same memory several times (repeated curates).
-        sql = ("UPDATE entries SET access_count = access_count + ?, last_accessed_at = ?"
-               " WHERE id = ?")
         at_text = ts(at)
         params = [(n, at_text, i) for i, n in sorted(Counter(entry_ids).items())]
         if self._on_main():
             with self.transaction():
-                self._c.executemany(sql, params)
+                self._c.executemany(_TOUCH, params)
             return
         with self._side_lock:
             conn = self._side_connection()
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany(sql, params)
-            except BaseException:
+                conn.execute("BEGIN IMMEDIATE")  # waits up to busy_timeout for a writer
+            except ERRORS as exc:
+                raise StorageError(f"recording accesses failed: {exc}") from exc
+            try:
+                conn.executemany(_TOUCH, params)
+            except BaseException as exc:
                 conn.execute("ROLLBACK")
+                if isinstance(exc, ERRORS):
+                    raise StorageError(f"recording accesses failed: {exc}") from exc
                 raise
             conn.execute("COMMIT")
+
+    def _touch_counted(self, counted: Mapping[str, tuple[int, datetime]]) -> None:
+        """(In this thread's transaction.) Per id, ``n`` more accesses, the last at the
+        moment given unless a later one is recorded already (settled reads arrive late)."""
+        if counted:
+            self._c.executemany(_TOUCH_LATEST, [(n, ts(at), i) for i, (n, at)
+                                                in sorted(counted.items())])
 
     def adjacent(self, entry_ids: Sequence[str], flt: EntryFilter) -> dict[str, tuple[str, ...]]:
         """One statement for all ids: per id and side, a probe of the (valid_from, id)

@@ -36,13 +36,13 @@ import math
 import re
 import sqlite3
 import threading
-import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from tulving.adapters.storage.sqlite.encryption import ERRORS, Keying
+from tulving.adapters.storage.sqlite.file_head import read_only_uri
 from tulving.domain.log_masking import masked_logger
 
 log = masked_logger(__name__)
@@ -258,8 +258,7 @@ class FullTextMirror:
         if self._conn is None:
             conn = self._keying.connect_memory(uri=True, check_same_thread=False,
                                                isolation_level=None)
-            location = "file:" + urllib.parse.quote(self._path) + "?mode=ro"
-            self._keying.attach(conn, location, "store")
+            self._keying.attach(conn, read_only_uri(self._path), "store")
             conn.execute("CREATE VIRTUAL TABLE temp.store_terms USING "
                          "fts5vocab(store, entries_fts, row)")
             conn.execute("CREATE VIRTUAL TABLE temp.store_instances USING "

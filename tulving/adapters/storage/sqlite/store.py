@@ -3,8 +3,9 @@
 Assembled from mixins by concern, as the PostgreSQL adapter is: connections and
 lifecycle (:mod:`.connection`), entries (:mod:`.entries`), full-text search
 (:mod:`.lexical`), vectors and their change log (:mod:`.vectors`), meta, sessions,
-audit, jobs and tokens (:mod:`.records`), the sync log (:mod:`.sync_log`), enrichment
-tasks (:mod:`.tasks`); this module adds the engine's figures and upkeep. Embedding BLOBs are the source of truth for
+audit, jobs and tokens (:mod:`.records`), the read journal (:mod:`.read_journal`), the
+sync log (:mod:`.sync_log`), enrichment tasks (:mod:`.tasks`); this module adds the
+engine's figures and upkeep. Embedding BLOBs are the source of truth for
 vectors; the vector index beside the file is a cache rebuilt from them.
 """
 
@@ -17,20 +18,22 @@ from contextlib import suppress
 from typing import Any
 
 from tulving.adapters.storage.sqlite.connection import MIRROR_FROM, VECTOR_FORMATS
+from tulving.adapters.storage.sqlite.encryption import ERRORS
 from tulving.adapters.storage.sqlite.lexical import MIRROR_AFTER_QUERIES, LexicalMixin
+from tulving.adapters.storage.sqlite.read_journal import SQLiteReadJournal
 from tulving.adapters.storage.sqlite.records import SQLiteRecords
 from tulving.adapters.storage.sqlite.strong import SQLiteStrongVectors
 from tulving.adapters.storage.sqlite.sync_log import SQLiteSyncLog
 from tulving.adapters.storage.sqlite.tasks import SQLiteTasks
 from tulving.adapters.storage.sqlite.vectors import SQLiteVectors
-from tulving.domain.errors import ConfigError
+from tulving.domain.errors import ConfigError, StorageError
 from tulving.domain.identity import tenant_key
 from tulving.ports.storage_base import StorageBase
 
 __all__ = ["MIRROR_AFTER_QUERIES", "MIRROR_FROM", "VECTOR_FORMATS", "SQLiteStorage"]
 
 
-class SQLiteStorage(SQLiteVectors, SQLiteStrongVectors, LexicalMixin, SQLiteRecords,
+class SQLiteStorage(SQLiteReadJournal, SQLiteVectors, SQLiteStrongVectors, LexicalMixin, SQLiteRecords,
                     SQLiteSyncLog, SQLiteTasks, StorageBase):
     """The SQLite store (see the module docstring for its parts). A ``StorageBase`` whose
     engine does every method better in SQL: it overrides them all, so the core the base
@@ -62,6 +65,12 @@ class SQLiteStorage(SQLiteVectors, SQLiteStrongVectors, LexicalMixin, SQLiteReco
     def maintenance(self, action: str) -> Mapping[str, Any]:
         if action != "integrity":
             self._refuse_write()
+        try:
+            return self._maintenance(action)
+        except ERRORS as exc:  # a full disk during VACUUM, an I/O error
+            raise StorageError(f"maintenance {action} of {self.path} failed: {exc}") from exc
+
+    def _maintenance(self, action: str) -> Mapping[str, Any]:
         with self._lock:
             if action == "vacuum":
                 before = self.stats()["bytes"]
