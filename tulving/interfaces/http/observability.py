@@ -143,9 +143,10 @@ class Observability:
 
 
 def _route(scope: Scope) -> str:
-    """The matched route's template: a bounded label, never the path as asked."""
+    """The matched route's template as the OpenAPI document names it
+    (``/v1/memory/{memory_id}``): a bounded label, never the path as asked."""
     route = scope.get("route")
-    path = getattr(route, "path", None)
+    path = getattr(route, "path_format", None) or getattr(route, "path", None)
     return path if isinstance(path, str) else "unmatched"
 
 

@@ -20,6 +20,7 @@ from tulving.interfaces import render
 from tulving.interfaces.http import schemas as S
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
+from tulving.interfaces.http.grammars import IDENTITY, IDENTITY_MAX
 from tulving.interfaces.http.limits import Limits, bounded
 from tulving.interfaces.http.tenancy import Tenancy
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from tulving.application.memory import Memory
 
 Named = dict[str, Any]
-UserQ = Annotated[str | None, Query(max_length=256)]
+UserQ = Annotated[str | None, Query(min_length=1, max_length=IDENTITY_MAX, pattern=IDENTITY)]
 
 
 def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = None,
@@ -122,8 +123,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                                                               **fields))}
         return await act(request, named(body), do, write=True)
 
-    @router.delete("/forget/{memory_id:path}")
-    async def forget(request: Request, memory_id: str, hard: bool = False,
+    @router.delete("/forget/{memory_id:memory_id}")
+    async def forget(request: Request, memory_id: S.MemoryId, hard: bool = False,
                      user_id: UserQ = None, workspace_id: UserQ = None,
                      agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
@@ -131,8 +132,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                                                                              hard=hard))},
                          write=True)
 
-    @router.get("/memory/{memory_id:path}/history")
-    async def history(request: Request, memory_id: str, user_id: UserQ = None,
+    @router.get("/memory/{memory_id:memory_id}/history")
+    async def history(request: Request, memory_id: S.MemoryId, user_id: UserQ = None,
                       workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
         def do(m: Memory) -> dict[str, Any]:
             entry = m.get(memory_id)
@@ -140,8 +141,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
             return {"versions": [render.entry_dict(e) for e in versions]}
         return await act(request, query_named(user_id, workspace_id, agent_id), do)
 
-    @router.get("/memory/{memory_id:path}/audit")
-    async def entry_audit(request: Request, memory_id: str,
+    @router.get("/memory/{memory_id:memory_id}/audit")
+    async def entry_audit(request: Request, memory_id: S.MemoryId,
                           limit: Annotated[int, Query(ge=1, le=1000)] = 200,
                           user_id: UserQ = None, workspace_id: UserQ = None,
                           agent_id: UserQ = None) -> dict[str, Any]:
@@ -154,8 +155,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                     "total": len(records)}
         return await act(request, query_named(user_id, workspace_id, agent_id), do)
 
-    @router.get("/memory/{memory_id:path}")
-    async def get(request: Request, memory_id: str, as_of: S.Time | None = None,
+    @router.get("/memory/{memory_id:memory_id}")
+    async def get(request: Request, memory_id: S.MemoryId, as_of: S.Time | None = None,
                   include_archived: bool = False, user_id: UserQ = None,
                   workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
@@ -173,7 +174,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
     async def entries(request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
                       cursor: Annotated[str | None, Query(max_length=40)] = None,
                       type: Annotated[list[S.MemoryTypeName] | None, Query()] = None,
-                      tag: Annotated[list[str] | None, Query(max_length=64)] = None,
+                      tag: Annotated[list[S.Tag] | None, Query()] = None,
                       scope: S.ScopeName | None = None, since: S.Time | None = None,
                       until: S.Time | None = None, include_archived: bool = False,
                       user_id: UserQ = None, workspace_id: UserQ = None,

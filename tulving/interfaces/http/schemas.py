@@ -11,9 +11,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+from fastapi import Path
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from tulving.domain.validation import first_invalid_text
+from tulving.interfaces.http.grammars import (
+    IDENTITY,
+    IDENTITY_MAX,
+    KEY_MAX,
+    KEY_OR_ID,
+    TAG_MAX,
+    tag_pattern,
+)
 
 #: The version of the wire format, in every response.
 SCHEMA_VERSION = 1
@@ -22,6 +31,16 @@ MemoryTypeName = Literal["FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "
                          "PROCEDURE", "EPISODE"]
 ScopeName = Literal["agent", "session", "personal", "shared", "workspace", "model_specific"]
 Text = Field(min_length=1, max_length=100_000)
+#: An id or a key, in a path (``/v1/memory/{memory_id}``) or a body.
+MemoryId = Annotated[str, Path(min_length=1, max_length=KEY_MAX, pattern=KEY_OR_ID,
+                               description="an id, or a key (letters, digits and . _ : / -, "
+                                           "without empty segments or '..')")]
+#: A key of a memory.
+Key = Annotated[str, Field(min_length=1, max_length=KEY_MAX, pattern=KEY_OR_ID)]
+#: A user, workspace or agent id.
+Identity = Annotated[str, Field(min_length=1, max_length=IDENTITY_MAX, pattern=IDENTITY)]
+#: A tag (see ``grammars.tag_pattern``).
+Tag = Annotated[str, Field(min_length=1, max_length=TAG_MAX, pattern=tag_pattern())]
 
 
 def _iso_time(value: Any) -> Any:
@@ -53,7 +72,7 @@ class Body(BaseModel):
     one."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-    user_id: str | None = Field(default=None, max_length=256)
+    user_id: Identity | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -65,8 +84,8 @@ class Body(BaseModel):
             raise ValueError(f"{invalid} is not valid Unicode text")
         return data
 
-    workspace_id: str | None = Field(default=None, max_length=256)
-    agent_id: str | None = Field(default=None, max_length=256)
+    workspace_id: Identity | None = None
+    agent_id: Identity | None = None
 
 
 class Remember(Body):
@@ -80,8 +99,8 @@ class Remember(Body):
 class Store(Body):
     content: str = Text
     type: MemoryTypeName
-    key: str | None = Field(default=None, max_length=200)
-    tags: list[str] = Field(default_factory=list, max_length=64)
+    key: Key | None = None
+    tags: list[Tag] = Field(default_factory=list, max_length=64)
     importance: float = Field(default=0.5, ge=0, le=1)
     pinned: bool = False
     metadata: dict[str, Any] | None = None
@@ -98,7 +117,7 @@ class Recall(Body):
 
     query: str = Query
     limit: int = Field(default=10, ge=1, le=100)
-    tags: list[str] | None = Field(default=None, max_length=64)
+    tags: list[Tag] | None = Field(default=None, max_length=64)
     types: list[MemoryTypeName] | None = None
     scope: ScopeName | None = None
     model_id: str | None = Field(default=None, max_length=256)
@@ -113,7 +132,7 @@ class Search(Body):
     top_k: int = Field(default=10, ge=1, le=100)
     mode: Literal["hybrid", "semantic", "lexical", "key"] = "hybrid"
     types: list[MemoryTypeName] | None = None
-    tags: list[str] | None = Field(default=None, max_length=64)
+    tags: list[Tag] | None = Field(default=None, max_length=64)
     since: Time | None = None
     until: Time | None = None
     min_score: float | None = Field(default=None, ge=0, le=1)
@@ -126,7 +145,7 @@ class Curate(Body):
     #: Omitted: ``query`` with a query, ``orient`` (the cold-start briefing) without one.
     mode: Literal["query", "orient"] | None = None
     types: list[MemoryTypeName] | None = None
-    tags: list[str] | None = Field(default=None, max_length=64)
+    tags: list[Tag] | None = Field(default=None, max_length=64)
     since: Time | None = None
     until: Time | None = None
     #: Add ``candidates``: each ranked candidate's score broken down, its disclosure and
@@ -135,7 +154,7 @@ class Curate(Body):
 
 
 class Correct(Body):
-    memory_id: str = Field(min_length=1, max_length=300, description="id or key")
+    memory_id: Key = Field(description="id or key")
     content: str = Text
     reason: str | None = Field(default=None, max_length=2000)
     #: Pin or unpin in the same correction (``content`` unchanged pins the memory as is).
@@ -151,7 +170,7 @@ class Consolidate(Body):
 
 
 class Export(Body):
-    tags: list[str] | None = Field(default=None, max_length=64)
+    tags: list[Tag] | None = Field(default=None, max_length=64)
     types: list[MemoryTypeName] | None = None
     scope: ScopeName | None = None
     since: Time | None = None

@@ -35,11 +35,12 @@ from fastapi.responses import Response
 from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
+from tulving.interfaces.http.grammars import IDENTITY, IDENTITY_MAX
 from tulving.interfaces.http.limits import bounded
 from tulving.interfaces.http.tenancy import Tenancy
 from tulving.ports.storage import DELTA_PENDING
 
-AgentQ = Annotated[str | None, Query(max_length=256)]
+AgentQ = Annotated[str | None, Query(min_length=1, max_length=IDENTITY_MAX, pattern=IDENTITY)]
 #: How long a push waits for the merge of its delta before answering ``pending``.
 PUSH_WAIT = 2.0
 log_ = logging.getLogger("tulving.http")
