@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from tulving.domain import errors as E
 from tulving.domain.redaction import redact
@@ -20,6 +21,7 @@ log = logging.getLogger("tulving.http")
 #: Most specific first: the first class an error is an instance of decides its status.
 STATUS: tuple[tuple[type[Exception], int], ...] = (
     (E.NotFoundError, 404),
+    (E.StateConflict, 409),  # well formed, refused by the memory's state now
     (E.ContentError, 422),
     (E.PolicyViolation, 422),
     (E.ValidationError, 422),
@@ -61,6 +63,18 @@ def as_caller_sees_it(exc: E.TulvingError) -> E.TulvingError:
     if isinstance(exc, E.NotVisibleError):
         return E.NotFoundError(exc.as_missing)
     return exc
+
+
+def allowed_methods(request: Request) -> str:
+    """The methods of every route matching the request's path: Starlette's router
+    answers 405 with the first partial match's alone (``/v1/sync/deltas`` is a GET route
+    and a POST route)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "\x00"})
+        if match is Match.PARTIAL:
+            methods |= set(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
 
 
 def status_for(exc: Exception) -> int:
@@ -119,7 +133,11 @@ def install(app: FastAPI,
             return JSONResponse(body("ValidationError", "the request body is not JSON this "
                                      "server reads (malformed, or nested too deeply)"),
                                 status_code=422)
-        return JSONResponse(body("HTTPError", str(exc.detail)), status_code=exc.status_code)
+        headers = exc.headers
+        if exc.status_code == 405:  # every method the path takes (RFC 9110), not only
+            headers = {**(headers or {}), "Allow": allowed_methods(request)}  # one route's
+        return JSONResponse(body("HTTPError", str(exc.detail)), status_code=exc.status_code,
+                            headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> JSONResponse:

@@ -81,6 +81,14 @@ def tag_pattern() -> str:
     return rf"^{one}(?:(?:{one}| ){{0,{TAG_MAX - 2}}}{one})?$"
 
 
+#: What Python's ``str.strip()`` removes (``str.isspace``), spelled out so that every
+#: engine reads the class alike (ECMA's ``\s`` and Python's differ at the edges).
+_BLANK = r"\t-\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+#: Text the library takes only when it is not blank (``not text.strip()`` is refused).
+FILLED = rf"^[{_BLANK}]*[^{_BLANK}][\s\S]*$"
+#: A memory's text (``check_content``): not blank, and no NUL anywhere.
+CONTENT = rf"^[{_BLANK}]*[^\x00{_BLANK}][^\x00]*$"
+
 _compiled: dict[str, re.Pattern[str]] = {}
 
 

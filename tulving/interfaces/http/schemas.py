@@ -16,6 +16,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from tulving.domain.validation import first_invalid_text
 from tulving.interfaces.http.grammars import (
+    CONTENT,
+    FILLED,
     IDENTITY,
     IDENTITY_MAX,
     KEY_MAX,
@@ -30,7 +32,7 @@ SCHEMA_VERSION = 1
 MemoryTypeName = Literal["FACT", "DECISION", "OBSERVATION", "PLAN", "SUMMARY", "PREFERENCE",
                          "PROCEDURE", "EPISODE"]
 ScopeName = Literal["agent", "session", "personal", "shared", "workspace", "model_specific"]
-Text = Field(min_length=1, max_length=100_000)
+Text = Field(min_length=1, max_length=100_000, pattern=CONTENT)
 #: An id or a key, in a path (``/v1/memory/{memory_id}``) or a body.
 MemoryId = Annotated[str, Path(min_length=1, max_length=KEY_MAX, pattern=KEY_OR_ID,
                                description="an id, or a key (letters, digits and . _ : / -, "
@@ -61,9 +63,25 @@ def _iso_time(value: Any) -> Any:
     return parsed
 
 
+def _whole_number(value: Any) -> Any:
+    """JSON has one kind of number: ``58.0`` is the integer 58 (as JSON Schema reads it);
+    a fraction, a string or a bool stays refused by the strict check after this."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: An integer field: a whole JSON number, whichever way it is written.
+WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
+#: The cursor ``/v1/entries`` answered as ``next_cursor`` (an entry's id).
+CURSOR = r"^[0-9A-HJKMNP-TV-Z]{26}$"
+SourceTypeName = Literal["user_explicit", "user_input", "correction", "agent_run",
+                         "conversation", "summary", "import", "tool_output", "webhook",
+                         "external"]
+
 #: A time in a body or a query: ISO-8601 text only.
 Time = Annotated[datetime, BeforeValidator(_iso_time)]
-Query = Field(min_length=1, max_length=4000)
+Query = Field(min_length=1, max_length=4000, pattern=FILLED)
 
 
 class Body(BaseModel):
@@ -89,14 +107,19 @@ class Body(BaseModel):
 
 
 class Remember(Body):
-    text: str = Field(min_length=1, max_length=2_000_000)
-    subject: str | None = Field(default=None, max_length=200)
-    source_type: str = Field(default="conversation", max_length=40)
+    text: str = Field(min_length=1, max_length=2_000_000, pattern=CONTENT)
+    subject: str | None = Field(default=None, min_length=1, max_length=200, pattern=FILLED)
+    source_type: SourceTypeName = "conversation"
     valid_from: Time | None = None
-    idempotency_key: str | None = Field(default=None, max_length=200)
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class Store(Body):
+    #: A structured fact names its entity and attribute together (one without the other
+    #: is refused); given, neither may be null.
+    model_config = ConfigDict(json_schema_extra={
+        "dependentRequired": {"entity": ["attribute"], "attribute": ["entity"]}})
+
     content: str = Text
     type: MemoryTypeName
     key: Key | None = None
@@ -106,17 +129,18 @@ class Store(Body):
     metadata: dict[str, Any] | None = None
     scope: ScopeName = "agent"
     valid_from: Time | None = None
-    entity: str | None = Field(default=None, max_length=200)
-    attribute: str | None = Field(default=None, max_length=200)
-    value: str | None = Field(default=None, max_length=2000)
-    source_instance: str | None = Field(default=None, max_length=200)
+    entity: str = Field(default=None, min_length=1, max_length=200, pattern=FILLED)
+    attribute: str = Field(default=None, min_length=1, max_length=200, pattern=FILLED)
+    value: str | None = Field(default=None, min_length=1, max_length=2000, pattern=FILLED)
+    source_instance: str | None = Field(default=None, min_length=1, max_length=200,
+                                        pattern=FILLED)
 
 
 class Recall(Body):
     """Seed 001's recall: corrections supersede originals; filters; weighting."""
 
     query: str = Query
-    limit: int = Field(default=10, ge=1, le=100)
+    limit: WholeNumber = Field(default=10, ge=1, le=100)
     tags: list[Tag] | None = Field(default=None, max_length=64)
     types: list[MemoryTypeName] | None = None
     scope: ScopeName | None = None
@@ -129,7 +153,7 @@ class Recall(Body):
 
 class Search(Body):
     query: str = Query
-    top_k: int = Field(default=10, ge=1, le=100)
+    top_k: WholeNumber = Field(default=10, ge=1, le=100)
     mode: Literal["hybrid", "semantic", "lexical", "key"] = "hybrid"
     types: list[MemoryTypeName] | None = None
     tags: list[Tag] | None = Field(default=None, max_length=64)
@@ -140,8 +164,13 @@ class Search(Body):
 
 
 class Curate(Body):
-    query: str | None = Field(default=None, max_length=4000)
-    token_budget: int = Field(default=2000, ge=50, le=200_000)
+    #: ``mode: "query"`` needs a query (without one, the briefing is ``mode: "orient"``).
+    model_config = ConfigDict(json_schema_extra={
+        "if": {"properties": {"mode": {"const": "query"}}, "required": ["mode"]},
+        "then": {"required": ["query"], "properties": {"query": {"type": "string"}}}})
+
+    query: str | None = Field(default=None, min_length=1, max_length=4000, pattern=FILLED)
+    token_budget: WholeNumber = Field(default=2000, ge=50, le=200_000)
     #: Omitted: ``query`` with a query, ``orient`` (the cold-start briefing) without one.
     mode: Literal["query", "orient"] | None = None
     types: list[MemoryTypeName] | None = None

@@ -1,0 +1,46 @@
+"""Schemathesis hooks of the contract run (``SCHEMATHESIS_HOOKS=tests.http.openapi_hooks``).
+
+Two bodies are bytes no schema can describe the inside of: a bundle (``POST /v1/import``,
+``application/zip``) and a sync delta (``POST /v1/sync/deltas``, a bundle too, sent as
+``application/octet-stream``). A fuzzer left to make them up sends random bytes, which
+the server rightly refuses (422): to test that a valid one is accepted it must be
+given valid ones. These are real bundles of the tenant the run's token is bound to
+(``CONTRACT_USER``), exported by the library; invalid ones come from the fuzzer's
+negative mode as for any body.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from pathlib import Path
+
+import schemathesis
+from hypothesis import strategies as st
+
+#: The user the contract run's token is bound to (tests/http/test_openapi_contract.py).
+CONTRACT_USER = "u1"
+
+
+def bundles(count: int = 4) -> list[bytes]:
+    """``count`` small bundles of ``CONTRACT_USER``'s memories, each with its own ids."""
+    from tulving import Memory
+
+    made = []
+    with tempfile.TemporaryDirectory() as folder:
+        for n in range(count):
+            path = Path(folder) / f"bundle-{n}.db"
+            with Memory(path, agent_id="default", user_id=CONTRACT_USER, embedder="hashing",
+                        vectors="exact") as memory:
+                for i in range(n + 1):
+                    memory.store(f"bundled fact {n}.{i}", type="FACT",
+                                 key=f"bundled/{n}" if i == 0 else None)
+                out = io.BytesIO()
+                memory.export(out)
+                made.append(out.getvalue())
+    return made
+
+
+_BUNDLES = st.sampled_from(bundles())
+schemathesis.openapi.media_type("application/zip", _BUNDLES)
+schemathesis.openapi.media_type("application/octet-stream", _BUNDLES)
