@@ -150,8 +150,9 @@ class HTTPRawDoor(Door):
     def op_consolidate(self, apply: Any = False) -> Outcome:
         return self.send("POST", "/v1/consolidate", body=self._body({"apply": apply}))
 
-    def op_import_bundle(self, data: bytes) -> Outcome:
-        return self.send("POST", "/v1/import", params=self._params(), content=data,
+    def op_import_bundle(self, data: bytes, dry_run: bool = False) -> Outcome:
+        return self.send("POST", "/v1/import",
+                         params=self._params(dry_run=str(dry_run).lower()), content=data,
                          headers={"content-type": "application/zip"})
 
 
@@ -249,10 +250,10 @@ class ClientDoor(Door):
     def op_consolidate(self, apply: Any = False) -> Outcome:
         return self._run(lambda c: c.consolidate(apply=apply))
 
-    def op_import_bundle(self, data: bytes) -> Outcome:
+    def op_import_bundle(self, data: bytes, dry_run: bool = False) -> Outcome:
         import io
 
-        return self._run(lambda c: c.import_bundle(io.BytesIO(data)))
+        return self._run(lambda c: c.import_bundle(io.BytesIO(data), dry_run=dry_run))
 
 
 def build_ts_client() -> Path:
@@ -306,7 +307,8 @@ class TSDoor(Door):
         if op in self.missing:
             return super().call(op, **args)
         if op == "import_bundle":
-            args = {"bundle": base64.b64encode(args["data"]).decode()}
+            args = {"bundle": base64.b64encode(args["data"]).decode(),
+                    "dry_run": bool(args.get("dry_run", False))}
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write((json.dumps({"op": op, "args": args}) + "\n").encode())
         self.proc.stdin.flush()

@@ -753,16 +753,22 @@ class Memory:
         remap_identity: bool = False,
         max_bytes: int = DEFAULT_MAX_BYTES,
         encryption: Any = None,
+        new_ids: str = "keep",
     ) -> ImportReport:
         """Merge a bundle into this store in one all-or-nothing call (see
         ``tulving.application.portability.importer``); the report lists what was added,
         updated, skipped and in conflict, and how many entries were re-embedded. An
-        encrypted bundle needs its key in ``encryption``; a plain one must come without."""
+        encrypted bundle needs its key in ``encryption``; a plain one must come without.
+        ``new_ids="derive"`` stores the entries this tenant does not hold yet under ids of
+        its own (derived from the bundle's), so no bundle reaches or probes another
+        tenant's ids (what the server does for its tenants); ``"keep"`` keeps the
+        bundle's ids and refuses one another tenant holds."""
         bundle_key = parse_encryption(encryption)
         imports = self._up().imports
         importer = imports.importer(reembedding=reembedding, on_conflict=on_conflict,
                                     dry_run=dry_run, remap_identity=remap_identity,
-                                    max_bytes=max_bytes, encryption=bundle_key)
+                                    max_bytes=max_bytes, encryption=bundle_key,
+                                    new_ids=new_ids)
         return imports.run(importer, source)
 
     def sync(self, remote: SyncRemote, *, encryption: Any = None) -> SyncReport:

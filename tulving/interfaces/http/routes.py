@@ -269,8 +269,10 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                 raise HTTPError(413, "PayloadTooLarge", refused)
 
             def do(m: Memory) -> dict[str, Any]:
+                # ids of the tenant's own: another tenant's ids answer as unknown ones
                 report = m.import_bundle(spool, reembedding=reembedding,
-                                         on_conflict=on_conflict, dry_run=dry_run)
+                                         on_conflict=on_conflict, dry_run=dry_run,
+                                         new_ids="derive")
                 return {"report": {**report.counts(), "dry_run": report.dry_run,
                                    "added_ids": report.added, "updated_ids": report.updated,
                                    "conflict_ids": report.conflicts}}
