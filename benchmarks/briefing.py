@@ -12,11 +12,13 @@ knowledge-update questions each come with a history of ~500 turns in which the u
 states, somewhere, a durable fact the question needs (the turns marked ``has_answer``).
 Each history goes into a fresh ``Memory`` the way an application without an LLM would
 store a conversation: one ``remember()`` per session (the session's turns as a
-``role: text`` transcript, ``valid_from`` the session's date, the clock at that date),
+``role: text`` transcript, ``valid_from`` the session's date, the clock at that date;
+``wait=True``, so what is read off the turns is written before the next session),
 so every turn is kept and the no-LLM rules add what they extract. Then, with the clock at
 the question's date, the orient briefing (``curate(mode="orient")``, no query) at 500,
 1,000 and 2,000 cl100k tokens. A question counts when one of its evidence turns, or a
-memory extracted from one (``source_entry_ids``), is shown in the briefing in full,
+memory extracted from one (``source_entry_ids``, or a restatement of it that the write
+folded into it: its ``metadata["evidence"]["sources"]``), is shown in the briefing in full,
 truncated or as an excerpt (an index line does not count).
 
 Baseline from the same run: the most recent turns packed greedily (newest first, a turn
@@ -60,6 +62,7 @@ from _longmemeval_data import SHORT_TYPE, Question, load
 from tulving import Memory
 from tulving.adapters.clock import ManualClock
 from tulving.adapters.tokenizers.tiktoken import create_cl100k
+from tulving.domain.reinforcement import evidence_of
 
 TYPES = ("single-session-user", "single-session-preference", "knowledge-update")
 BUDGETS = (500, 1000, 2000)
@@ -121,7 +124,7 @@ def ingest(question: Question, folder: Path, embedder: Any) -> tuple[Memory, dic
         clock.set(session[0].date)
         transcript = "\n".join(f"{ROLES[t.role]}: {_content(t.text)}" for t in session)
         started = time.perf_counter()
-        written = memory.remember(transcript, valid_from=session[0].date)
+        written = memory.remember(transcript, valid_from=session[0].date, wait=True)
         seconds += time.perf_counter() - started
         assert isinstance(written, list)
         bodies = [(t.turn_id, _content(t.text)) for t in session]
@@ -131,8 +134,10 @@ def ingest(question: Question, folder: Path, embedder: Any) -> tuple[Memory, dic
                                       if _overlaps(entry.content, body)}
         for entry in written:
             if entry.source_entry_ids and "turn" not in entry.metadata:
-                turns_of[entry.id] = set().union(
-                    *(turns_of.get(i, set()) for i in entry.source_entry_ids))
+                # what it was read from, and what restated it since (its evidence)
+                sources = (*entry.source_entry_ids, *evidence_of(entry).sources)
+                turns_of[entry.id] = turns_of.get(entry.id, set()).union(
+                    *(turns_of.get(i, set()) for i in sources))
     clock.set(question.question_date)
     return memory, turns_of, seconds
 

@@ -6,12 +6,20 @@ in the same run.
     PYTHONPATH=. .venv/bin/python benchmarks/redaction.py \\
         [--corpus tests/fixtures/secrets_corpus] \\
         [--locomo /work/shared/data/locomo/locomo_dev.json] [--repeat 5] \\
-        [--only-42 [--before-tree DIR]]
+        [--only-42 [--before-tree DIR]] [--only-54 [--longmemeval DIR]]
+        [--worst-case [--sizes 10000,100000,1000000] [--top 8]]
 
 ``--only-42`` prints issue 42's tables instead: every kind of the second corpus looked
 for at every door, false positives on every negative set, and what detection costs where
 it is paid (``_detection_cost.py``: before this issue, now scanned at read, now found at
 write and kept), each in a fresh process, beside the raw engine.
+
+``--only-54`` prints issue 54's: the third corpus per kind (at the doors, beyond them
+where contact details are masked too, under the ``pii`` policy) and every negative set
+with 10,000 float reprs and the dev conversations (LoCoMo, LongMemEval's distinct turns),
+changed at the doors and beyond, with the contact details found in each. ``--worst-case``
+times every adversarial unit (``tests/fixtures/secrets_corpus/adversarial.py``) and the
+costliest up to 1 MB, with the raw betterleaks engine on the same text.
 
 Recall: an example counts as caught when its value is gone from the output (masked whole,
 not a prefix of it). False positives: a negative text that comes out changed. The third
@@ -373,9 +381,25 @@ def main() -> None:
                              "| tar -x -C DIR): its detection cost is measured beside today's")
     parser.add_argument("--only-42", action="store_true",
                         help="only issue 42's tables (round-2 corpus, doors, cost)")
+    parser.add_argument("--only-54", action="store_true",
+                        help="only issue 54's tables (round-3 corpus, contacts, negatives)")
+    parser.add_argument("--longmemeval", default=None, help="LongMemEval folder (negatives)")
+    parser.add_argument("--worst-case", action="store_true",
+                        help="the cost of the adversarial units, up to --sizes")
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--top", type=int, default=8)
     args = parser.parse_args()
     if args.only_42:
         main_42(args)
+        return
+    if args.only_54 or args.worst_case:
+        import _redaction_54
+
+        if args.only_54:
+            print("\n".join(_redaction_54.round3(args.locomo, args.longmemeval)))
+        if args.worst_case:
+            sizes = [int(s) for s in args.sizes.split(",")]
+            print("\n".join(_redaction_54.worst_case(sizes, args.top)))
         return
     secrets, personal, negatives = load_corpus(Path(args.corpus))
     ds = detect_secrets_defaults()

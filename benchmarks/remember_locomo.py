@@ -92,7 +92,8 @@ def run(path: str, limit: int | None, embedder: str) -> dict[str, Any]:
                             {"content": line, "type": "EPISODE", "valid_from": date,
                              "metadata": {"dia_id": d}} for d, line in ts)
                     else:
-                        out = memory.remember("\n".join(line for _, line in ts), valid_from=date)
+                        out = memory.remember("\n".join(line for _, line in ts), valid_from=date,
+                                              wait=True)
                     entries += len(out)
                     turns += len(ts)
                 seconds += time.perf_counter() - started

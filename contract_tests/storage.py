@@ -7,7 +7,8 @@ persistence checks when ``capabilities.persistent``). The suite opens and closes
 
 Optional capabilities (``tulving.ports.storage``) are checked for an adapter that
 implements them, and skipped with the reason for one that does not: ``BriefReader``,
-``VectorChangeLog``, ``EntryCensus``; a ``ReadOnlyOpen`` adapter's suite also supplies
+``VectorChangeLog``, ``EntryCensus``, ``EnrichmentTasks``, ``StrongVectors``; a
+``ReadOnlyOpen`` adapter's suite also supplies
 ``open_read_only(name)`` (a new instance over the same store, opened read-only) and an
 ``EncryptionChange`` adapter's ``reopen_with_key(name, key)``; without them the case
 fails, saying which fixture is missing.
@@ -26,6 +27,7 @@ import numpy as np
 import pytest
 
 from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
+from contract_tests.enrichment import EnrichmentContract
 from contract_tests.governance import GovernanceContract
 from contract_tests.shared_state import SharedStateContract
 from tulving.domain.audit_chain import verify_chain
@@ -43,6 +45,7 @@ from tulving.ports.storage import (
     EntryCensus,
     ReadOnlyOpen,
     Storage,
+    StrongVectors,
     VectorChangeLog,
 )
 
@@ -55,7 +58,7 @@ def _vec(seed: int, dim: int = 8) -> Any:
     return v / np.linalg.norm(v)
 
 
-class StorageContract(GovernanceContract, SharedStateContract):
+class StorageContract(GovernanceContract, SharedStateContract, EnrichmentContract):
     """Base class of the storage suite; subclass it and provide ``make_storage``."""
 
     @pytest.fixture
@@ -372,6 +375,74 @@ class StorageContract(GovernanceContract, SharedStateContract):
         assert storage.missing_vectors(flt, 10) == []
         storage.clear_vectors()
         assert storage.vectors_for([a.id, b.id, c.id]) == {}
+
+    # the strong tier's vectors (optional: ports.storage.StrongVectors) ----------------------
+    @staticmethod
+    def _strong(storage: Storage) -> Any:
+        if not isinstance(storage, StrongVectors):
+            pytest.skip("adapter stores no strong vectors (optional): the strong tier "
+                        "computes them for each search")
+        return storage
+
+    def test_strong_vectors_are_kept_per_model_beside_the_fast_ones(
+            self, storage: Storage, clock: Clockwork) -> None:
+        strong = self._strong(storage)
+        a, b = make_entry(clock, "a"), make_entry(clock, "b")
+        storage.write_many([(a, _vec(1)), (b, _vec(2))])
+        assert strong.strong_vectors_for("m1", [a.id, b.id]) == {}
+        assert strong.lacking_strong_vectors("m1", 10) == [a.id, b.id]
+        wide = _vec(3, dim=24)
+        assert strong.put_strong_vectors("m1", [(a.id, wide)]) == 1
+        got = strong.strong_vectors_for("m1", [a.id, b.id])
+        assert list(got) == [a.id]
+        assert got[a.id].dtype == np.float32 and got[a.id].shape == (24,)
+        assert abs(float(got[a.id] @ wide) - 1.0) < 1e-3  # half precision, same direction
+        assert strong.strong_vectors_for("m2", [a.id]) == {}  # another model's space
+        assert strong.lacking_strong_vectors("m1", 10) == [b.id]
+        assert strong.count_strong_vectors("m1") == 1
+        # the fast vectors are untouched, and replacing a strong vector keeps one
+        assert set(storage.vectors_for([a.id, b.id])) == {a.id, b.id}
+        strong.put_strong_vectors("m1", [(a.id, _vec(4, dim=24))])
+        assert strong.count_strong_vectors("m1") == 1
+        strong.clear_strong_vectors("m1")
+        assert strong.strong_vectors_for("m1", [a.id]) == {}
+
+    def test_strong_vectors_of_missing_entries_are_skipped_and_deleted_with_theirs(
+            self, storage: Storage, clock: Clockwork) -> None:
+        strong = self._strong(storage)
+        a, b = make_entry(clock, "a"), make_entry(clock, "b")
+        storage.write_many([(a, _vec(1)), (b, _vec(2))])
+        # a background job finishing after an erasure writes nothing back
+        assert strong.put_strong_vectors("m", [(a.id, _vec(5, 16)), ("no-such-id", _vec(6, 16))]) == 1
+        strong.put_strong_vectors("m", [(b.id, _vec(7, 16))])
+        storage.delete([a.id])
+        assert strong.strong_vectors_for("m", [a.id, b.id]).keys() == {b.id}
+        assert strong.count_strong_vectors("m") == 1
+        storage.archive([Archival(b.id, ArchiveReason.FORGOTTEN, clock.tick())])
+        assert strong.lacking_strong_vectors("m", 10) == []  # archived: nothing to backfill
+
+    def test_a_strong_vector_of_changed_content_is_not_returned(
+            self, storage: Storage, clock: Clockwork) -> None:
+        strong = self._strong(storage)
+        a = make_entry(clock, "the first wording")
+        storage.write_many([(a, _vec(1))])
+        strong.put_strong_vectors("m", [(a.id, _vec(2, 16))])
+        from tulving.domain.entry import content_hash
+
+        storage.replace(attrs.evolve(a, content="another wording",
+                                     content_hash=content_hash("another wording")))
+        assert strong.strong_vectors_for("m", [a.id]) == {}
+        assert strong.lacking_strong_vectors("m", 10) == [a.id]
+
+    def test_a_bad_strong_vector_is_refused_and_nothing_is_written(
+            self, storage: Storage, clock: Clockwork) -> None:
+        strong = self._strong(storage)
+        a, b = make_entry(clock, "a"), make_entry(clock, "b")
+        storage.write_many([(a, _vec(1)), (b, _vec(2))])
+        bad = np.array([np.nan, 1.0], dtype=np.float32)
+        with pytest.raises(TulvingError):
+            strong.put_strong_vectors("m", [(a.id, _vec(3, 16)), (b.id, bad)])
+        assert strong.strong_vectors_for("m", [a.id, b.id]) == {}
 
     # the vector change log (optional: ports.storage.VectorChangeLog) ---------------------
     @staticmethod

@@ -31,12 +31,17 @@ ensure_plugins() {
   if [ ! -f "$stamp" ] || [ -n "$(find plugins -type f -newer "$stamp" \
       ! -path '*/__pycache__/*' ! -path '*/tests/*' -print -quit)" ]; then
     # Each plugin with its framework, pinned to the range its tests run against; one
-    # resolver run, whose tulving-memory is this project, installed above (editable).
-    .venv/bin/pip install --quiet --disable-pip-version-check \
+    # resolver run, whose tulving-memory is this project, installed above (editable), and
+    # which holds the project's own extras too: a framework's pins (google-adk's
+    # opentelemetry<=1.44) then move the project's packages with them (the OTLP exporter),
+    # never leaving a mismatched pair behind.
+    .venv/bin/pip install --quiet --disable-pip-version-check -e ".[all,dev]" \
       "kairos-ai[cli]>=0.5,<0.6" ./plugins/kairos-ai-tulving \
       "langgraph>=1.2.24,<1.3" ./plugins/langgraph-store-tulving \
       "openai-agents>=0.24,<0.25" ./plugins/openai-agents-tulving \
-      "llama-index-core>=0.14.25,<0.15" ./plugins/llama-index-memory-tulving
+      "llama-index-core>=0.14.25,<0.15" ./plugins/llama-index-memory-tulving \
+      "google-adk>=2.13,<2.14" ./plugins/adk-tulving \
+      "pydantic-ai-slim>=2.68,<2.69" ./plugins/pydantic-ai-tulving
     rm -rf plugins/*/build plugins/*/*.egg-info
     touch "$stamp"
   fi
@@ -45,6 +50,15 @@ ensure_plugins() {
 # its tests run inside pytest (tests/http/test_typescript_client.py) against a real server.
 ensure_ts_client() {
   local dir="clients/typescript"
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    touch "$dir/node_modules"
+  fi
+}
+# The MCP Inspector's CLI, pinned by tests/e2e/mcp_inspector's lock file (the current
+# release and the 0.14 CLI); tests/e2e/test_mcp_inspector.py drives it through Node.
+ensure_mcp_inspector() {
+  local dir="tests/e2e/mcp_inspector"
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
     touch "$dir/node_modules"

@@ -26,6 +26,8 @@ PAGES = {
     "integrations/langgraph.md": "plugins/langgraph-store-tulving/README.md",
     "integrations/openai-agents.md": "plugins/openai-agents-tulving/README.md",
     "integrations/llama-index.md": "plugins/llama-index-memory-tulving/README.md",
+    "integrations/adk.md": "plugins/adk-tulving/README.md",
+    "integrations/pydantic-ai.md": "plugins/pydantic-ai-tulving/README.md",
     "server/typescript.md": "clients/typescript/README.md",
 }
 

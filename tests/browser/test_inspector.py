@@ -60,6 +60,8 @@ def curated_text(page: Page) -> str:
 def test_curate_preview_equals_the_api_and_follows_the_budget(
         page: Page, server: Server, seeded: dict[str, Any]) -> None:
     login(page, server, "alice")
+    # what is left of the background work, from /v1/stats (every write here embeds inline)
+    expect(page.locator("#backlog")).to_have_text("Background work: none left")
     page.fill("#curate-query", "when do deploys go out")
     page.fill("#budget", "300")
     page.click("#curate-form button[type=submit]")
@@ -186,3 +188,19 @@ def test_assets_are_local_and_locked_down(server: Server) -> None:
     assert httpx.get(f"{server.url}/ui/../server.db", timeout=10).status_code == 404
     # the page itself holds no data: without a token the API says 401
     assert httpx.post(f"{server.url}/v1/curate", json={"query": "x"}, timeout=10).status_code == 401
+
+
+def test_the_profile_view_shows_what_the_api_profile_holds(
+        page: Page, server: Server, seeded: dict[str, Any]) -> None:
+    api(server, "alice", "POST", "/store", json={
+        "content": "The user prefers dark mode in every tool", "type": "PREFERENCE"})
+    profile = api(server, "alice", "GET", "/profile")["profile"]
+    login(page, server, "alice", "#/profile")
+    rows = page.locator("#profile-result tbody tr")
+    expect(rows.first).to_be_visible()
+    shown = rows.all_inner_texts()
+    assert len(shown) == len(profile["items"])
+    for row, item in zip(shown, profile["items"], strict=True):
+        assert item["id"] in row and item["content"] in row
+    assert "Ann prefers short answers" not in page.locator("#main").inner_text()
+    assert_clean(page)

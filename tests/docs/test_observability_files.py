@@ -23,10 +23,12 @@ from tulving.interfaces.http import create_app  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "operations"
 METRIC = re.compile(r"\btulving_[a-z_]+")
-#: Exposed only where they apply: over PostgreSQL (pool) or with --metrics-tenant-label.
+#: Exposed only where they apply: over PostgreSQL (pool), with --metrics-tenant-label, or
+#: once a write queued background work (a series per kind and state).
 CONDITIONAL = {"tulving_pg_pool_connections", "tulving_pg_pool_connections_idle",
                "tulving_pg_pool_connections_max", "tulving_pg_pool_requests_waiting",
-               "tulving_tenant_active_entries", "tulving_tenant_operations_total"}
+               "tulving_tenant_active_entries", "tulving_tenant_operations_total",
+               "tulving_enrichment_tasks"}
 
 
 @pytest.fixture(scope="module")

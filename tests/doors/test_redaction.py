@@ -2,7 +2,8 @@
 shown masked by every door that reads it.
 
 Each door writes the memories that once came back unmasked (the credentials and the SSN of
-issue 34, finding 1); then every door on the same store reads them: the writer itself, the
+issue 34, finding 1; the third corpus's formats, vendor-prefixed keys and a 100 kB run of
+one vendor prefix, issue 54); then every door on the same store reads them: the writer itself, the
 CLI on the store of a local door (beside the process that holds it), and the three HTTP
 doors on the server's store (each acts as another agent of the same user: the memories
 are written ``personal``). Every character a reader shows (search, curate, the listing,
@@ -16,7 +17,10 @@ its owner, documented). Replaces ``tests/e2e/test_redaction_doors.py`` and
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +36,7 @@ HTTP = ["http", "client", "ts"]
 QUERY = "harbor ops credential"
 #: A CLI process per call costs seconds: the CLI reads ids and keys for a sample only.
 CLI_SAMPLE = 1
+CORPUS = Path(__file__).parents[1] / "fixtures" / "secrets_corpus"
 
 
 def write(door: Door, tag: str) -> tuple[list[str], list[str], str]:
@@ -112,3 +117,48 @@ def test_what_one_door_writes_every_door_shows_masked(
         assert_masked(read(reader, ids, keys), f"{reader.name} reading {door.name}'s")
     raw: list[Any] = [back_channel.stored(door.path, i) for i in ids]
     assert raw == MEMORIES, "the rows hold the values (masked on the way out)"
+
+
+# -------------------------------------------- formats of the third corpus, keys, cost
+#: The first example of each format the third corpus holds (webhooks, keys in a DSN's
+#: user part, payment gateways' tokens, base64-wrapped and split credentials, Japan's My
+#: Number, a lowercase IBAN): each was shown as written by every door.
+ROUND3 = [k["examples"][0] for name in ("secrets_round3", "identifiers_round3")
+          for k in json.loads((CORPUS / f"{name}.json").read_text())["kinds"]]
+#: Vendor-prefixed keys used as memory keys: ``/v1/keys`` and every listing gave them raw.
+PREFIXED_KEYS = ["rzp_live_" + "Xk9mQ2vL7pR4wT", "pscale_tkn_" + "Xk9mQ2vL7pR4wT8yB3nC6hJ1dF5gK0sAzEuI2o",
+                 "tskey-auth-" + "kXk9mQ2vL7CN-pR4wT8yB3nC6hJ1dF5gK0sAzEuI2oP9q",
+                 "EAAA" + "EXk9mQ2vL7pR4wT8yB3nC6hJ1dF5gK0sAzEuI2oP9qW4rT7yU1iO3pL6kJ8hG5fD"]
+#: 100 kB of one vendor prefix: minutes to mask before (findings x run length).
+LONG_RUN = "deploy key " + "ghp_" * 24_000
+
+
+@pytest.mark.parametrize("door", WRITERS, indirect=True)
+def test_the_third_corpus_and_prefixed_keys_are_masked_by_every_door(
+        door: Door, readers: dict[str, list[Door]]) -> None:
+    tag = f"redact3-{door.name}"
+    rows = [{"content": f"harbor ops credential: {e['text']}", "type": "FACT",
+             "key": f"{tag}/{PREFIXED_KEYS[i]}" if i < len(PREFIXED_KEYS) else None,
+             "tags": [tag], "scope": "personal"} for i, e in enumerate(ROUND3)]
+    rows.append({"content": f"harbor ops credential, the long one: {LONG_RUN}",
+                 "type": "FACT", "key": None, "tags": [tag], "scope": "personal"})
+    began = time.perf_counter()
+    if isinstance(door, CLIDoor):
+        outcome = door.store_many(rows)
+        assert outcome.ok, outcome
+    else:
+        for row in rows:
+            keyed = {"key": row["key"]} if row["key"] else {}
+            outcome = perform(door, "store", content=row["content"], type="FACT",
+                              tags=row["tags"], extra={"scope": "personal"}, **keyed)
+            assert outcome.ok, outcome
+    assert time.perf_counter() - began < 60, "the long run is masked in linear time"
+    for reader in readers[door.name]:
+        shown = perform(reader, "search", query="harbor ops credential", top_k=50).shown
+        shown += perform(reader, "list_entries").shown
+        shown += perform(reader, "list_keys", prefix=f"{tag}/").shown
+        for example in ROUND3:
+            assert example["value"] not in shown, (reader.name, door.name, example["text"])
+        for key in PREFIXED_KEYS:
+            assert key not in shown and key[-10:] not in shown, (reader.name, door.name, key)
+        assert "ghp_ghp_" not in shown, (reader.name, door.name)

@@ -124,7 +124,8 @@ memory = Memory(sys.argv[1], agent_id=sys.argv[2], user_id="u1", embedder="hashi
 memory.startup()
 print("ready", flush=True)
 for line in sys.stdin:
-    entry = memory.store(json.loads(line), type="FACT", scope="personal")
+    # dedup=False: what it is sent is stored as sent (a restatement would reinforce)
+    entry = memory.store(json.loads(line), type="FACT", scope="personal", dedup=False)
     print(entry.id, flush=True)
 memory.close()
 """

@@ -50,7 +50,7 @@ async def test_remember_profile_consolidate_list_and_erase(
             page = await client.call_tool("memory_list", args)
             assert not page.is_error, text(page)
             seen += [e["id"] for e in page.structured_content["entries"]]
-            cursor = page.structured_content["next_cursor"]
+            cursor = page.structured_content.get("next_cursor")
             if cursor is None:
                 break
         assert len(seen) == len(set(seen)) >= 5

@@ -29,7 +29,7 @@ async def test_memory_curate_without_a_query_briefs(server_params: Callable[...,
         data = briefing.structured_content
         assert data["mode"] == "orient" and data["token_count"] <= 300
         assert VEGETARIAN in text(briefing) and PORTUGUESE in text(briefing)
-        assert {e["section"] for e in data["entries"]} >= {"profile", "recent"}
+        assert set(data["sections"]) >= {"profile", "recent"}
 
         named = await client.call_tool("memory_curate", {"mode": "orient", "token_budget": 300})
         assert text(named) == text(briefing)

@@ -147,7 +147,7 @@ async def test_tokens_gate_every_request(http_server: Any) -> None:
     async with _client(server.url, tokens["coder"]) as coder:
         got = await coder.call_tool("memory_get", {"id_or_key": "sprint/goal"})
         assert not got.is_error
-        assert "refresh-token rotation" in got.structured_content["entry"]["content"]
+        assert "refresh-token rotation" in got.content[0].text
         found = await coder.call_tool("memory_search", {"query": "sprint goal"})
         assert found.structured_content["results"][0]["key"] == "sprint/goal"
 

@@ -44,7 +44,9 @@ def test_twenty_concurrent_remembers_degrade_and_keep_everything(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with ThreadPoolExecutor(max_workers=CALLS) as pool:
-                results = list(pool.map(memory.remember, texts))
+                # wait=True: what is read off the turns (the LLM's, or the rules' after
+                # its fault) is what this test checks
+                results = list(pool.map(lambda t: memory.remember(t, wait=True), texts))
         elapsed = time.perf_counter() - began
         assert len(results) == CALLS
         for i, written in enumerate(results):

@@ -80,9 +80,9 @@ def start_receiver(folder: Path) -> tuple[subprocess.Popen[str], int, Path]:
     return proc, int(line.split()[-1]), out
 
 
-@pytest.fixture(scope="module")
-def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
-    folder = tmp_path_factory.mktemp("observed")
+def start_watched(folder: Path, **env: str) -> Watched:
+    """A receiver process and a server that exports its spans to it (``env`` added to
+    the server's environment), with one token of user u1; the server is healthy."""
     receiver, otlp_port, spans = start_receiver(folder)
     path = folder / "server.db"
     token = json.loads(cli("serve", "token", "create", "alice", "--bind-user", "u1",
@@ -94,18 +94,35 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
             [sys.executable, "-m", "tulving.interfaces.cli.main", "serve", "--path", str(path),
              *FAST, "--port", str(port), "--otlp-endpoint", f"http://127.0.0.1:{otlp_port}",
              "--metrics-refresh", "0", "--access-log", "all"],
-            env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100", OTEL_SERVICE_NAME="memory-test"),
+            env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100", **env),
             cwd=str(ROOT), stdout=sink, stderr=sink)
     url = f"http://127.0.0.1:{port}"
+    watched = Watched(url, token, proc, log, spans, receiver)
     try:
         wait_healthy(url, proc, log.read_text, timeout=30)
-        yield Watched(url, token, proc, log, spans, receiver)
+    except AssertionError:
+        close_watched(watched)
+        raise
+    return watched
+
+
+def close_watched(watched: Watched) -> None:
+    """SIGTERM to the server (it flushes its queued spans), then the receiver stops."""
+    if watched.proc.poll() is None:
+        watched.proc.send_signal(signal.SIGTERM)
+        watched.proc.wait(timeout=20)
+    watched.receiver.terminate()
+    watched.receiver.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
+    made = start_watched(tmp_path_factory.mktemp("observed"),
+                         OTEL_SERVICE_NAME="memory-test")
+    try:
+        yield made
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=20)
-        receiver.terminate()
-        receiver.wait(timeout=10)
+        close_watched(made)
 
 
 def stop(watched: Watched) -> None:

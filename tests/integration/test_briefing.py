@@ -145,6 +145,7 @@ def test_remembered_self_statements_reach_the_briefing(make_memory: Any) -> None
         "twelve, so I always carry insulin and a glucose meter. What else should I bring?\n"
         "assistant: Great question! Here is a list:\n1. Layers\n2. Rain jacket\n"
         "3. Insulin cooler\nINFO: weather varies\nE.g.: pack a fleece.")
+    m.wait_enriched()  # what is read off the turns is written in the background
     block = m.curate(token_budget=300)
     profile = [e for e in block.entries if e.section == "profile"]
     assert any("type 1 diabetic" in e.entry.content for e in profile)

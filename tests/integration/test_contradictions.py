@@ -93,12 +93,23 @@ def test_episodes_are_never_deduplicated(make_memory):
     assert a.id != b.id
 
 
-def test_near_identical_rewording_updates_the_old_entry(make_memory):
+def test_near_identical_rewording_of_a_fact_reinforces_the_old_entry(make_memory):
+    m = make_memory()
+    old = m.store(DB, type="FACT")
+    new = m.store(DB + ".", type="FACT")
+    assert new.id == old.id and new.metadata["evidence"]["count"] == 2
+    assert m.get(old.id).metadata["evidence"]["count"] == 2  # stored, not only returned
+    assert [e.id for e in _active(m)] == [old.id]
+    audit = m.audit_log(old.id)
+    assert [r.details["decision"] for r in audit] == ["add", "reinforce"]
+
+
+def test_near_identical_rewording_of_a_decision_updates_the_old_entry(make_memory):
     m = make_memory()
     v = m.ctx.embedder.embed([DB, DB + "."])
     assert float(v[0] @ v[1]) >= UPDATE_THRESHOLD
-    old = m.store(DB, type="FACT")
-    new = m.store(DB + ".", type="FACT")
+    old = m.store(DB, type="DECISION")
+    new = m.store(DB + ".", type="DECISION")
     assert new.id != old.id and new.supersedes == old.id
     assert m.ctx.storage.get(old.id).archive_reason is ArchiveReason.SUPERSEDED
     assert [e.id for e in _active(m)] == [new.id]

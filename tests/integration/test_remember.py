@@ -35,7 +35,7 @@ def _all(m, **kw):
 
 def test_every_turn_is_kept_verbatim(make_memory):
     m = make_memory()
-    out = m.remember(TRANSCRIPT)
+    out = m.remember(TRANSCRIPT, wait=True)
     turns = [e for e in out if "turn" in e.metadata]
     assert [e.content.split(":")[0] for e in turns] == ["Caroline", "Melanie", "Caroline",
                                                          "Melanie"]
@@ -49,7 +49,7 @@ def test_every_turn_is_kept_verbatim(make_memory):
 
 def test_deterministic_extraction_types_and_structure(make_memory):
     m = make_memory()
-    out = m.remember(TRANSCRIPT)
+    out = m.remember(TRANSCRIPT, wait=True)
     by_type: dict[MemoryType, list] = {}
     for e in out:
         by_type.setdefault(e.type, []).append(e)
@@ -64,14 +64,14 @@ def test_deterministic_extraction_types_and_structure(make_memory):
 
 def test_plain_message_uses_the_user_as_subject(make_memory):
     m = make_memory(user_id="dana")
-    out = m.remember("I prefer tabs over spaces. My timezone is CET.")
+    out = m.remember("I prefer tabs over spaces. My timezone is CET.", wait=True)
     facts = {(e.entity, e.attribute, e.value) for e in out if e.entity}
     assert ("dana", "timezone", "CET") in facts
 
 
 def test_retrieval_works_over_remembered_text(make_memory):
     m = make_memory()
-    m.remember(TRANSCRIPT)
+    m.remember(TRANSCRIPT, wait=True)
     hits = m.search("Where does Caroline want to travel?", top_k=5)
     assert any("Paris" in h.entry.content for h in hits)
 
@@ -85,8 +85,8 @@ def test_valid_from_stamps_the_conversation_date(make_memory):
 
 def test_new_fact_in_a_later_conversation_supersedes(make_memory, clock):
     m = make_memory()
-    m.remember("Bo: My favorite color is green.")
-    out = m.remember("Bo: My favorite color is red now.")
+    m.remember("Bo: My favorite color is green.", wait=True)
+    out = m.remember("Bo: My favorite color is red now.", wait=True)
     fact = next(e for e in out if e.type is MemoryType.FACT)
     assert fact.value == "red now" and fact.supersedes is not None
     assert m.profile("Bo")["facts"]["favorite color"]["value"] == "red now"
@@ -157,7 +157,7 @@ def test_a_failed_job_says_why_and_wait_raises(make_memory):
 
 def test_extracted_facts_name_the_turn_they_came_from(make_memory):
     m = make_memory()
-    out = m.remember(TRANSCRIPT)
+    out = m.remember(TRANSCRIPT, wait=True)
     turns = {e.id: e for e in out if e.type is not MemoryType.PREFERENCE
              and e.entity is None}
     facts = [e for e in out if e.entity is not None]
@@ -170,7 +170,7 @@ def test_extracted_facts_name_the_turn_they_came_from(make_memory):
 
 def test_a_fact_and_the_turn_it_came_from_take_one_search_slot(make_memory):
     m = make_memory()
-    out = m.remember("Melanie: My favorite color is blue, like the sea at dawn.")
+    out = m.remember("Melanie: My favorite color is blue, like the sea at dawn.", wait=True)
     fact = next(e for e in out if e.entity is not None)
     turn = next(e for e in out if e.id == fact.source_entry_ids[0])
     hits = [r.entry.id for r in m.search("Melanie favorite color blue", 5)]

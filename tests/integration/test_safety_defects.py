@@ -125,7 +125,7 @@ def test_redact_policy_covers_every_field_of_a_store(tmp_path: Path) -> None:
         assert e.metadata["governance"]["redacted_fields"] == [
             "entity", "metadata", "tags", "value"]
         with pytest.raises(PolicyViolation, match="key"):
-            m.store("x", type="FACT", key="people/555-123-4567")
+            m.store("x", type="FACT", key="people/415-555-0132")
     data = db_bytes(tmp_path)
     assert b"7946" not in data and b"ann@example" not in data and b"ghp_" not in data
 

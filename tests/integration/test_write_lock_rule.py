@@ -84,9 +84,9 @@ def _prepared(memory: Memory) -> dict[str, Any]:
     memory.forget(gone.id)
     # near-duplicates that consolidation merges (tests/integration/test_consolidation.py)
     memory.store("The billing service retries failed webhooks with exponential backoff "
-                 "before alerting on call", type="FACT")
+                 "before alerting on call", type="FACT", dedup=False)
     memory.store("The billing service retries failed webhooks with exponential backoff "
-                 "before alerting the on call engineer", type="FACT")
+                 "before alerting the on call engineer", type="FACT", dedup=False)
     return {"first": first, "procedure": procedure}
 
 

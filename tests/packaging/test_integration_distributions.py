@@ -1,7 +1,7 @@
-"""The agent-framework integrations install as themselves next to this project (issue 36).
+"""The agent-framework integrations install as themselves next to this project.
 
-Each of ``langgraph-store-tulving``, ``openai-agents-tulving`` and
-``llama-index-memory-tulving`` is built as a wheel (``python -m build``), checked (``twine
+Each of ``langgraph-store-tulving``, ``openai-agents-tulving``,
+``llama-index-memory-tulving``, ``adk-tulving`` and ``pydantic-ai-tulving`` is built as a wheel (``python -m build``), checked (``twine
 check``; a LangGraph or LlamaIndex integration ships only its portion of the framework's
 namespace package, never a ``langgraph/__init__.py`` that would shadow the framework), and
 installed into a fresh virtualenv with ``pip install --no-index``: the index is never
@@ -32,9 +32,11 @@ INTEGRATIONS = {
     "openai-agents-tulving": ("openai-agents>=0.24,<0.25", "openai_agents_tulving/"),
     "llama-index-memory-tulving": ("llama-index-core>=0.14.25,<0.15",
                                    "llama_index/memory/tulving/"),
+    "adk-tulving": ("google-adk>=2.13,<2.14", "adk_tulving/"),
+    "pydantic-ai-tulving": ("pydantic-ai-slim>=2.68,<2.69", "pydantic_ai_tulving/"),
 }
 OWN = ("tulving_memory-", "langgraph_store_tulving-", "openai_agents_tulving-",
-       "llama_index_memory_tulving-")
+       "llama_index_memory_tulving-", "adk_tulving-", "pydantic_ai_tulving-")
 
 SMOKE = textwrap.dedent("""
     import asyncio
@@ -46,6 +48,13 @@ SMOKE = textwrap.dedent("""
     from llama_index.core.llms import ChatMessage
     from llama_index.core.memory import Memory as LlamaMemory
     from llama_index.memory.tulving import TulvingMemoryBlock
+    from google.adk.events.event import Event
+    from google.adk.sessions.session import Session as AdkSession
+    from google.genai import types
+    from adk_tulving import TulvingMemoryService
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai_tulving import TulvingMemory
 
     with Memory("smoke.db", agent_id="a", embedder="hashing", vectors="exact") as memory:
         store = TulvingStore(memory, index={"fields": ["text"]})
@@ -69,6 +78,21 @@ SMOKE = textwrap.dedent("""
         chat = LlamaMemory.from_defaults(session_id="x", token_limit=1000, memory_blocks=[block])
         chat.put(ChatMessage(role="user", content="Where does Ann live?"))
         print("llama-index:", "Lisbon" in chat.get()[0].content)
+
+        service = TulvingMemoryService(memory)
+        said = Event(id="e1", author="user", content=types.Content(
+            role="user", parts=[types.Part(text="Ann lives in Lisbon")]))
+        asyncio.run(service.add_session_to_memory(AdkSession(
+            app_name="app", user_id="ann", id="s1", events=[said])))
+        found = asyncio.run(service.search_memory(app_name="app", user_id="ann", query="Lisbon"))
+        print("adk:", [m.content.parts[0].text for m in found.memories])
+
+        agent = Agent(TestModel(custom_output_text="Noted."),
+                      capabilities=[TulvingMemory(memory, user_id="ann", tools=False)])
+        agent.run_sync("I moved to Porto")
+        ann = memory.view(agent_id="a", user_id="ann")
+        print("pydantic-ai:", [e.content for e in ann.list_entries().entries
+                               if e.key and e.key.startswith("pydantic-ai/")])
 """)
 
 
@@ -110,6 +134,7 @@ def test_the_wheels_check_and_hold_only_their_own_modules(wheels: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)   # a fresh machine fills the wheelhouse from the index first
 def test_each_installs_offline_next_to_this_project_and_runs_on_its_framework(
     wheels: Path, tmp_path: Path
 ) -> None:
@@ -142,6 +167,8 @@ def test_each_installs_offline_next_to_this_project_and_runs_on_its_framework(
         "langgraph: Ann lives in Lisbon",
         "agents: [{'content': 'hello', 'role': 'user'}] ['remember', 'recall', 'curate']",
         "llama-index: True",
+        "adk: ['Ann lives in Lisbon']",
+        "pydantic-ai: ['user: I moved to Porto', 'assistant: Noted.']",
     ], done.stderr[-2000:]
     print(f"offline install {installed:.1f} s; total {time.perf_counter() - began:.1f} s",
           file=sys.stderr)

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
 #: Distribution name -> the top-level module it installs, where they differ.
 MODULE_OF = {"tulving-memory": "tulving", "openai-agents": "agents",
-             "llama-index-core": "llama_index", "kairos-ai": "kairos"}
+             "llama-index-core": "llama_index", "kairos-ai": "kairos", "google-adk": "google",
+             "pydantic-ai-slim": "pydantic_ai"}
 
 
 def _imports(folder: Path) -> set[str]:

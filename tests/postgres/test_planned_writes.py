@@ -67,8 +67,8 @@ def meanwhile(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[], Any]], 
 
     plain_commit = PostgresStorage.commit_planned
 
-    def commit_planned(self: Any, *args: Any) -> Any:
-        done = plain_commit(self, *args)
+    def commit_planned(self: Any, *args: Any, **kwargs: Any) -> Any:
+        done = plain_commit(self, *args, **kwargs)
         if done is None:
             refused.append(1)
         return done
@@ -87,7 +87,7 @@ def test_a_planned_write_commits_marked_and_audited(memories: Any, pg_url: str,
                                                     pg_schema: str) -> None:
     memory = memories()
     first = memory.store(TEXT, type="FACT")
-    again = memory.store(TEXT, type="FACT")  # an exact restatement: a no-op
+    again = memory.store(TEXT, type="FACT")  # an exact restatement: reinforces the first
     other = memory.store("Refunds over 500 EUR need a second approver", type="DECISION",
                          tags=["payments", "refunds"])
     assert again.id == first.id
@@ -101,7 +101,8 @@ def test_a_planned_write_commits_marked_and_audited(memories: Any, pg_url: str,
     assert memory.verify_audit()["ok"]
     decisions = [r.details.get("decision") for r in memory.audit_log()
                  if r.action == "store"]
-    assert decisions == ["add", "noop", "add"]
+    assert decisions == ["add", "reinforce", "add"]
+    assert memory.get(first.id).metadata["evidence"]["count"] == 2
 
 
 def test_a_twin_written_meanwhile_makes_the_write_a_no_op(memories: Any, meanwhile: Any,
@@ -121,14 +122,28 @@ def test_a_near_duplicate_written_meanwhile_is_superseded_both_ways(
         memories: Any, meanwhile: Any, pg_url: str, pg_schema: str) -> None:
     mine, theirs = memories(), memories()
     written: list[Any] = []
-    refused = meanwhile(lambda: written.append(theirs.store(TEXT, type="FACT")))
-    entry = mine.store(TEXT + ".", type="FACT")  # the same words: an update
+    refused = meanwhile(lambda: written.append(theirs.store(TEXT, type="DECISION")))
+    entry = mine.store(TEXT + ".", type="DECISION")  # the same words: an update
     assert refused == [1]
     found = {r["id"]: r for r in rows(
         pg_url, pg_schema, "SELECT id, supersedes, superseded_by, archived_at FROM entries")}
     assert found[entry.id]["supersedes"] == written[0].id
     assert found[written[0].id]["superseded_by"] == entry.id
     assert found[written[0].id]["archived_at"] is not None
+    assert mine.verify_audit()["ok"]
+
+
+def test_a_restated_fact_written_meanwhile_is_reinforced(
+        memories: Any, meanwhile: Any, pg_url: str, pg_schema: str) -> None:
+    mine, theirs = memories(), memories()
+    written: list[Any] = []
+    refused = meanwhile(lambda: written.append(theirs.store(TEXT, type="FACT")))
+    entry = mine.store(TEXT + ".", type="FACT")  # the same words: one more statement
+    assert refused == [1]
+    assert entry.id == written[0].id and entry.metadata["evidence"]["count"] == 2
+    active = rows(pg_url, pg_schema, "SELECT id, metadata FROM entries WHERE archived_at IS NULL")
+    assert [r["id"] for r in active] == [entry.id]
+    assert json.loads(active[0]["metadata"])["evidence"]["count"] == 2
     assert mine.verify_audit()["ok"]
 
 

@@ -180,3 +180,24 @@ def test_precision_on_the_labelled_sample():
     assert result["turns"] >= 100
     assert result["precision"] >= 0.95, result
     assert result["recall"] >= 0.85, result
+
+
+def test_a_relative_clause_on_a_possession_is_restated_with_it() -> None:
+    from tulving.domain.self_statements import self_statements
+
+    def said(text: str) -> list[str]:
+        return [s.content for s in self_statements(text, "user")]
+
+    assert said("I need to add my latest certification in Data Science, which I completed "
+                "last month, to my profile.") == [
+        "user completed their latest certification in Data Science last month."]
+    assert "user bought their black leather boots on February 10th." in said(
+        "I'm also considering new boots, maybe like my black leather boots that I bought on "
+        "February 10th.")
+    # not one possession, or an object elsewhere: nothing is made up
+    assert not any("made their university" in s for s in said(
+        "I just got an email from my university informing me that I made the Dean's List."))
+    assert said("I need to clean my brown loafers that I spilled coffee on last week.") == []
+    assert said("I've taken on more work in my role, which I got promoted to in May.") == [
+        "user has taken on more work in their role."]
+    assert said("Can you check my essay, which I wrote yesterday?") == []

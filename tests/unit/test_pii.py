@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tulving.domain.pii import find_pii, iban_valid, luhn_valid, redact_pii, strip_private
+from tulving.domain.pii import find_pii, redact_pii, strip_private
 
 
 @pytest.mark.parametrize(
@@ -49,11 +49,34 @@ def test_ordinary_text_is_not_pii(text: str) -> None:
 
 
 def test_checksums() -> None:
-    assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
-    assert iban_valid("GB82 WEST 1234 5698 7654 32") and not iban_valid(
-        "GB82 WEST 1234 5698 7654 33"
-    )
-    assert not iban_valid("GB82")
+    assert [m.kind for m in find_pii("IBAN GB82 WEST 1234 5698 7654 32")] == ["iban"]
+    assert find_pii("IBAN GB82 WEST 1234 5698 7654 33") == []
+    assert find_pii("card 4111 1111 1111 1112") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x = 0.4111111111111111", "ratio 4111111111111111.5", "order total 4532015112830366 cents",
+     "the run took 4111111111111111 ns", "1.4111111111111111e-05"],
+)
+def test_a_luhn_valid_number_without_card_context_is_not_a_card(text: str) -> None:
+    """No card grouping, no card word before it: a float, a total, a duration."""
+    assert find_pii(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["visa 4111111111111111", "paid with 4532015112830366", "4111 1111 1111 1111",
+     "4111-1111-1111-1111", "amex 378282246310005"],
+)
+def test_a_card_is_found_in_its_grouping_or_after_a_card_word(text: str) -> None:
+    assert [m.kind for m in find_pii(text)] == ["card_number"]
+
+
+def test_an_iban_is_found_in_any_letter_case() -> None:
+    for text in ("pay de89 3704 0044 0532 0130 00 soon", "pay de89370400440532013000",
+                 "pay De89 3704 0044 0532 0130 00 then"):
+        assert [m.kind for m in find_pii(text)] == ["iban"], text
 
 
 def test_redaction_keeps_surrounding_text_and_handles_several() -> None:

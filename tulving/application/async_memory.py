@@ -26,9 +26,11 @@ from tulving.application.portability.exporter import ExportReport
 from tulving.application.portability.importer import ImportReport
 from tulving.application.retrieval.lookup import EntryPage
 from tulving.domain.curated import CuratedContext
+from tulving.domain.enrichment import EnrichmentReport
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
 from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
+from tulving.domain.migration_reports import MigrationExport, MigrationReport
 from tulving.domain.query import SearchResult
 
 T = TypeVar("T")
@@ -97,7 +99,8 @@ class AsyncMemory:
     @overload
     async def remember(
         self, text: str, *, source_type: str = ..., idempotency_key: str | None = ...,
-        wait: Literal[True] = ..., valid_from: datetime | None = ..., subject: str | None = ...,
+        wait: Literal[True] | None = ..., valid_from: datetime | None = ...,
+        subject: str | None = ...,
     ) -> list[MemoryEntry]: ...
 
     @overload
@@ -108,7 +111,7 @@ class AsyncMemory:
 
     async def remember(
         self, text: str, *, source_type: str = "conversation",
-        idempotency_key: str | None = None, wait: bool = True,
+        idempotency_key: str | None = None, wait: bool | None = None,
         valid_from: datetime | None = None, subject: str | None = None,
     ) -> list[MemoryEntry] | RememberJob:
         """[`Memory.remember`][tulving.Memory.remember]: a write, queued behind
@@ -136,6 +139,12 @@ class AsyncMemory:
         """[`Memory.import_bundle`][tulving.Memory.import_bundle]: a write, queued behind
         other writes, on a worker thread."""
         return await self._write(self.memory.import_bundle, source, **options)
+
+    async def import_from(self, source: str | bytes | IO[bytes], *, format: str,
+                          **options: Any) -> MigrationReport:
+        """[`Memory.import_from`][tulving.Memory.import_from]: a write, queued behind
+        other writes, on a worker thread."""
+        return await self._write(self.memory.import_from, source, format=format, **options)
 
     # reads -------------------------------------------------------------------------------
     async def get(self, key_or_id: str, *, as_of: datetime | None = None) -> MemoryEntry:
@@ -179,6 +188,12 @@ class AsyncMemory:
         thread beside other reads."""
         return await self._read(self.memory.stats)
 
+    async def wait_enriched(self, timeout: float | None = None, *,
+                            kinds: Iterable[str] | None = None) -> EnrichmentReport:
+        """[`Memory.wait_enriched`][tulving.Memory.wait_enriched]: on a worker thread
+        (it may run the background work itself), so the event loop goes on."""
+        return await self._read(self.memory.wait_enriched, timeout, kinds=kinds)
+
     async def count_tokens(self, text: str) -> int:
         """[`Memory.count_tokens`][tulving.Memory.count_tokens]: a read, on a worker
         thread beside other reads."""
@@ -188,6 +203,12 @@ class AsyncMemory:
         """[`Memory.export`][tulving.Memory.export]: a read, on a worker
         thread beside other reads."""
         return await self._read(self.memory.export, target, **options)
+
+    async def export_to(self, target: str | IO[bytes], *, format: str,
+                        **options: Any) -> MigrationExport:
+        """[`Memory.export_to`][tulving.Memory.export_to]: a read, on a worker thread
+        beside other reads."""
+        return await self._read(self.memory.export_to, target, format=format, **options)
 
     # sessions ----------------------------------------------------------------------------
     @asynccontextmanager

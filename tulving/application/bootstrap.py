@@ -24,8 +24,10 @@ from typing import Any, Protocol
 
 import attrs
 
-from tulving.application.agent_memory.jobs import JobQueue
+from tulving.application.agent_memory.jobs import KeyedRememberJobs
 from tulving.application.agent_memory.procedures import working_memory
+from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
+from tulving.application.agent_memory.read_off_turns import ReadOffTurns
 from tulving.application.agent_memory.remembering import Rememberer
 from tulving.application.agent_memory.session_writes import SessionWrites
 from tulving.application.agent_memory.sessions import SessionManager
@@ -35,6 +37,8 @@ from tulving.application.governance.encryption import require_encrypted
 from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing.composition import default_names, resolve
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.deferred_vectors import DeferredVectors
+from tulving.application.plumbing.enrichment import Enricher
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
 from tulving.application.plumbing.vector_sync import (
     check_model,
@@ -50,10 +54,12 @@ from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher
+from tulving.application.retrieval.strong import StrongTier
+from tulving.application.retrieval.strong_enrichment import backfill, register_strong
 from tulving.application.writing.writer import Writer
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import ConfigError
+from tulving.domain.errors import ConfigError, StorageError
 from tulving.domain.identity import Identity
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.registry import AdapterContext, get_manager
@@ -82,6 +88,11 @@ class Settings:
     signing_key: bytes | None
     encryption: EncryptionKey | None
     ranker: str = "fused"
+    #: the strong tier's encoder (an embedder name or instance; None: no strong tier),
+    #: its adapter options and the re-scoring knobs (``SearchOptions.strong_*``)
+    strong: Any = None
+    strong_options: Mapping[str, Any] = attrs.field(factory=dict)
+    strong_knobs: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 class AccessRecorder(Protocol):
@@ -118,12 +129,15 @@ class Services:
     sessions: SessionManager
     rememberer: Rememberer
     imports: ImportTarget
+    #: The enrichment kinds and their worker (plumbing.enrichment); a view shares its
+    #: root's, and only the root (``owns_adapters``) stops it.
+    enricher: Enricher
     #: True when these services opened the adapters (``startup``), False on a view: only
     #: the opener closes them.
     owns_adapters: bool
 
     @property
-    def jobs(self) -> JobQueue:
+    def jobs(self) -> KeyedRememberJobs:
         return self.rememberer.jobs
 
     def sync_side(self) -> LocalSide:
@@ -148,13 +162,32 @@ def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], Write
         else:
             ctx = attrs.evolve(shared.ctx, identity=identity, current_session=None)
             llm = shared.llm
-        services = _compose(settings, ctx, llm, policy, owns_adapters=shared is None)
+        services = _compose(settings, ctx, llm, policy, owns_adapters=shared is None,
+                            enricher=shared.enricher if shared is not None else None)
         if not settings.read_only:  # a reader ends no session and runs no job: both write
             services.sessions.recover()
             if services.jobs.mine():
                 services.jobs.wake()
+            if shared is None:
+                if ctx.strong is not None:  # entries the strong tier has not read yet
+                    backfill(ctx, services.enricher, ctx.strong.model_id)
+                resume_enrichment(services.enricher)
         opened.pop_all()  # started: the Memory releases them on close
     return services
+
+
+def resume_enrichment(enricher: Enricher) -> None:
+    """At a writer's start: the tasks a closed or killed process left run now (their
+    leases given back where one process writes at a time). A store that cannot say
+    (a file at a schema that predates the tasks) starts anyway: nothing is queued there."""
+    try:
+        enricher.clear_stale_leases()
+        pending = not enricher.report().settled
+    except StorageError as exc:
+        warn_once("enrichment-resume", f"enrichment tasks could not be read at start: {exc}")
+        return
+    if pending:
+        enricher.wake()
 
 
 def _open(settings: Settings, identity: Identity, serial: threading.RLock,
@@ -195,11 +228,13 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
     if settings.llm_expansion and gateway.llm is None:
         raise ConfigError("search.llm_expansion needs an LLM: pass llm=... "
                           "(e.g. llm='openai' with options={'llm': {...}})")
+    strong = (resolve("embedder", settings.strong, None, adapter_ctx, settings.strong_options)
+              if embedder is not None else None)
     pm, _registry = get_manager()
     ctx = MemoryContext(
         identity=identity, storage=storage, clock=clock, embedder=embedder,
         vectors=vectors, tokenizer=tokenizer, llm=gateway.llm, hooks=pm.hook,
-        context_window=settings.context_window, serial=serial,
+        context_window=settings.context_window, serial=serial, strong=strong,
     )
     if embedder is None:
         warn_once("no-embedder", "no embedder configured: search runs lexically only")
@@ -215,13 +250,20 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
 
 
 def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
-             policy: Callable[[], WritePolicy], *, owns_adapters: bool) -> Services:
+             policy: Callable[[], WritePolicy], *, owns_adapters: bool,
+             enricher: Enricher | None) -> Services:
     read_only = settings.read_only
+    searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
+                                           ranker=settings.ranker, **settings.strong_knobs),
+                        QueryExpander(llm) if settings.llm_expansion else None,
+                        StrongTier(ctx.strong, ctx.storage) if ctx.strong is not None else None)
+    if enricher is None:
+        enricher = Enricher(ctx, read_only=read_only)
+        if ctx.embedder is not None:
+            enricher.register(DeferredVectors(ctx))
+        register_strong(ctx, enricher, searcher.strong)
     access: AccessRecorder = NotRecorded() if read_only else AccessTracker(ctx.storage,
                                                                           ctx.clock)
-    searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
-                                           ranker=settings.ranker),
-                        QueryExpander(llm) if settings.llm_expansion else None)
     audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
                        record_reads=policy().audit_reads and not read_only,
                        read_only=read_only)
@@ -235,16 +277,18 @@ def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
         return [o.entry for o in writes.write(batch, operation, session_id=session_id)]
 
     sessions = SessionManager(ctx, llm, summarise)
-    writes = SessionWrites(Writer(ctx, governance, audit), sessions, policy,
+    writes = SessionWrites(Writer(ctx, governance, audit, enricher), sessions, policy,
                            read_only=read_only, location=settings.location)
+    if enricher.handler(READ_OFF) is None:  # a view shares its root's (registered once)
+        enricher.register(ReadOffTurns(ctx, llm, writes))
     curator = Curator(ctx, searcher)
     curator.working_memory = lambda: explicit_working_memory(ctx, sessions)
     return Services(
         ctx=ctx, llm=llm, access=access, audit=audit, governance=governance,
         writer=writes, searcher=searcher, curator=curator, sessions=sessions,
-        rememberer=Rememberer(ctx, llm, sessions, write_batch, policy),
+        rememberer=Rememberer(ctx, llm, sessions, write_batch, policy, writes, enricher),
         imports=ImportTarget(ctx, audit, governance.seal, policy, settings.progress),
-        owns_adapters=owns_adapters,
+        enricher=enricher, owns_adapters=owns_adapters,
     )
 
 
@@ -258,10 +302,19 @@ def explicit_working_memory(ctx: MemoryContext, sessions: SessionManager
     return working_memory(ctx, record.id, WORKING_MEMORY_IN_CURATE)
 
 
+def stop_workers(services: Services) -> None:
+    """Stop the background workers after the work in hand (before the Memory's lock is
+    taken to close: a running job or enrichment waits for it). A view stops its own job
+    queue; the enrichment worker is its root's."""
+    services.jobs.stop()
+    if services.owns_adapters:
+        services.enricher.stop()
+
+
 def shut_down(services: Services) -> None:
     """Flush what the services queued; when they opened the adapters, persist the vector
     index cache and close the index and the store (the store even if the rest fails).
-    The caller stopped the job worker first (``JobQueue.stop``)."""
+    The caller stopped the job and enrichment workers first (``stop_workers``)."""
     ctx = services.ctx
     try:
         services.searcher.close()

@@ -18,10 +18,17 @@ from typing import IO, Any, Literal, overload
 
 import attrs
 
-from tulving.application.agent_memory.jobs import JobQueue, RememberJob
+from tulving.application.agent_memory.jobs import KeyedRememberJobs, RememberJob
+from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
 from tulving.application.agent_memory.session_writes import CURRENT_SESSION
 from tulving.application.agent_memory.sessions import Session
-from tulving.application.bootstrap import Services, Settings, bootstrap, shut_down
+from tulving.application.bootstrap import (
+    Services,
+    Settings,
+    bootstrap,
+    shut_down,
+    stop_workers,
+)
 from tulving.application.curation.after_curate import apply_after_curate
 from tulving.application.curation.curator import Curator
 from tulving.application.governance import corrections, erasure, retention
@@ -47,6 +54,9 @@ from tulving.application.plumbing.vector_sync import catch_up, save_index
 from tulving.application.plumbing.write_order import writing
 from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
 from tulving.application.portability.exporter import ExportReport
+from tulving.application.portability.formats.translation import (
+    DEFAULT_MAX_BYTES as FOREIGN_MAX_BYTES,
+)
 from tulving.application.portability.importer import ImportReport
 from tulving.application.portability.lines_import import LinesReport
 from tulving.application.portability.sync import SyncRemote, SyncReport
@@ -66,13 +76,21 @@ from tulving.application.upkeep.maintenance import (
 )
 from tulving.application.upkeep.statistics import store_stats
 from tulving.domain.curated import CuratedContext
+from tulving.domain.enrichment import EnrichmentReport, TaskFailure
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
 from tulving.domain.identity import Identity
-from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
+from tulving.domain.memory_reports import (
+    OUTCOMES,
+    ConsolidationReport,
+    Profile,
+    StatsReport,
+    StoreReport,
+)
+from tulving.domain.migration_reports import MigrationExport, MigrationReport
 from tulving.domain.query import EntryFilter, SearchResult
-from tulving.domain.query_expansion import parse_search_settings
+from tulving.domain.query_expansion import parse_search_settings, parse_strong_settings
 from tulving.domain.records import AuditRecord, SessionRecord
 from tulving.domain.representation import parse_writing
 from tulving.domain.types import MemoryType, Scope
@@ -150,7 +168,9 @@ class Memory:
                                   f"got {type(given).__name__}")
         adapter_options = {k: dict(v) for k, v in (options or {}).items()}
         context_window = parse_writing(adapter_options.pop("writing", {}))
-        expansion, weight, ranker = parse_search_settings(adapter_options.pop("search", {}))
+        search_options = adapter_options.pop("search", {})
+        expansion, weight, ranker = parse_search_settings(search_options)
+        strong, strong_options, strong_knobs = parse_strong_settings(search_options)
         SearchOptions(ranker=ranker)  # an unknown ranker fails here, before anything opens
         unknown = set(adapter_options) - set(choices)
         if unknown:
@@ -162,7 +182,8 @@ class Memory:
         # missing one fails before anything opens
         key = parse_encryption(encryption)
         settings = Settings(location, read_only, choices, adapter_options, context_window,
-                            expansion, weight, progress, signing_key, key, ranker)
+                            expansion, weight, progress, signing_key, key, ranker,
+                            strong, strong_options, strong_knobs)
         self._settle(identity, settings, parsed_policy, threading.RLock(), None)
 
     def _settle(self, identity: Identity, settings: Settings, policy: WritePolicy,
@@ -239,7 +260,7 @@ class Memory:
         cache and release the store; idempotent. A view's close leaves the store open."""
         services = self._services
         if services is not None:
-            services.jobs.stop()  # before the lock: a running job waits for it
+            stop_workers(services)  # before the lock: a running job waits for it
         with self._lock:
             services, self._services = self._services, None
             self._closed = True
@@ -272,7 +293,7 @@ class Memory:
         return self._up().curator
 
     @property
-    def _jobs(self) -> JobQueue:
+    def _jobs(self) -> KeyedRememberJobs:
         return self._up().jobs
 
     @property
@@ -280,6 +301,24 @@ class Memory:
         return self._up().llm
 
     # writes ---------------------------------------------------------------------------
+    @overload
+    def store(
+        self, content: str, *, type: MemoryType | str, key: str | None = ...,
+        tags: Iterable[str] | None = ..., importance: float | None = ...,
+        pinned: bool | None = ..., metadata: Mapping[str, Any] | None = ...,
+        valid_from: datetime | None = ..., dedup: bool = ..., report: Literal[False] = ...,
+        **more: Any,
+    ) -> MemoryEntry: ...
+
+    @overload
+    def store(
+        self, content: str, *, type: MemoryType | str, key: str | None = ...,
+        tags: Iterable[str] | None = ..., importance: float | None = ...,
+        pinned: bool | None = ..., metadata: Mapping[str, Any] | None = ...,
+        valid_from: datetime | None = ..., dedup: bool = ..., report: Literal[True],
+        **more: Any,
+    ) -> StoreReport: ...
+
     def store(
         self,
         content: str,
@@ -292,21 +331,34 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
         valid_from: datetime | None = None,
         dedup: bool = True,
+        report: bool = False,
         **more: Any,
-    ) -> MemoryEntry:
+    ) -> MemoryEntry | StoreReport:
         """Store one memory. An active entry with the same key (in the same scope) is
         superseded: archived with reason ``superseded`` and linked both ways, and the new
         version keeps the tags, importance, pinned flag and metadata this call leaves out
         (None); pass ``tags=[]``, ``importance=0.5``, ``pinned=False`` or ``metadata={}``
         to clear one. A new key (or no key) gets the defaults: no tags, importance 0.5,
         not pinned, no metadata. One with the same ``entity``/``attribute`` and another
-        ``value`` is superseded too; an exact or near-exact restatement is a no-op
-        (``dedup=False`` turns that off; rules in
-        ``tulving.application.writing.contradictions``)."""
+        ``value`` is superseded too. A preference or fact that restates an existing one
+        reinforces it: no row is added, the existing entry is returned with its
+        ``metadata["evidence"]`` (count, last seen, sources) counting this statement; any
+        other exact restatement is a no-op (``dedup=False`` turns both off; rules in
+        ``tulving.application.writing.contradictions``). ``report=True`` returns a
+        ``StoreReport``: the entry and what the write did (``outcome``: added,
+        reinforced, updated, replaced, unchanged, disputed)."""
+        if not isinstance(report, bool):
+            raise ValidationError("report must be True or False")
         fields = dict(content=content, type=type, key=key, tags=tags, importance=importance,
                       pinned=pinned, metadata=metadata, valid_from=valid_from, dedup=dedup,
                       **more)
-        return self._write([fields], "store")[0].entry
+        outcome = self._write([fields], "store")[0]
+        if not report:
+            return outcome.entry
+        return StoreReport(outcome.entry, OUTCOMES.get(outcome.decision or "add", "added"),
+                           outcome.superseded.id if outcome.superseded else
+                           outcome.entry.supersedes if outcome.decision in (
+                               "update", "invalidate") else None)
 
     def store_many(self, items: Iterable[Mapping[str, Any]]) -> list[MemoryEntry]:
         """Store a batch in one transaction (all or none); entries come back in order."""
@@ -444,7 +496,7 @@ class Memory:
         """Hybrid (default), semantic, lexical or key search over visible active entries;
         with ``as_of``, over the entries as the store held them at that transaction time."""
         services = self._up()
-        flt = build_filter(self._fresh(), types, tags, since, until, as_of)
+        flt = build_filter(self._fresh(), types, tags, since, until, as_of, recall=True)
         results = services.searcher.search(query, top_k, mode, flt, min_score)
         ids = [r.entry.id for r in results]
         if as_of is None:
@@ -475,7 +527,7 @@ class Memory:
         ``explain=True`` also reports every ranked candidate (``.candidates``): its score
         broken down, shown in full, truncated, as an index line or left out, and its cost."""
         services = self._up()
-        flt = build_filter(self._fresh(), types, tags, since, until)
+        flt = build_filter(self._fresh(), types, tags, since, until, recall=True)
         result = services.curator.curate(query, token_budget, mode, flt, weights,
                                          explain=explain)
         result = apply_after_curate(
@@ -506,7 +558,10 @@ class Memory:
 
     def _end_session(self, reason: str = "ended",
                      only: str | None = None) -> SessionRecord | None:
-        sessions = self._up().sessions
+        services = self._up()
+        sessions = services.sessions
+        if not self.read_only:  # the summary reads what was read off the session's turns
+            services.enricher.wait(kinds=[READ_OFF])
         with self._lock:
             return sessions.end(reason, only=only)
 
@@ -534,7 +589,8 @@ class Memory:
     @overload
     def remember(
         self, text: str, *, source_type: str = ..., idempotency_key: str | None = ...,
-        wait: Literal[True] = ..., valid_from: datetime | None = ..., subject: str | None = ...,
+        wait: Literal[True] | None = ..., valid_from: datetime | None = ...,
+        subject: str | None = ...,
     ) -> list[MemoryEntry]: ...
 
     @overload
@@ -549,17 +605,20 @@ class Memory:
         *,
         source_type: str = "conversation",
         idempotency_key: str | None = None,
-        wait: bool = True,
+        wait: bool | None = None,
         valid_from: datetime | None = None,
         subject: str | None = None,
     ) -> list[MemoryEntry] | RememberJob:
-        """Turn raw text (a message or a "Speaker: text" transcript) into typed memories;
-        every turn is also kept verbatim (an EPISODE, or typed DECISION/PLAN/PROCEDURE when
-        the no-LLM rules find it is one), and what is extracted from a turn names it in
-        ``source_entry_ids``. ``wait=False`` persists the job and returns a
-        ``RememberJob`` at once (``status``, ``entries()``, ``wait()``); the same
-        ``idempotency_key`` twice is a no-op (returns the first call's entries, or its
-        job)."""
+        """Keep raw text (a message or a "Speaker: text" transcript) as memories: every
+        turn verbatim (an EPISODE), committed and findable by full text when this returns
+        (the turns are returned). What is read off them (typed preferences, facts,
+        decisions, plans, with ``source_entry_ids`` naming their turns; a turn that is
+        itself a decision, plan or procedure takes that type) and their vectors follow as
+        durable background work (``stats().enrichment``; ``wait_enriched()`` waits).
+        ``wait=True`` waits for that work and returns the turns and what was read off
+        them. An ``idempotency_key`` runs the call through the durable job queue: the
+        same key twice is a no-op (the first call's entries); ``wait=False`` (deprecated)
+        returns a ``RememberJob`` (``status``, ``entries()``, ``wait()``)."""
         return self._up().rememberer.remember(
             text, source_type=source_type, idempotency_key=idempotency_key, wait=wait,
             valid_from=valid_from, subject=subject,
@@ -638,10 +697,38 @@ class Memory:
 
     def stats(self) -> StatsReport:
         """Counts by type and tag, the storage engine's figures, the adapters in use, the
-        LLM's calls and fallbacks, pending jobs and the current session."""
+        LLM's calls and fallbacks, pending jobs, the current session and the background
+        work not written yet (``enrichment``)."""
         services = self._up()
         ctx = self._fresh()
-        return store_stats(ctx, services.llm.stats(), len(services.jobs.mine()))
+        return store_stats(ctx, services.llm.stats(), len(services.jobs.mine()),
+                           services.enricher.report())
+
+    def wait_enriched(self, timeout: float | None = None, *,
+                      kinds: Iterable[str] | None = None) -> EnrichmentReport:
+        """Wait until what derives from the writes so far is written (the vectors a write
+        deferred, extraction, summaries: the enrichment tasks of ``kinds``, default all),
+        running them in this thread too; returns what is left when ``timeout`` seconds
+        pass first (``.settled`` is True when nothing is). Reads never wait on their own:
+        call this when a search must see the vectors of what was just written. A
+        read-only Memory waits for the writer's worker (in another process) to run them."""
+        if timeout is not None and (not isinstance(timeout, (int, float))
+                                    or isinstance(timeout, bool) or timeout < 0):
+            raise ValidationError("timeout must be a number of seconds >= 0, or None")
+        return self._up().enricher.wait(kinds, timeout)
+
+    def enrichment_failures(self, limit: int = 100) -> list[TaskFailure]:
+        """Enrichment tasks parked as failed after their last attempt, with the error."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValidationError("limit must be a positive integer")
+        return self._up().enricher.failed(limit)
+
+    def retry_enrichment(self, kind: str | None = None) -> int:
+        """Queue failed enrichment tasks (of ``kind``, or all) again; how many."""
+        services = self._up()
+        writes = services.writer
+        writes.require_writable("retry_enrichment")
+        return services.enricher.retry_failed(kind)
 
     # upkeep (logic in application/upkeep/) ---------------------------------------------
     @overload
@@ -770,6 +857,62 @@ class Memory:
                                     max_bytes=max_bytes, encryption=bundle_key,
                                     new_ids=new_ids)
         return imports.run(importer, source)
+
+    def import_from(
+        self,
+        source: str | os.PathLike[str] | bytes | IO[bytes],
+        *,
+        format: str,
+        dry_run: bool = False,
+        remap_identity: bool = False,
+        on_conflict: str = "newest",
+        max_bytes: int = FOREIGN_MAX_BYTES,
+    ) -> MigrationReport:
+        """Merge another memory system's file into this store, all or nothing, as a
+        bundle is merged: ``format`` is ``"mem0"`` (get_all's JSON, with history),
+        ``"zep"`` (a Graphiti graph's episodes, facts and entities), ``"letta"`` (an agent
+        file's memory blocks, archival passages) or ``"otel"`` (OpenTelemetry memory
+        records). A second import of the same file changes nothing; the report says what
+        was mapped to what, and what was left out and why (see
+        ``tulving.application.portability.migration``)."""
+        from tulving.application.portability.migration import import_from
+
+        return import_from(self._up().imports, format, source, dry_run=dry_run,
+                           remap_identity=remap_identity, on_conflict=on_conflict,
+                           max_bytes=max_bytes)
+
+    def export_to(
+        self,
+        target: str | os.PathLike[str] | IO[bytes],
+        *,
+        format: str,
+        tags: Sequence[str] | None = None,
+        types: Sequence[MemoryType | str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        include_archived: bool = True,
+        redact: bool = False,
+    ) -> MigrationExport:
+        """Write what this identity sees (filtered) for another system: ``"otel"``
+        (OpenTelemetry memory records; every field kept in each record's metadata) or
+        ``"letta"`` (an agent file whose memory blocks are the pinned memories). Either
+        imports back through ``import_from`` with nothing lost that the format holds."""
+        from tulving.application.portability.migration import export_to
+
+        for name, flag in (("include_archived", include_archived), ("redact", redact)):
+            if not isinstance(flag, bool):
+                raise ValidationError(f"{name} must be True or False")
+        self.startup()
+        flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
+                           include_archived=include_archived)
+        services = self._up()
+        with self._lock:
+            services.access.flush()
+            report = export_to(services.ctx, format, target, flt, redacted=redact)
+            if not self.read_only:
+                services.audit.record("export", {"format": format, "redact": redact},
+                                      details={"entries": report.records})
+        return report
 
     def sync(self, remote: SyncRemote, *, encryption: Any = None) -> SyncReport:
         """Exchange deltas with a Tulving server (``remote``: a ``TulvingClient``): pull

@@ -46,6 +46,7 @@ from tulving.client.results import (
 )
 from tulving.client.wire import encoded
 from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
+from tulving.domain.migration_reports import MigrationReport
 from tulving.domain.sync_answers import ListedDelta, PushAnswer, TenantAnswer
 from tulving.domain.sync_records import SyncDelta
 
@@ -123,10 +124,12 @@ class TulvingClient:
         return self._do(self._shape.store(content, type, fields))
 
     def remember(self, text: str, *, subject: str | None = None,
-                 idempotency_key: str | None = None) -> list[Entry]:
-        """``POST /v1/remember``: turns in, typed memories out; retried only with an
-        ``idempotency_key``, which makes a repeat a no-op."""
-        return self._do(self._shape.remember(text, subject, idempotency_key))
+                 idempotency_key: str | None = None, wait: bool = False) -> list[Entry]:
+        """``POST /v1/remember``: the turns, committed and findable by full text when it
+        answers; what is read off them follows on the server (``wait=True``: answers
+        once that is written too, with it). Retried only with an ``idempotency_key``,
+        which makes a repeat a no-op."""
+        return self._do(self._shape.remember(text, subject, idempotency_key, wait))
 
     def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
         """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,
@@ -230,6 +233,15 @@ class TulvingClient:
         import report (``dry_run`` counts without writing)."""
         content = Path(source).read_bytes() if isinstance(source, str | Path) else source.read()
         return self._do(self._shape.import_bundle(content, reembedding, on_conflict, dry_run))
+
+    def import_from(self, source: str | Path | bytes | IO[bytes], *, format: str,
+                    on_conflict: str = "newest", dry_run: bool = False,
+                    remap_identity: bool = False) -> MigrationReport:
+        """``POST /v1/import/<format>``: another memory system's export (``mem0``,
+        ``zep``, ``letta``, ``otel``) merged in, all or nothing; the report says what was
+        mapped to what and what was left out, and why (as ``Memory.import_from``)."""
+        return self._do(self._shape.import_from(_content(source), format, on_conflict,
+                                                dry_run, remap_identity))
 
     # sync (``Memory.sync(client)``; see tulving.application.portability.sync) ------------
     @property
@@ -341,10 +353,10 @@ class AsyncTulvingClient:
         return await self._do(self._shape.store(content, type, fields))
 
     async def remember(self, text: str, *, subject: str | None = None,
-                 idempotency_key: str | None = None) -> list[Entry]:
-        """``POST /v1/remember``: turns in, typed memories out; retried only with an
-        ``idempotency_key``, which makes a repeat a no-op."""
-        return await self._do(self._shape.remember(text, subject, idempotency_key))
+                 idempotency_key: str | None = None, wait: bool = False) -> list[Entry]:
+        """``POST /v1/remember``: as the sync client's (``wait=True`` waits for what is
+        read off the turns)."""
+        return await self._do(self._shape.remember(text, subject, idempotency_key, wait))
 
     async def recall(self, query: str, *, limit: int = 10, **filters: Any) -> list[Hit]:
         """``POST /v1/recall``: the best ``limit`` memories for ``query`` (filters ``tags``,
@@ -451,8 +463,22 @@ class AsyncTulvingClient:
         return await self._do(self._shape.import_bundle(content, reembedding, on_conflict,
                                                         dry_run))
 
+    async def import_from(self, source: str | Path | bytes | IO[bytes], *, format: str,
+                          on_conflict: str = "newest", dry_run: bool = False,
+                          remap_identity: bool = False) -> MigrationReport:
+        """``POST /v1/import/<format>`` (see ``TulvingClient.import_from``)."""
+        return await self._do(self._shape.import_from(_content(source), format, on_conflict,
+                                                      dry_run, remap_identity))
+
+
+def _content(source: str | Path | bytes | IO[bytes]) -> bytes:
+    """A file's bytes: read from its path, given as bytes, or read from a binary file."""
+    if isinstance(source, bytes):
+        return source
+    return Path(source).read_bytes() if isinstance(source, str | Path) else source.read()
+
 
 __all__ = ["AsyncTulvingClient", "Consolidation", "ConsolidationReport", "Curated", "Entry",
-           "EntryPage", "Hit", "ImportSummary", "ListedDelta", "NotFoundError", "Profile",
+           "EntryPage", "Hit", "ImportSummary", "ListedDelta", "MigrationReport", "NotFoundError", "Profile",
            "PushAnswer", "ServerError", "ServerHealth", "SessionInfo", "StatsReport",
            "SyncDelta", "TenantAnswer", "TulvingClient", "ValidationError"]

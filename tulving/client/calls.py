@@ -30,6 +30,7 @@ from tulving.client.results import (
 from tulving.client.wire import segment
 from tulving.domain.errors import TulvingError
 from tulving.domain.memory_reports import Profile, StatsReport
+from tulving.domain.migration_reports import MigrationReport
 
 T = TypeVar("T")
 
@@ -99,11 +100,12 @@ class Shape:
                     {"json": self.body(content=content, type=type, **iso(fields))})
 
     def remember(self, text: str, subject: str | None,
-                 idempotency_key: str | None) -> Call[list[Entry]]:
+                 idempotency_key: str | None, wait: bool = False) -> Call[list[Entry]]:
         return Call("POST", "/v1/remember", idempotency_key is not None,
                     lambda d: [Entry.of(e) for e in d["entries"]],
                     {"json": self.body(text=text, subject=subject,
-                                       idempotency_key=idempotency_key)})
+                                       idempotency_key=idempotency_key,
+                                       **({"wait": True} if wait else {}))})
 
     def recall(self, query: str, limit: int, filters: Mapping[str, Any]) -> Call[list[Hit]]:
         return Call("POST", "/v1/recall", True, lambda d: hits(d["results"]),
@@ -176,6 +178,15 @@ class Shape:
                     {"content": content, "headers": {"Content-Type": "application/zip"},
                      "params": self.params(reembedding=reembedding, on_conflict=on_conflict,
                                            dry_run=str(dry_run).lower())})
+
+    def import_from(self, content: bytes, fmt: str, on_conflict: str, dry_run: bool,
+                    remap_identity: bool) -> Call[MigrationReport]:
+        return Call("POST", f"/v1/import/{fmt}", False,
+                    lambda d: read(d["report"], MigrationReport),
+                    {"content": content, "headers": {"Content-Type": "application/json"},
+                     "params": self.params(on_conflict=on_conflict,
+                                           dry_run=str(dry_run).lower(),
+                                           remap_identity=str(remap_identity).lower())})
 
 
 def iso(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,10 +9,20 @@ module's business (see :mod:`rule_sets`): Tulving's own context rules live in
 A span is widened to the whole token it sits in, because rule sets often describe a
 credential by its prefix and a minimum length (``sk_live_`` + 24 characters) while the
 real value runs on: a mask must never leave the tail of a key visible.
+
+Cost is linear in the text whatever it holds: a text made of one vendor prefix repeated
+(``AKIAAKIA...``, ``xoxb-1-xoxb-1-...``) has a finding every few characters, all inside
+one token, and widening each finding by walking its token made a 100 kB text cost
+minutes. Tokens are found once per text (:class:`_Tokens`) and each finding widened by a
+binary search; masks already in the text are searched the same way. A scan also stops
+where its caller's time is up: :func:`pause` runs the :data:`checkpoint` the application
+sets for the call (a server's ``--timeout``) between rules and between lines.
 """
 
 from __future__ import annotations
 
+import bisect
+import contextvars
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -20,10 +30,25 @@ import attrs
 
 MASK_PREFIX = "[REDACTED:"
 _MASK = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
-#: Characters a credential token runs on with (a dot only inside one, as in a JWT; base64's
-#: ``+/=``), and those it may start with (not ``=``, ``/`` or ``+``: "key=", a URL path).
-_TOKEN_TAIL = re.compile(r"(?:[A-Za-z0-9_\-+/=]|\.(?=[A-Za-z0-9_\-]))*")
+#: Characters a credential token may start with (not ``=``, ``/`` or ``+``: "key=", a URL
+#: path), and those it runs on with (a dot only inside one, as in a JWT; base64's ``+/=``).
 _TOKEN_HEAD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+#: Maximal runs of the characters above: a span is widened to the runs around its ends.
+_HEAD_RUNS = re.compile(r"[A-Za-z0-9_\-]+")
+_TAIL_RUNS = re.compile(r"(?:[A-Za-z0-9_\-+/=]|\.(?=[A-Za-z0-9_\-]))+")
+
+#: What a long scan calls between its steps (between rules, between lines): set by the
+#: application around a call that has a time limit, and raising when it has passed (the
+#: domain knows no clock). A context variable, so each call's scan checks its own limit.
+checkpoint: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "tulving_scan_checkpoint", default=None)
+
+
+def pause() -> None:
+    """A safe point of a scan: the caller's checkpoint, if it set one (it may raise)."""
+    check = checkpoint.get()
+    if check is not None:
+        check()
 
 #: Spans ``(start, end)`` of a text, or ``(start, end, kind)`` to name another kind.
 Finder = Callable[[str], Iterable[tuple[int, int] | tuple[int, int, str]]]
@@ -107,11 +132,64 @@ def regex_finder(pattern: re.Pattern[str], group: str | int = 0) -> Finder:
     return find
 
 
-def _widen(text: str, start: int, end: int) -> tuple[int, int]:
-    while start > 0 and text[start - 1] in _TOKEN_HEAD:
-        start -= 1
-    tail = _TOKEN_TAIL.match(text, end)
-    return start, tail.end() if tail else end
+class _Runs:
+    """The maximal runs of one pattern in a text, found in one pass, for widening any
+    number of spans by binary search (a run is found once, however many findings it
+    holds)."""
+
+    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for match in pattern.finditer(text):
+            self.starts.append(match.start())
+            self.ends.append(match.end())
+
+    def around(self, at: int) -> tuple[int, int] | None:
+        """The run holding position ``at``, or None."""
+        i = bisect.bisect_right(self.starts, at) - 1
+        if i >= 0 and at < self.ends[i]:
+            return self.starts[i], self.ends[i]
+        return None
+
+
+class _Tokens:
+    """Widening of spans to their tokens in one text: ``_TOKEN_HEAD`` characters before
+    a span's start, ``_TAIL_RUNS`` after its end (what a walk of the token found, in
+    time linear in the text for all spans together)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._heads: _Runs | None = None
+        self._tails: _Runs | None = None
+
+    def widen(self, start: int, end: int) -> tuple[int, int]:
+        text = self.text
+        if start > 0 and text[start - 1] in _TOKEN_HEAD:
+            if self._heads is None:
+                self._heads = _Runs(text, _HEAD_RUNS)
+            run = self._heads.around(start - 1)
+            if run is not None:
+                start = min(start, run[0])
+        if end < len(text):
+            if self._tails is None:
+                self._tails = _Runs(text, _TAIL_RUNS)
+            run = self._tails.around(end)
+            if run is not None:
+                end = max(end, run[1])
+        return start, end
+
+
+class _Masked:
+    """The masks already in a text (sorted, disjoint): whether a span lies inside one."""
+
+    def __init__(self, text: str) -> None:
+        spans = [m.span() for m in _MASK.finditer(text)] if MASK_PREFIX in text else []
+        self.starts = [s for s, _ in spans]
+        self.ends = [e for _, e in spans]
+
+    def holds(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self.starts, start) - 1
+        return i >= 0 and end <= self.ends[i]
 
 
 class RuleBook:
@@ -179,17 +257,19 @@ def find_all(text: str, rules: Sequence[Rule], *, checked: bool = False) -> list
     ignored, so masking is idempotent. ``checked``: the rules' triggers were already
     tested (by a ``RuleBook``)."""
     lowered = "" if checked else text.lower()
-    masks = [m.span() for m in _MASK.finditer(text)] if MASK_PREFIX in text else []
+    masks = _Masked(text)
+    tokens = _Tokens(text)
     found: list[Finding] = []
     for rule in rules:
         if not checked and not rule.may_match(text, lowered):
             continue
+        pause()
         for span in rule.find(text):
             start, end = span[0], span[1]
             kind = span[2] if len(span) > 2 else rule.kind
             if rule.whole_token:
-                start, end = _widen(text, start, end)
-            if any(s <= start and end <= e for s, e in masks):
+                start, end = tokens.widen(start, end)
+            if masks.holds(start, end):
                 continue
             found.append(Finding(kind, start, end))
     return merge(found)

@@ -35,6 +35,13 @@ class BundleError(ValidationError):
     entries this Memory may not write."""
 
 
+class ForeignFormatError(BundleError):
+    """A file of another memory system (a Mem0 export, a Zep/Graphiti graph, a Letta
+    agent file, OpenTelemetry memory records) was refused before anything was written:
+    not that format, broken or truncated JSON, too large or too deep, or records of the
+    wrong shape (each named by where it sits in the file)."""
+
+
 class UnknownTypeError(ValidationError):
     """A memory type that is neither a MemoryType nor its exact name."""
 

@@ -11,6 +11,8 @@ from datetime import datetime
 
 import attrs
 
+from tulving.domain.enrichment import EnrichmentReport
+from tulving.domain.entry import MemoryEntry
 from tulving.domain.reports import Report
 
 
@@ -55,7 +57,7 @@ class StatsReport(Report):
     """``stats()``: who this Memory is, its active entries (by type, by tag) and archived
     ones, the storage engine's own figures (``storage``: engine, path, bytes, ... as the
     adapter reports them), the embedder's model id, the vector index, the tokenizer's
-    name, the LLM's use and the current session."""
+    name, the LLM's use, the current session and the enrichment backlog."""
 
     agent_id: str
     user_id: str | None
@@ -70,13 +72,17 @@ class StatsReport(Report):
     tokenizer: str | None
     llm: LLMStats
     session_id: str | None
+    #: What derives from the writes so far and has not been written yet (vectors a write
+    #: deferred, extraction, ...), per kind: ``wait_enriched()`` waits for it.
+    enrichment: EnrichmentReport = attrs.field(factory=EnrichmentReport)
 
 
 @attrs.frozen
 class ProfileItem(Report):
     """One thing known about the subject: the entry's id, content and value, whether
-    another entry disputes it, and since when it holds (its ``valid_from``); ``type``
-    for the items of ``other`` (facts and preferences are by attribute)."""
+    another entry disputes it, since when it holds (its ``valid_from``), its type,
+    whether it is pinned, and its evidence: how many times it was said (``evidence``,
+    restatements included) and when last (``last_seen``, None if said once)."""
 
     id: str
     content: str
@@ -84,6 +90,9 @@ class ProfileItem(Report):
     disputed: bool
     since: datetime
     type: str | None = None
+    pinned: bool = False
+    evidence: int = 1
+    last_seen: datetime | None = None
 
     def as_dict(self) -> dict[str, object]:
         out = super().as_dict()
@@ -94,9 +103,12 @@ class ProfileItem(Report):
 
 @attrs.frozen
 class Profile(Report):
-    """``profile(subject)``: its facts and preferences by attribute (the newest of
-    each), its other knowledge (decisions, plans, procedures, facts without attribute),
-    the ids of every entry read, and all of it as a text for a prompt."""
+    """``profile(subject)``: everything known about the subject, in the order a
+    personalising agent reads it (``items``: pinned, preferences, facts, the rest; each
+    with its id and date), the same by attribute for structured facts and preferences
+    (``facts``, ``preferences``: the newest of each), the items that have no attribute or
+    another type (``other``), the ids of every item, and all of it as a text for a prompt
+    (one line each, with type, date and id)."""
 
     subject: str
     facts: Mapping[str, ProfileItem]
@@ -104,6 +116,7 @@ class Profile(Report):
     other: tuple[ProfileItem, ...]
     entry_ids: tuple[str, ...]
     text: str
+    items: tuple[ProfileItem, ...] = ()
 
 
 @attrs.frozen
@@ -150,3 +163,26 @@ class ConsolidationReport(Report):
     clusters: tuple[MergePlan, ...]
     semantic: tuple[LiftedKnowledge, ...]
     archived: int
+
+
+#: What a write did, as ``store(..., report=True)`` says it (from the write-time decision).
+OUTCOMES = {"add": "added", "reinforce": "reinforced", "update": "updated",
+            "invalidate": "replaced", "noop": "unchanged", "conflict": "disputed"}
+
+
+@attrs.frozen
+class StoreReport(Report):
+    """``store(..., report=True)``: the entry that holds the memory now and what the
+    write did (``outcome``): ``added`` (a new entry), ``reinforced`` (it restated an
+    existing preference or fact: that entry, its evidence counted once more, no row
+    added), ``updated`` (a rewording that supersedes the old entry), ``replaced`` (a new
+    value of a structured fact: the old one superseded), ``unchanged`` (an exact
+    restatement that changes nothing), ``disputed`` (stored, and flagged with what it
+    contradicts); ``superseded`` is the id of the entry archived by it, if any."""
+
+    entry: MemoryEntry
+    outcome: str
+    superseded: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"outcome": self.outcome, "superseded": self.superseded}

@@ -19,7 +19,9 @@ still go in), then one-line index entries for the skipped ones in what is left, 
 line stating what was left out. An oversize best memory is
 truncated with `` …[truncated]`` rather than dropped. Near-duplicates of something already
 shown are skipped. When even the header does not fit beside the best memory, the block is
-that memory's line alone (possibly empty).
+that memory's line alone (possibly empty); with ``headed=True`` (the briefing's sections,
+whose heading says what a line is) it is the header with that memory cut to fit, or
+nothing: a line is never shown without its heading.
 
 Speed: pieces are counted once each and summed; the joined string is counted once at the
 end and, in the rare case boundary merges push it over, the lowest-ranked lines are
@@ -51,6 +53,8 @@ EXCERPT_MARKER = " [excerpt of {id}]"
 DEFAULT_EXCERPT_SHARE = 0.125
 EXCERPT_MIN_OVER = 128
 INDEX_HEADING = "### Index"
+#: Tokens of a memory's own text a headed block must have room for beside its label.
+HEADED_MIN_WORDS = 8
 DEFAULT_HEADER = "## Memory"
 DEFAULT_STALE_AFTER = timedelta(days=90)
 DEFAULT_INDEX_WORDS = 8
@@ -151,11 +155,12 @@ def _states_its_date(entry: MemoryEntry) -> bool:
     return month[:3] in head or f"-{when.month:02d}-" in head or f"/{when.month:02d}/" in head
 
 
-def _prefix(entry: MemoryEntry, stale: bool) -> str:
+def _prefix(entry: MemoryEntry, stale: bool, typed: bool = True) -> str:
     """``- [decision · key=auth/strategy · 2026-03-01 · stale] `` with only what informs:
-    every token of a label is a token the budget cannot spend on memories."""
+    every token of a label is a token the budget cannot spend on memories (``typed=False``:
+    a block whose heading says what its memories are leaves the type out)."""
     parts = []
-    if entry.type not in _UNLABELLED:
+    if typed and entry.type not in _UNLABELLED:
         parts.append(entry.type.value.lower())
     if entry.key:
         parts.append(f"key={entry.key}")
@@ -176,8 +181,9 @@ def render_full_line(
     now: datetime | None = None,
     *,
     stale_after: timedelta = DEFAULT_STALE_AFTER,
+    typed: bool = True,
 ) -> str:
-    return _prefix(entry, _is_stale(entry, now, stale_after)) + entry.content.strip()
+    return _prefix(entry, _is_stale(entry, now, stale_after), typed) + entry.content.strip()
 
 
 def _snippet(content: str, words: int) -> str:
@@ -300,6 +306,8 @@ def pack(
     clean: Callable[[MemoryEntry], str] | None = None,
     excerpt: Callable[[str], str] | None = None,
     excerpt_share: float = DEFAULT_EXCERPT_SHARE,
+    headed: bool = False,
+    typed: bool = True,
 ) -> Packed:
     """Render ``ranked`` (best first) into at most ``budget`` tokens of ``tokenizer``.
 
@@ -315,6 +323,8 @@ def pack(
     would cost more than ``excerpt_share`` of the room (and more than
     ``EXCERPT_MIN_OVER`` tokens) is shown as its excerpt, marked with its id, instead of
     spending the budget on the whole text or truncating the text's opening.
+    ``headed`` never shows a line without ``header`` (see the module doc); ``typed=False``
+    leaves the type out of the labels (the header says it).
     Deterministic: the same input gives the same output.
     """
     budget = _check_budget(budget)
@@ -331,6 +341,7 @@ def pack(
     counter = _MemoCounter(tokenizer)
     lines = _Lines(counter, now, stale_after, index_words, clean, excerpt)
     lines.excerpt_share = excerpt_share
+    lines.typed = typed
     options = (header, duplicate_threshold)
     layout = _layout_with_header(ranked, budget, lines, 1.0, *options)
     if len(layout.items()) + len(layout.duplicate_ids) < total and (
@@ -358,11 +369,14 @@ def pack(
     if ranked[0].entry.id not in {item.entry_id for item in layout.items()}:
         # The best memory must not lose its place to the header or to lesser memories:
         # show it alone, without a header, in the richest form that fits.
-        alone = _layout_best_alone(ranked[0], budget, tokenizer, header, lines)
+        alone = (_layout_best_headed(ranked[0], budget, tokenizer, header, lines, total)
+                 if headed else _layout_best_alone(ranked[0], budget, tokenizer, header, lines))
         alone_content = alone.render(total)
         alone_used = tokenizer.count(alone_content)
         if alone.items() and alone_used <= budget:
             layout, content, used = alone, alone_content, alone_used
+        elif headed and not layout.items():
+            content, used = "", 0
     included = tuple(layout.items())
     return Packed(
         content=content,
@@ -410,6 +424,7 @@ class _Lines:
         self.now, self.stale_after, self.index_words = now, stale_after, index_words
         self._clean = clean
         self.excerpt_share = DEFAULT_EXCERPT_SHARE
+        self.typed = True
         self.splits_at_spaces = getattr(counter.tokenizer, "splits_at_spaces", False) is True
         self._texts: dict[str, str] = {}
         self._prefixes: dict[str, str] = {}
@@ -427,7 +442,7 @@ class _Lines:
     def prefix(self, entry: MemoryEntry) -> str:
         prefix = self._prefixes.get(entry.id)
         if prefix is None:
-            prefix = _prefix(entry, _is_stale(entry, self.now, self.stale_after))
+            prefix = _prefix(entry, _is_stale(entry, self.now, self.stale_after), self.typed)
             self._prefixes[entry.id] = prefix
         return prefix
 
@@ -594,5 +609,32 @@ def _layout_best_alone(
     elif tokenizer.count(index) <= budget:
         layout.index.append(Inclusion(entry.id, best.score, Disclosure.INDEX, index))
     elif truncated is not None:
+        layout.full.append(Inclusion(entry.id, best.score, Disclosure.TRUNCATED, truncated))
+    return layout
+
+
+def _layout_best_headed(
+    best: Ranked, budget: int, tokenizer: TokenCounter, header: str, lines: _Lines, total: int
+) -> _Layout:
+    """The header, the best memory cut to what is left, and the omission line; empty
+    when even the header and a few words of it do not fit."""
+    entry = best.entry
+    layout = _Layout(header, True)
+    reserved = tokenizer.count(_header(header, 1, total)) + 1
+    if total > 1:
+        reserved += tokenizer.count("\n" + _footer(total - 1, 0))
+    room = budget - reserved
+    if room <= 0:
+        return layout
+    prefix = lines.prefix(entry)
+    text = lines.text(entry)
+    full = prefix + text.strip()
+    if tokenizer.count(full) <= room:
+        layout.full.append(Inclusion(entry.id, best.score, Disclosure.FULL, full))
+        return layout
+    if room < tokenizer.count(prefix + TRUNCATION_MARKER) + HEADED_MIN_WORDS:
+        return layout  # a heading over a label and a marker says nothing
+    truncated = _truncated_line(prefix, text, room, tokenizer)
+    if truncated is not None:
         layout.full.append(Inclusion(entry.id, best.score, Disclosure.TRUNCATED, truncated))
     return layout

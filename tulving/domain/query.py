@@ -32,6 +32,7 @@ class EntryFilter:
     partitions: tuple[str, ...] | None
     types: tuple[MemoryType, ...] | None = None
     tags: tuple[str, ...] | None = None  # any of these tags
+    without_tags: tuple[str, ...] | None = None  # none of these tags (tool_items)
     key_prefix: str | None = None
     since: datetime | None = None  # event time (valid_from) lower bound, inclusive
     until: datetime | None = None  # event time upper bound, inclusive
@@ -55,7 +56,8 @@ class EntryFilter:
     def identity_only(self) -> bool:
         """Asks for nothing but the visible active entries: nearly every hit of an index
         over the store's active entries passes it, so readers over-fetch little."""
-        return self == EntryFilter(partitions=self.partitions)
+        # leaving out the few entries of a reserved tag (tool items) keeps nearly every hit
+        return attrs.evolve(self, without_tags=None) == EntryFilter(partitions=self.partitions)
 
 
 @attrs.frozen
@@ -102,6 +104,8 @@ def entry_matches(entry: MemoryEntry, flt: EntryFilter) -> bool:
     elif not flt.include_archived and entry.archived_at is not None:
         return False
     if flt.types is not None and entry.type not in flt.types:
+        return False
+    if flt.without_tags is not None and set(flt.without_tags).intersection(entry.tags):
         return False
     if flt.tags is not None and not set(flt.tags).intersection(entry.tags):
         return False

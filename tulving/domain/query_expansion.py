@@ -98,12 +98,39 @@ def parse_expansion(reply: object) -> Expansion | None:
     return None if expansion.empty else expansion
 
 
+#: ``options["search"]`` keys of the strong tier (``parse_strong_settings``).
+STRONG_KEYS = ("strong", "strong_options", "strong_depth", "strong_compute")
+
+
+def parse_strong_settings(options: object) -> tuple[object, dict[str, object], dict[str, object]]:
+    """``options={"search": {"strong": NAME | None, "strong_options": {...},
+    "strong_depth": n, "strong_compute": n}}``: the strong tier's
+    encoder (an embedder adapter's name or instance; None or absent: no strong tier),
+    its adapter options, and the knobs of the re-scoring stage (checked here)."""
+    if not isinstance(options, dict):
+        raise ConfigError("options['search'] must be a mapping")
+    choice = options.get("strong")
+    if choice is not None and not isinstance(choice, str) and not hasattr(choice, "embed"):
+        raise ConfigError(f"search.strong must name an embedder (e.g. 'mpnet'), got {choice!r}")
+    adapter = options.get("strong_options") or {}
+    if not isinstance(adapter, dict):
+        raise ConfigError("search.strong_options must be a mapping")
+    knobs: dict[str, object] = {}
+    for name in ("strong_depth", "strong_compute"):
+        value = options.get(name)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 200:
+                raise ConfigError(f"search.{name} must be an integer in 0..200, got {value!r}")
+            knobs[name] = value
+    return choice, dict(adapter), knobs
+
+
 def parse_search_settings(options: object) -> tuple[bool, float, str]:
     """``options={"search": {"llm_expansion": bool, "expansion_weight": float,
     "ranker": "fused" | "learned"}}`` (the ranker's name is checked by ``SearchOptions``)."""
     if not isinstance(options, dict):
         raise ConfigError("options['search'] must be a mapping")
-    unknown = set(options) - {"llm_expansion", "expansion_weight", "ranker"}
+    unknown = set(options) - {"llm_expansion", "expansion_weight", "ranker", *STRONG_KEYS}
     if unknown:
         raise ConfigError(f"unknown search options: {', '.join(sorted(map(str, unknown)))}")
     enabled = options.get("llm_expansion", False)

@@ -9,8 +9,10 @@ Two kinds of evidence count, and nothing else:
   validators for national ids (US SSN, ...), plus card numbers and IBANs by their check
   digits (``pii``);
 - **context** that Tulving's own rules read here: a PEM private-key block, a password in
-  a URL, a ``Bearer``/``Basic`` authorization, and an assignment to a credential-named key
-  (``password=...``, ``"api_key": "..."``) whose value is not code.
+  a URL, a key in a webhook's path or a DSN's user part (``url_secrets``), a
+  ``Bearer``/``Basic`` authorization, an assignment to a credential-named key
+  (``password=...``, ``"api_key": "..."``) whose value is not code, and any of those
+  wrapped in base64 or split over string literals or lines (``wrapped_secrets``).
 
 Precision matters as much as recall: memories are full of prose and code that mention
 keys, tokens and passwords without containing one ("the token budget is 2000", "primary
@@ -38,16 +40,20 @@ from tulving.domain.detection import (
     apply_masks,
     mask,
     merge,
+    pause,
     regex_finder,
 )
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
 from tulving.domain.masks import Masks, check_of
-from tulving.domain.pii import find_identifiers
+from tulving.domain.pii import find_contacts, find_identifiers
+from tulving.domain.url_secrets import user_keys, webhook_paths
+from tulving.domain.wrapped_secrets import may_hold_wrapped, wrapped_finder
 
 __all__ = ["MASK_PREFIX", "Shown", "find_masks", "find_secrets", "map_strings", "redact",
-           "redact_secrets", "redact_stored", "redact_with_count", "sensitive_key_kind",
-           "shown_content", "shown_key", "shown_tags", "shown_value"]
+           "redact_all", "redact_secrets", "redact_stored", "redact_stored_all",
+           "redact_with_count", "sensitive_key_kind", "shown_content", "shown_key",
+           "shown_tags", "shown_value"]
 
 
 def _mask(kind: str) -> str:
@@ -59,8 +65,12 @@ _PEM = re.compile(
     r"(?:-----END (?P=label)PRIVATE KEY-----|\Z)",
     re.DOTALL,
 )
-# the user may be empty: redis://:pw@host, amqp://:pw@mq
-_URL_PASSWORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:(?P<secret>[^\s/@]+)@")
+# the user may be empty: redis://:pw@host, amqp://:pw@mq. Every repetition in these
+# patterns is bounded or stops at a character that ends the next match's start, so no
+# pattern's cost grows with the number of its matches (a scheme of 32 characters at most:
+# ``a.a.a.a...://`` would start a match at every dot).
+_URL_PASSWORD = re.compile(
+    r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,31}://[^\s:/@]{0,256}:(?P<secret>[^\s/@]+)@")
 # a credential carried in a URL's query: a SAS or presigned signature, a token
 _URL_QUERY_SECRET = re.compile(
     r"[?&](?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|"
@@ -75,15 +85,15 @@ _AUTH_SCHEME = re.compile(
 # sshpass after -p, docker login after -p/--password, redis-cli after -a.
 _COMMAND_PASSWORD = re.compile(
     r"(?:\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|"
-    r"mariadb-dump)\b[^\n|;&]*?\s-p(?=[^\s-])"
-    r"|\bsshpass\s+(?:-[a-oq-z]\s+\S+\s+)*-p\s*"
-    r"|\bdocker\s+login\b[^\n|;&]*?\s(?:-p|--password)[ =]"
-    r"|\bredis-cli\b[^\n|;&]*?\s-a\s+)"
+    r"mariadb-dump)\b[^\n|;&]{0,256}?\s-p(?=[^\s-])"
+    r"|\bsshpass\s+(?:-[a-oq-z]\s+\S+\s+){0,8}-p\s*"
+    r"|\bdocker\s+login\b[^\n|;&]{0,256}?\s(?:-p|--password)[ =]"
+    r"|\bredis-cli\b[^\n|;&]{0,256}?\s-a\s+)"
     r"(?:'(?P<q1>[^'\n]+)'|\"(?P<q2>[^\"\n]+)\"|(?P<bare>[^\s'\"]+))")
 # A .netrc entry: machine NAME [login NAME] [account NAME] password SECRET (on one line
 # or several).
 _NETRC = re.compile(
-    r"\bmachine\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(?P<secret>\S+)")
+    r"\bmachine\s+\S+(?:\s+(?:login|account)\s+\S+){0,4}\s+password\s+(?P<secret>\S+)")
 _BEARER = re.compile(
     r"\bBearer\s+(?P<secret>(?=[A-Za-z0-9\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{16,}=*)")
 _BASIC = re.compile(
@@ -210,6 +220,13 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     Rule("password", _command_passwords, itriggers=("mysql", "mariadb", "sshpass", "docker",
                                                     "redis-cli"), whole_token=False),
     Rule("password", regex_finder(_NETRC, "secret"), triggers=("machine",), whole_token=False),
+    Rule("webhook_url", webhook_paths, itriggers=("hook", "/with/key/", "/services/"),
+         whole_token=False),
+    Rule("token", user_keys, triggers=("://",), whole_token=False),
+    # base64-wrapped and split credentials: their unwrapped texts go through every
+    # credential rule (this one excepted) in one more pass
+    Rule("secret", wrapped_finder(lambda text: find_secrets(text)), whole_token=False,
+         gate=may_hold_wrapped),
 )
 
 
@@ -240,23 +257,39 @@ def _check(text: object) -> str:
     return text
 
 
-#: Above this length a multi-line text is scanned line by line (see ``_by_line``).
+#: Above this length a multi-line text is scanned in blocks of whole lines of about this
+#: size (see ``_by_line``).
 _LINEWISE_FROM = 1024
 
 
+def _blocks(text: str) -> Iterable[tuple[int, str]]:
+    """``(offset, block)``: consecutive whole lines of ``text`` gathered up to
+    ``_LINEWISE_FROM`` characters (a longer line is a block of its own)."""
+    start = size = 0
+    offset = 0
+    for line in text.split("\n"):
+        if size and size + len(line) + 1 > _LINEWISE_FROM:
+            yield start, text[start:offset - 1]
+            start, size = offset, 0
+        size += len(line) + 1
+        offset += len(line) + 1
+    if start < len(text):
+        yield start, text[start:]
+
+
 def _by_line(text: str, scan: Callable[[str], list[Finding]]) -> list[Finding]:
-    """``scan`` over a long multi-line text (a curated block, a transcript) one line at a
-    time: each line runs only the rules its own triggers call for, where the whole text
-    would run nearly all. Every rule stays within a line except the PEM block's, so a text
-    with "BEGIN" in it is scanned whole."""
+    """``scan`` over a long multi-line text (a curated block, a transcript) a block of
+    lines at a time: each block runs only the rules its own triggers call for, where the
+    whole text would run nearly all, and a text of many short lines costs a few calls to
+    the rule sets' engines, not one a line. Every rule stays within a line except the
+    PEM block's, so a text with "BEGIN" in it is scanned whole."""
     if len(text) <= _LINEWISE_FROM or "\n" not in text or "BEGIN" in text:
         return scan(text)
     found: list[Finding] = []
-    offset = 0
-    for line in text.split("\n"):
-        if line:
-            found.extend(Finding(f.kind, f.start + offset, f.end + offset) for f in scan(line))
-        offset += len(line) + 1
+    for offset, block in _blocks(text):
+        pause()
+        if block.strip():
+            found.extend(Finding(f.kind, f.start + offset, f.end + offset) for f in scan(block))
     return found
 
 
@@ -270,6 +303,25 @@ def _shown(text: str) -> list[Finding]:
     return merge([*found, *identifiers]) if identifiers else found
 
 
+def _everything(text: str) -> list[Finding]:
+    found = [*_shown(text),
+             *(Finding(p.kind, p.start, p.end) for p in find_contacts(text))]
+    return merge(found)
+
+
+def redact_all(text: str) -> str:
+    """``text`` as it may leave the memory's doors (a span's captured text goes to a
+    tracing backend, a log record to whoever runs the process): credentials, personal
+    identifiers and contact details (emails, phone numbers, public IP addresses) masked."""
+    return apply_masks(_check(text), _by_line(text, _everything))
+
+
+def redact_stored_all(content: str, key: str | None) -> str:
+    """``redact_stored`` for text leaving the doors: contact details masked too."""
+    kind = sensitive_key_kind(key)
+    return _mask(kind) if kind is not None else redact_all(content)
+
+
 def redact_secrets(text: str) -> tuple[str, int]:
     """``text`` with credentials masked (not personal identifiers), and how many: what a
     ``secrets="redact"`` write policy stores."""
@@ -280,8 +332,10 @@ def redact_secrets(text: str) -> tuple[str, int]:
 def redact_with_count(text: str) -> tuple[str, int]:
     """``text`` as every door shows it: credentials and personal identifiers (national
     ids, card numbers, IBANs) masked; and how many were masked. Idempotent. Contact
-    details (emails, phone numbers) are left to the ``pii`` write policy: remembering how
-    to reach someone is what a memory is for.
+    details (emails, phone numbers, IP addresses) are shown to the memory's own callers
+    (remembering how to reach someone, the user included, is what a memory is for);
+    :func:`redact_all` masks them too, for text that leaves the doors, and the ``pii``
+    write policy keeps them out of the store.
 
     The same memories are shown again and again (curation ranks a pool of them for every
     query), so results for texts up to ``_CACHED_UP_TO`` characters are kept (a pure
@@ -353,7 +407,7 @@ def redact_stored(content: str, key: str | None) -> str:
 # ---------------------------------------------------------------- masks kept with entries
 #: Bumped whenever Tulving's own rules change what they find: masks found by other rules
 #: are not used (see ``masks``).
-RULES_REVISION = "42.1"
+RULES_REVISION = "54.1"
 
 
 class Shown(str):

@@ -28,6 +28,10 @@ class RuleSets:
     #: Identifiers of a person: national ids, checked by their own check digits (masked
     #: at every door, and by ``pii`` policies).
     identifiers: tuple[Rule, ...] = ()
+    #: Contact details besides emails (phone numbers, public IP addresses): masked in
+    #: what leaves the memory's doors (spans, logs, redacted exports) and by ``pii``
+    #: policies; shown at the doors (docs/operations/governance.md says why).
+    contacts: tuple[Rule, ...] = ()
     #: Where the rules came from, e.g. "detect-secrets 1.5.0, python-stdnum 2.2".
     source: str = "none"
 

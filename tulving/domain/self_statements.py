@@ -16,8 +16,11 @@ collecting``, ``I usually get home at 6:30``), having done (``I tried``, ``I've 
 4 projects``), liking (``I love``, ``I'm into``). Hedges, wishes, requests and thoughts
 about the conversation (``I think``, ``I'd like``, ``I need``, ``I'm looking for``,
 ``I'm not sure``, ``I was wondering``) are not statements about the speaker's life, nor
-are clauses that point back at the conversation (``you``, ``your``). Relative clauses
-(``which I completed last month``) have no object of their own and are never taken alone.
+are clauses that point back at the conversation (``you``, ``your``). A relative clause
+(``which I completed last month``) is taken only with the possession it qualifies: "my
+latest certification in Data Science, which I completed last month" says "user completed
+their latest certification in Data Science last month" even inside a request
+(``relative_statements``).
 
 The restatement replaces the first-person subject by the subject's name with the verb put
 in the third person (``I usually get`` -> ``user usually gets``; past tenses stay), and
@@ -180,6 +183,48 @@ def self_statements(sentence: str, subject: str) -> list[SelfStatement]:
         if restated is not None and not _reaction(clause):
             out.append(SelfStatement(restated, kind == "preference", specificity(clause)))
             taken = start + len(clause)
+    said = {s.content for s in out}
+    return out + [r for r in relative_statements(text, subject) if r.content not in said]
+
+
+_RELATIVE = re.compile(
+    r"\b(?:my|our) (?P<np>(?:[\w'-]+ ){0,6}?[\w'-]+),? (?:which|that) I"
+    r"(?P<adv>(?: (?:just|recently|finally|already|also|actually|really|first))*) "
+    r"(?P<verb>[a-z]+ed|got|bought|made|took|read|saw|met|found|sold|built|wrote|won|began|"
+    r"love|like|enjoy|adore|use|own)\b(?P<rest>[^,.;:!?]*)")
+
+
+#: A phrase that is not one possession ("my university informing me that I made ...",
+#: "my coupon on the 3rd, which I used", "my book appraised, which I acquired"), and a
+#: clause whose object is elsewhere ("that I spilled coffee on", "which I got promoted to").
+_RELATIVE_MISREAD = re.compile(r"\b(?:me|I|you|\w+ing|on the)\b|\w+ed$")
+_STRANDED = re.compile(
+    r"\b(?:on|in|at|to|for|with|from|of|about|into)$|^\s+(?!(?:today|yesterday|online|"
+    r"recently|together|home|there|here|again|once|twice)\b)\w+\s+(?:on|in|at|to|for|with|"
+    r"from|of|about|into)\b")
+
+
+def relative_statements(sentence: str, subject: str) -> list[SelfStatement]:
+    """"my X, which I <did or like> ..." restated about ``subject`` (see the module doc)."""
+    out: list[SelfStatement] = []
+    for match in _RELATIVE.finditer(sentence):
+        np, verb, rest = match.group("np"), match.group("verb"), match.group("rest").rstrip()
+        phrase = f"{np} {verb}{rest}"
+        if _POINTS_BACK.search(phrase) or len(phrase.split()) < MIN_WORDS + 1:
+            continue
+        if rest and _PRONOUN_OBJECT.match(rest.strip()):
+            continue  # "which I love it for": the object is elsewhere
+        if _RELATIVE_MISREAD.search(np) or _STRANDED.search(rest) or (
+                verb == "got" and re.match(r"\s+\w+ed\b", rest)):
+            continue  # not the possession's own clause (see _RELATIVE_MISREAD)
+        liking = verb in _LIKING
+        past = verb.endswith("ed") or verb in _IRREGULAR_PAST
+        conjugated = verb if past else _third_person(verb)
+        text = f"{subject}{match.group('adv')} {conjugated} their {np}{rest}"
+        for pattern, replacement in _OTHER_FIRST_PERSON:
+            text = pattern.sub(replacement, text)
+        content = re.sub(r"\s+", " ", text).rstrip(" ,;:-") + "."
+        out.append(SelfStatement(content, liking, specificity(phrase)))
     return out
 
 
@@ -290,9 +335,16 @@ def _kind(clause: str) -> str | None:
         return "fact"
     if head.endswith("ed") or head in _IRREGULAR_PAST:
         return "fact"
+    if head == "remember" and len(words) < _REMEMBERED_MIN_WORDS:
+        return None  # "I remember now", "I remember that race": nothing to keep
     if _present_verb(head):
         return "fact"
     return None
+
+
+#: Words after "I remember" for a memory worth keeping ("I remember buying a silver
+#: necklace for my sister's birthday on 15th February").
+_REMEMBERED_MIN_WORDS = 5
 
 
 #: Present-tense verbs that state a habit or a state when "I" says them.
@@ -300,7 +352,7 @@ _HABITS = frozenset("""work live own use play drive run cook bake read listen wa
 teach study practice attend go visit collect grow keep speak commute take follow eat drink
 wear ride swim hike write paint knit train coach manage lead rent share walk jog cycle sing
 dance travel shop spend make meditate get journal garden fish sew crochet draw code program
-prefer love like enjoy hate dislike adore support celebrate host belong subscribe
+prefer love like enjoy hate dislike adore support celebrate host belong subscribe remember
 """.split())
 
 

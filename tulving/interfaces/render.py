@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from tulving.domain.curated import CuratedContext
+from tulving.domain.enrichment import EnrichmentReport
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.memory_reports import StatsReport
 from tulving.domain.query import SearchResult
@@ -197,7 +198,19 @@ def stats_text(stats: StatsReport) -> str:
                      f"{llm.jobs_pending} jobs pending")
     else:
         lines.append(f"llm: none (deterministic paths), {llm.jobs_pending} jobs pending")
+    backlog = enrichment_text(stats.enrichment)
+    if backlog:
+        lines.append(f"background work: {backlog}")
     return redact("\n".join(lines))
+
+
+def enrichment_text(report: EnrichmentReport) -> str:
+    """What background work is left, per kind and state ("" when there is none)."""
+    text = ", ".join(f"{kind} {count} {state}" for kind, backlog in report.tasks.items()
+                     for state, count in (("pending", backlog.pending),
+                                          ("running", backlog.running),
+                                          ("failed", backlog.failed)) if count)
+    return text if report.durable or not text else text + " (kept in this process only)"
 
 
 def words(value: Any) -> str:

@@ -29,7 +29,8 @@ class Limits:
     def body_limit(self, path: str) -> int:
         if path == "/v1/import":
             return self.max_bundle
-        if path == "/v1/sync/deltas":
+        if path == "/v1/sync/deltas" or path.startswith("/v1/import/"):
+            # both are read into memory whole (a delta, another system's JSON file)
             return self.max_delta_bytes
         return self.max_body
 

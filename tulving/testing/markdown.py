@@ -48,3 +48,30 @@ def fenced_blocks(path: str | os.PathLike[str]) -> list[FencedBlock]:
             found = _MARKER.match(line) if opened is None else None
             previous = found.group(1) if found else ""
     return blocks
+
+
+def check_readme_examples(readme: str | os.PathLike[str], cwd: str | os.PathLike[str], *,
+                          path: list[str], env: dict[str, str] | None = None,
+                          timeout: float = 300) -> int:
+    """Run each Python block of ``readme`` not marked ``runner: skip`` in a fresh
+    interpreter in ``cwd`` (``path`` first on ``PYTHONPATH``, offline, ``env`` added) and
+    assert it prints exactly the bare block that follows it; returns how many ran. What a
+    plugin's test of its own README needs, so each package does not keep a copy."""
+    import subprocess
+    import sys
+
+    blocks = fenced_blocks(readme)
+    runnable = [i for i, b in enumerate(blocks) if b.lang == "python" and not b.skipped]
+    assert runnable, f"{readme} has no runnable example"
+    full = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [*path, os.environ.get("PYTHONPATH", "")]), "TULVING_PLUGINS": "tulving,tulving-memory",
+        "HF_HUB_OFFLINE": "1", "NO_PROXY": "*", **(env or {})}
+    for i in runnable:
+        expected = blocks[i + 1] if i + 1 < len(blocks) else None
+        assert expected is not None and expected.lang == "", \
+            "each runnable example is followed by what it prints"
+        done = subprocess.run([sys.executable, "-c", blocks[i].text], cwd=cwd, env=full,
+                              capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert done.stdout == expected.text
+    return len(runnable)

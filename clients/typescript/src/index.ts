@@ -3,7 +3,7 @@
  *
  * The same operations as the Python client: remember, recall, store, search, curate,
  * correct, forget, get, history, listKeys, listEntries, startSession, endSession,
- * consolidate, profile, exportBundle, importBundle, stats, health. Every call
+ * consolidate, profile, exportBundle, importBundle, importFrom, stats, health. Every call
  * has a timeout (AbortController). Calls that change nothing, and `remember` with an
  * idempotency key, are retried on 429, 503 and network errors with exponential backoff
  * and full jitter; other writes are never repeated. An error response throws a
@@ -131,6 +131,20 @@ export interface ImportReport {
   [field: string]: unknown;
 }
 
+/** What an import from another memory system did, and what of its file went where. */
+export interface MigrationReport {
+  format: ForeignFormat;
+  dry_run: boolean;
+  added: string[];
+  updated: string[];
+  skipped: string[];
+  conflicts: string[];
+  mapped: { kind: string; count: number; into: string }[];
+  dropped: { kind: string; count: number; why: string }[];
+}
+
+export type ForeignFormat = "mem0" | "zep" | "letta" | "otel";
+
 export interface ListEntriesOptions {
   limit?: number;
   cursor?: string;
@@ -200,6 +214,7 @@ export const OPERATIONS: ReadonlyArray<readonly [string, string]> = [
   ["get", "/v1/profile"],
   ["post", "/v1/export"],
   ["post", "/v1/import"],
+  ["post", "/v1/import/{source_format}"],
 ];
 
 const RETRY_STATUS = new Set([429, 503]);
@@ -299,9 +314,13 @@ export class TulvingClient {
     return (await this.json("POST", "/v1/store", { content, type, ...options }, false)).stored;
   }
 
-  async remember(text: string, options: { subject?: string; idempotencyKey?: string } = {},
+  /** The turns, committed and findable by full text when it answers; what is read off
+   * them follows on the server (`wait: true` answers once that is written too). */
+  async remember(text: string,
+    options: { subject?: string; idempotencyKey?: string; wait?: boolean } = {},
   ): Promise<Entry[]> {
-    const body = { text, subject: options.subject, idempotency_key: options.idempotencyKey };
+    const body = { text, subject: options.subject, idempotency_key: options.idempotencyKey,
+      ...(options.wait ? { wait: true } : {}) };
     return (await this.json("POST", "/v1/remember", body,
       options.idempotencyKey !== undefined)).entries;
   }
@@ -407,6 +426,25 @@ export class TulvingClient {
     });
     const response = await this.request("POST", path, {
       body: new Blob([bundle as Uint8Array<ArrayBuffer>], { type: "application/zip" }), retry: false,
+    });
+    return (await response.json()).report;
+  }
+
+  /** Another memory system's export (a Mem0 get_all JSON, a Zep/Graphiti graph, a Letta
+   * agent file, OpenTelemetry memory records) merged in, all or nothing. */
+  async importFrom(format: ForeignFormat, file: Uint8Array | string, options: {
+    onConflict?: string; dryRun?: boolean; remapIdentity?: boolean } = {}
+  ): Promise<MigrationReport> {
+    const path = `/v1/import/${encodeURIComponent(format)}` + this.query({
+      on_conflict: options.onConflict,
+      dry_run: options.dryRun === undefined ? undefined : String(options.dryRun),
+      remap_identity: options.remapIdentity === undefined ? undefined
+        : String(options.remapIdentity),
+    });
+    const bytes = typeof file === "string" ? new TextEncoder().encode(file) : file;
+    const response = await this.request("POST", path, {
+      body: new Blob([bytes as Uint8Array<ArrayBuffer>], { type: "application/json" }),
+      retry: false,
     });
     return (await response.json()).report;
   }

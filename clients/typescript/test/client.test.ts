@@ -133,6 +133,19 @@ test("export and import round trip, idempotent", async () => {
   assert.ok(report.skipped >= 1 && report.dry_run);
 });
 
+test("import from another memory system: mapped, idempotent, refused whole", async () => {
+  const alice = new TulvingClient(baseUrl, tokens.alice, { agentId: "ts-migrate" });
+  const records = JSON.stringify([{ id: "otel-ts-1", content: "the ts client imported this",
+    metadata: { origin: "ts" }, score: 0.4 }]);
+  const first = await alice.importFrom("otel", records);
+  assert.equal(first.added.length, 1);
+  assert.ok(first.dropped.some((d) => d.kind === "otel record score"));
+  const again = await alice.importFrom("otel", records);
+  assert.deepEqual([again.added.length, again.skipped.length], [0, 1]);
+  await assert.rejects(alice.importFrom("otel", records.slice(0, -5)),
+    (e: TulvingError) => e.status === 422 && e.kind === "ForeignFormatError");
+});
+
 test("timeouts and connection errors surface as TulvingError", async () => {
   const dead = new TulvingClient("http://127.0.0.1:9", "tlv_x", { retries: 1, backoffMs: 5,
     timeoutMs: 500 });
@@ -160,4 +173,18 @@ test("keys, entries, sessions, consolidation and a missing key", async () => {
   assert.equal(typeof (await carol.profile()), "object");
   await assert.rejects(carol.get("tsp/missing"),
     (e: TulvingError) => e.status === 404 && e.kind === "NotFoundError");
+});
+
+test("the profile holds what is known about the user, each item with its id and date", async () => {
+  const dana = new TulvingClient(baseUrl, tokens.bob, { agentId: "ts-profile" });
+  await dana.store("The user prefers tea over coffee", "PREFERENCE", { importance: 0.9 });
+  await dana.store("The user lives in Porto", "FACT");
+  await dana.store("Access tokens live 15 minutes", "FACT");
+  const profile = await dana.profile() as {
+    items: { id: string; content: string; since: string; type: string }[]; text: string };
+  assert.deepEqual(profile.items.map((i) => i.content),
+    ["The user prefers tea over coffee", "The user lives in Porto"]);
+  for (const item of profile.items) {
+    assert.ok(profile.text.includes(item.id) && profile.text.includes(item.since.slice(0, 10)));
+  }
 });

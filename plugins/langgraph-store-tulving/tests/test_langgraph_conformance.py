@@ -384,7 +384,7 @@ def test_a_refresh_is_saved_at_once(make_memory: Any, tmp_path: Any) -> None:
     store = TulvingStore(make_memory("saved.db", clock=clock))
     store.put(("s",), "k", {"text": "near expiry"}, ttl=1)
     clock.advance(seconds=55)
-    assert store.get(("s",), "k") is not None                 # refreshes: expires at 115 s
+    assert store.get(("s",), "k", refresh_ttl=True) is not None  # expires at 115 s now
     with Memory(tmp_path / "saved.db", agent_id="graph", embedder="hashing",
                 vectors="exact", clock=clock, read_only=True) as reader:
         clock.advance(seconds=50)                            # 105 s: alive only if saved

@@ -27,10 +27,10 @@ def _examples() -> list[tuple[str, str]]:
             if lang == "python" and i + 1 < len(blocks) and blocks[i + 1][0] == ""]
 
 
-@pytest.mark.parametrize("index", range(2))
+@pytest.mark.parametrize("index", range(3))
 def test_the_readme_examples_print_what_the_readme_says(tmp_path: Path, index: int) -> None:
     examples = _examples()
-    assert len(examples) == 2
+    assert len(examples) == 3
     code, expected = examples[index]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(PLUGIN_ROOT), os.environ.get("PYTHONPATH", "")]),

@@ -173,7 +173,8 @@ def clocked(make_memory: Any) -> tuple[Any, Any]:
 
     clock = ManualClock()
     memory = make_memory(clock=clock)
-    return TulvingStore(memory, index={"fields": ["text"]}), clock
+    return TulvingStore(memory, index={"fields": ["text"]},
+                        ttl={"refresh_on_read": True}), clock
 
 
 def test_ttl_expires_items_a_read_keeps_alive(clocked: tuple[Any, Any]) -> None:

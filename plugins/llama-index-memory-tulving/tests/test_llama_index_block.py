@@ -142,3 +142,16 @@ def test_an_empty_query_gives_the_briefing_and_bad_arguments_are_refused(
         TulvingMemoryBlock(memory=tulving_memory, user_id="ann", shared=True)
     with pytest.raises(ValueError, match="whose memory"):        # no user, no session
         asyncio.run(TulvingMemoryBlock(memory=tulving_memory).aget([]))
+
+
+def test_tool_results_are_not_remembered(tulving_memory: Any) -> None:
+    block = TulvingMemoryBlock(memory=tulving_memory, user_id="ann", token_budget=60)
+    memory = _small_memory(block)
+    memory.put(ChatMessage(role="user", content="What is the weather in Lisbon today?"))
+    memory.put(ChatMessage(role="tool", content='{"city": "Lisbon", "sky": "sunny", "c": 24}',
+                           additional_kwargs={"tool_call_id": "c1", "name": "weather"}))
+    _chat(memory)
+    ann = tulving_memory.view(agent_id="assistant", user_id="ann")
+    kept = [e.content for e in ann.list_entries().entries]
+    assert "User: What is the weather in Lisbon today?" in kept
+    assert not any("sunny" in text for text in kept)

@@ -16,6 +16,11 @@ lose the answer after the model and the tools ran:
   tool output is found by search too).
 
 The readable text never holds a NUL (Tulving refuses one in content): it shows ``\\0``.
+
+Tool calls and tool outputs (``function_call``, ``function_call_output`` and the SDK's
+other ``*_call`` / ``*_output`` items) also carry Tulving's tool-item tag: the session
+replays them, but ``search``, ``curate`` and the briefing leave them out unless asked
+(``tags=["tool-item"]``), so a JSON tool output does not crowd out what the user said.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tulving import ContentError, MemoryEntry
+from tulving import TOOL_ITEM_TAG, ContentError, MemoryEntry
 
 META = "openai_agents"
 #: Largest item JSON (UTF-8 bytes, as stored) in one entry's metadata; Tulving's limit
@@ -35,6 +40,13 @@ META = "openai_agents"
 METADATA_ROOM = 60_000
 #: How much of an item's readable text the first entry's content keeps.
 TEXT_ROOM = 4_000
+
+
+def is_tool_item(item: Mapping[str, Any]) -> bool:
+    """A tool call or a tool's output (any of the SDK's hosted and local tool items)."""
+    kind = item.get("type")
+    return isinstance(kind, str) and (kind.endswith("_call") or kind.endswith("_output")
+                                      or kind.startswith("mcp_"))
 
 
 def render(item: Mapping[str, Any]) -> str:
@@ -121,7 +133,8 @@ def entries_for(item: Mapping[str, Any], session_id: str, tag: str) -> list[dict
         raise ContentError(f"a session item must be JSON data: {exc}") from exc
     full = render(item)
     head = full if len(full) <= TEXT_ROOM else full[:TEXT_ROOM] + " …"
-    common = {"type": "EPISODE", "tags": [tag], "source_type": "conversation",
+    tags = [tag, TOOL_ITEM_TAG] if is_tool_item(item) else [tag]
+    common = {"type": "EPISODE", "tags": tags, "source_type": "conversation",
               "dedup": False}
     if text_form is None:
         return [{**common, "content": head,

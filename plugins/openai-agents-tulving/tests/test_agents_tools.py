@@ -123,3 +123,35 @@ def test_a_function_of_the_run_that_names_no_user_is_refused(server_memory: Memo
     Runner.run_sync(agent, "hello", context={})
     (refused,) = tool_outputs(model)
     assert refused.startswith("Refused: ") and "user_id" in refused
+
+
+def test_recall_after_a_session_skips_the_question_and_the_tool_items(memory: Memory) -> None:
+    """A session that kept a tool call, its output and the question just asked: recall
+    and curate answer from what the user said, not from those (tool items carry
+    Tulving's tool-item tag; the question's own turn is no answer to itself)."""
+    import asyncio
+
+    from tulving import TOOL_ITEM_TAG
+
+    session = TulvingSession("chat-1", memory)
+    asyncio.run(session.add_items([
+        {"role": "user", "content": "I eat oatmeal with berries every morning."},
+        {"type": "function_call", "call_id": "c1", "name": "what_do_i_eat",
+         "arguments": '{"what": "what do I eat"}'},
+        {"type": "function_call_output", "call_id": "c1",
+         "output": "what do I eat: unknown, what do I eat"},
+        {"role": "user", "content": "what do I eat?"},
+    ]))
+    tagged = memory.search("what do I eat", 10, tags=[TOOL_ITEM_TAG])
+    assert sorted(h.entry.content.split(" ")[1] for h in tagged) == ["call", "output:"]
+    model = ScriptedModel([calls(("recall", {"query": "what do I eat?"}),
+                                 ("curate", {"query": "what do I eat?"})), reply("ok")])
+    agent = Agent(name="Assistant", model=model, tools=memory_tools(memory))
+    Runner.run_sync(agent, "what do I eat?")
+    recalled, curated = tool_outputs(model)
+    assert recalled.splitlines()[0].endswith("I eat oatmeal with berries every morning.")
+    for text in (recalled, curated):
+        assert "tool" not in text and "unknown" not in text
+        assert "user: what do I eat?" not in text
+    # the session still replays every item, tool items included
+    assert len(asyncio.run(session.get_items())) == 4

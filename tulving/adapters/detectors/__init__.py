@@ -1,8 +1,9 @@
 """The rule sets behind redaction, from maintained libraries: betterleaks' 460+ rules (a
 scanner of the gitleaks lineage) and detect-secrets' plugins for credential formats (with
 a few plugins of Tulving's own, written to detect-secrets' plugin interface, for formats
-both lack), and python-stdnum's validators for national identifiers. The domain receives
-them as data through :func:`tulving.domain.rule_sets.install`."""
+both lack), python-stdnum's validators for national identifiers, cards and IBANs, and
+phonenumbers' metadata for phone numbers. The domain receives them as data through
+:func:`tulving.domain.rule_sets.install`."""
 
 from __future__ import annotations
 
@@ -15,14 +16,20 @@ def load_default() -> RuleSets:
     from importlib.metadata import version
 
     from tulving.adapters.detectors import betterleaks_rules
+    from tulving.adapters.detectors.accounts import account_rules
+    from tulving.adapters.detectors.contacts import contact_rules
     from tulving.adapters.detectors.detect_secrets_rules import secret_rules
     from tulving.adapters.detectors.national_ids import identifier_rules
+    from tulving.adapters.detectors.vendor_prefixes import prefixed_rules
 
-    return RuleSets(secrets=(*secret_rules(), *betterleaks_rules.secret_rules()),
-                    identifiers=identifier_rules(),
+    return RuleSets(secrets=(*secret_rules(), *prefixed_rules(),
+                             *betterleaks_rules.secret_rules()),
+                    identifiers=(*identifier_rules(), *account_rules()),
+                    contacts=contact_rules(),
                     source=f"detect-secrets {version('detect-secrets')}, "
                            f"{betterleaks_rules.engine_version()}, "
-                           f"python-stdnum {version('python-stdnum')}")
+                           f"python-stdnum {version('python-stdnum')}, "
+                           f"phonenumbers {version('phonenumbers')}")
 
 
 def install_default() -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
+from detect_secrets.plugins.base import RegexBasedDetector
 
 from tulving.adapters.detectors.extra_plugins import EXTRA_PLUGINS, EXTRA_TRIGGERS
 from tulving.domain.detection import Finder, Rule
@@ -90,22 +90,54 @@ def kind_of(secret_type: str) -> str:
                                                   secret_type.lower()).strip("_")
 
 
-def _finder(plugin: BasePlugin) -> Finder:
+#: Plugins whose own patterns cost time quadratic in a run of their prefix (``eyJ`` has no
+#: left edge, so every ``eyJ`` of ``eyJeyJeyJ...`` starts a match that scans the whole
+#: run): the same pattern, anchored where a token starts. Found by
+#: ``benchmarks/redaction.py --worst-case``.
+ANCHORED_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "JwtTokenDetector": (re.compile(
+        r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9\-_=]+\.[A-Za-z0-9\-_=]+\.?[A-Za-z0-9\-_.+/=]*?"),),
+}
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> Iterable[tuple[int, int]]:
+    """Where ``pattern``'s matches are, as ``findall`` reports their values: the group
+    when it has one, each group that took part when it has several, else the match."""
+    groups = pattern.groups
+    for match in pattern.finditer(text):
+        if groups == 0:
+            yield match.span()
+        else:
+            for group in range(1, groups + 1):
+                start, end = match.span(group)
+                if start >= 0 and end > start:
+                    yield start, end
+                    if groups == 1:
+                        break
+
+
+def _finder(plugin: RegexBasedDetector) -> Finder:
+    """The plugin's matches with their positions, in one pass of each of its patterns
+    (a plugin that checks its matches further, such as the JWT one decoding the token,
+    checks each): ``analyze_string`` reports values only, and looking each value up in
+    the text again cost values x text."""
+    patterns = ANCHORED_PATTERNS.get(type(plugin).__name__) or tuple(plugin.denylist)
+    checks = type(plugin).analyze_string is not RegexBasedDetector.analyze_string
+
     def find(text: str) -> Iterable[tuple[int, int]]:
-        for value in set(plugin.analyze_string(text)):
-            if not value:
-                continue
-            at = text.find(value)
-            while at >= 0:
-                yield at, at + len(value)
-                at = text.find(value, at + len(value))
+        for pattern in patterns:
+            for start, end in _spans(pattern, text):
+                value = text[start:end]
+                if not value.strip() or (checks and value not in plugin.analyze_string(value)):
+                    continue
+                yield start, end
     return find
 
 
-def plugin_classes() -> list[type[BasePlugin]]:
+def plugin_classes() -> list[type[RegexBasedDetector]]:
     """detect-secrets' own plugins (less those left out), then Tulving's extra ones."""
     mapping: Mapping[str, Any] = get_mapping_from_secret_type_to_class()
-    found: list[type[BasePlugin]] = [
+    found: list[type[RegexBasedDetector]] = [
         cls for cls in mapping.values()
         if cls.__name__ not in LEFT_OUT and issubclass(cls, RegexBasedDetector)]
     return [*sorted(found, key=lambda c: c.__name__), *EXTRA_PLUGINS]

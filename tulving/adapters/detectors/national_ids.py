@@ -128,6 +128,11 @@ ANCHORED: dict[str, tuple[tuple[str, ...], str, str]] = {
     "at_vnr": (("sozialversicherungsnummer", "svnr", "vsnr"), _digits(10), "stdnum.at.vnr"),
     "fi_hetu": (("henkilötunnus", "hetu"), r"\d{6}[-+A-FU-Y]\d{3}[0-9A-FHJ-NPR-Y]",
                 "stdnum.fi.hetu"),
+    # Japan's Individual Number (My Number): 12 bare digits, a check digit
+    "jp_my_number": (("マイナンバー", "個人番号", "my number", "mynumber", "individual number",
+                      "kojin bango"), _digits(12), "stdnum.jp.in_"),
+    # Indonesia's NIK: 16 digits holding a region code and a birth date
+    "id_nik": (("nik", "nomor induk kependudukan", "ktp"), _digits(16), "stdnum.id.nik"),
     # no check digit: a passport number is masked only right after "passport"
     "passport": (("passport", "reisepass", "passeport", "pasaporte", "passaporto"),
                  r"(?=(?:[A-Z]*\d){2})[A-Z0-9]{8,9}", ""),
@@ -135,7 +140,7 @@ ANCHORED: dict[str, tuple[tuple[str, ...], str, str]] = {
 #: What may stand between the keyword and the number: punctuation and a few words
 #: ("TFN is", "passport no.", "PESEL number:", "身份证号").
 _FILLER = (r"(?:[^\w\n]{0,3}(?i:no|nr|num|number|numer|nummer|is|was|card|code|kod|"
-           r"kodas|号)(?![^\W\d_]))*[^\w\n]{0,3}")
+           r"kodas|号)(?![^\W\d_])){0,4}[^\w\n]{0,3}")
 
 #: Every shape holds a digit: texts without one are skipped outright.
 _DIGITS = tuple("0123456789")

@@ -86,22 +86,24 @@ def pool_windows(
     return l2_normalise(summed, what=what)
 
 
-def capped(owners: Sequence[int]) -> list[int]:
-    """Positions of the windows read, in order: at most ``MAX_WINDOWS`` of each text
+def capped(owners: Sequence[int], limit: int = MAX_WINDOWS) -> list[int]:
+    """Positions of the windows read, in order: at most ``limit`` of each text
     (``owners[i]`` is the text window ``i`` belongs to; a text's windows come in order)."""
     taken: dict[int, int] = {}
     kept: list[int] = []
     for position, owner in enumerate(owners):
-        if taken.get(owner, 0) < MAX_WINDOWS:
+        if taken.get(owner, 0) < limit:
             taken[owner] = taken.get(owner, 0) + 1
             kept.append(position)
     return kept
 
 
-def windows_of(encodings: Sequence[Any]) -> tuple[list[Any], list[int], list[int]]:
-    """Every window read of each ``tokenizers`` encoding (itself, then its overflow; see
-    :func:`capped`), the index of the text it belongs to, and its token count."""
+def windows_of(encodings: Sequence[Any], limit: int = MAX_WINDOWS
+               ) -> tuple[list[Any], list[int], list[int]]:
+    """Every window read of each ``tokenizers`` encoding (itself, then its overflow; at
+    most ``limit``, see :func:`capped`), the index of the text it belongs to, and its
+    token count."""
     every = [(index, window) for index, encoding in enumerate(encodings)
              for window in (encoding, *encoding.overflowing)]
-    kept = [every[i] for i in capped([owner for owner, _ in every])]
+    kept = [every[i] for i in capped([owner for owner, _ in every], limit)]
     return [w for _, w in kept], [o for o, _ in kept], [len(w.ids) for _, w in kept]

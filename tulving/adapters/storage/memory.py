@@ -19,9 +19,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+from tulving.adapters.storage import half_vectors
 from tulving.adapters.storage.memory_sync_log import SyncLogMixin, SyncState
 from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.audit_chain import GENESIS, record_hash
+from tulving.domain.enrichment import TaskBacklog, TaskFailure, TaskTable
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, StorageError
 from tulving.domain.identity import tenant_key
@@ -60,6 +62,8 @@ class InMemoryStorage(SyncLogMixin):
         self._lock = threading.RLock()
         self._entries: dict[str, MemoryEntry] = {}
         self._vectors: dict[str, Vectors] = {}
+        # the strong tier's vectors: (entry, model) -> (content hash, float16 bytes)
+        self._strong: dict[tuple[str, str], tuple[str, bytes]] = {}
         self._terms: dict[str, Counter[str]] = {}
         self._meta: dict[str, str] = {}
         self._sessions: dict[str, SessionRecord] = {}
@@ -73,6 +77,7 @@ class InMemoryStorage(SyncLogMixin):
         self._sync = SyncState()  # the sync log (memory_sync_log)
         self._merge_locks = TenantLocks()
         self._tokens: dict[str, TokenRecord] = {}
+        self._tasks = TaskTable()  # enrichment tasks (``EnrichmentTasks``)
         self._depth = 0
         self._open = False
 
@@ -91,7 +96,8 @@ class InMemoryStorage(SyncLogMixin):
                 snapshot = (dict(self._entries), dict(self._vectors), dict(self._terms),
                             dict(self._meta), dict(self._sessions), list(self._audit),
                             dict(self._jobs), self._sync.copy(), dict(self._tokens),
-                            list(self._log), self._log_at)
+                            list(self._log), self._log_at, self._tasks.copy(),
+                            dict(self._strong))
             self._depth += 1
             try:
                 yield
@@ -99,10 +105,45 @@ class InMemoryStorage(SyncLogMixin):
                 if snapshot is not None:
                     (self._entries, self._vectors, self._terms, self._meta, self._sessions,
                      self._audit, self._jobs, self._sync, self._tokens, self._log,
-                     self._log_at) = snapshot
+                     self._log_at, self._tasks, self._strong) = snapshot
                 raise
             finally:
                 self._depth -= 1
+
+    # enrichment tasks (``EnrichmentTasks``: the rules are ``domain.enrichment``'s) -----
+    def add_tasks(self, kind: str, targets: Sequence[str], at: datetime) -> int:
+        with self.transaction():
+            return self._tasks.add(kind, targets, at)
+
+    def claim_tasks(self, kind: str, owner: str, now: datetime, until: datetime,
+                    limit: int) -> list[str]:
+        with self.transaction():
+            return self._tasks.claim(kind, owner, now, until, limit)
+
+    def finish_tasks(self, kind: str, targets: Sequence[str], owner: str) -> list[str]:
+        with self.transaction():
+            return self._tasks.finish(kind, targets, owner)
+
+    def release_tasks(self, kind: str, targets: Sequence[str], owner: str, at: datetime,
+                      *, error: str | None = None, give_up_after: int = 3) -> None:
+        with self.transaction():
+            self._tasks.release(kind, targets, owner, at, error, give_up_after)
+
+    def clear_leases(self) -> int:
+        with self.transaction():
+            return self._tasks.clear_leases()
+
+    def task_backlog(self, now: datetime) -> Mapping[str, TaskBacklog]:
+        with self._lock:
+            return self._tasks.backlog(now)
+
+    def failed_tasks(self, limit: int = 100) -> list[TaskFailure]:
+        with self._lock:
+            return self._tasks.failures(limit)
+
+    def retry_failed_tasks(self, kind: str | None = None) -> int:
+        with self.transaction():
+            return self._tasks.retry(kind)
 
     # entries -----------------------------------------------------------------------
     def _logged(self, entry_id: str) -> None:
@@ -239,6 +280,8 @@ class InMemoryStorage(SyncLogMixin):
                 if self._vectors.pop(entry_id, None) is not None:
                     self._logged(entry_id)
                 self._terms.pop(entry_id, None)
+                for pair in [p for p in self._strong if p[0] == entry_id]:
+                    del self._strong[pair]
         return deleted
 
     def touch(self, entry_ids: Sequence[str], at: datetime) -> None:
@@ -327,6 +370,42 @@ class InMemoryStorage(SyncLogMixin):
             for entry_id in sorted(self._vectors):
                 self._logged(entry_id)
             self._vectors.clear()
+
+    # the strong tier's vectors (see ports.storage.StrongVectors) ------------------------
+    def strong_vectors_for(self, model: str, entry_ids: Sequence[str]) -> dict[str, Vectors]:
+        out: dict[str, Vectors] = {}
+        with self._lock:
+            for entry_id in entry_ids:
+                stored, entry = self._strong.get((entry_id, model)), self._entries.get(entry_id)
+                if stored is not None and entry is not None and stored[0] == entry.content_hash:
+                    out[entry_id] = half_vectors.from_bytes(stored[1])
+        return out
+
+    def put_strong_vectors(self, model: str, items: Sequence[tuple[str, Vectors]]) -> int:
+        rows = [(i, half_vectors.to_bytes(v)) for i, v in items]
+        written = 0
+        with self.transaction():
+            for entry_id, blob in rows:
+                entry = self._entries.get(entry_id)
+                if entry is not None:
+                    self._strong[(entry_id, model)] = (entry.content_hash, blob)
+                    written += 1
+        return written
+
+    def lacking_strong_vectors(self, model: str, limit: int) -> list[str]:
+        with self._lock:
+            lacking = [e.id for e in self._entries.values() if e.archived_at is None
+                       and self._strong.get((e.id, model), ("",))[0] != e.content_hash]
+        return sorted(lacking)[: int(limit)]
+
+    def count_strong_vectors(self, model: str) -> int:
+        with self._lock:
+            return sum(1 for _, m in self._strong if m == model)
+
+    def clear_strong_vectors(self, model: str) -> None:
+        with self.transaction():
+            for pair in [p for p in self._strong if p[1] == model]:
+                del self._strong[pair]
 
     # the vector change log (see ports.storage.VectorChangeLog) ---------------------------
     def vector_log_position(self) -> int:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import secrets
 import threading
@@ -16,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from tulving.adapters._durable_files import fsync_path as fsync_path
+from tulving.domain.log_masking import masked_logger
 
-log = logging.getLogger(__name__)
+log = masked_logger(__name__)
 
 #: Locations that mean "no file": the index lives in this process only.
 MEMORY_LOCATIONS = frozenset({"", ":memory:"})

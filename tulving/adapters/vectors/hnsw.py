@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import secrets
 import threading
@@ -61,10 +60,11 @@ from tulving.adapters.vectors.exact import top_k
 from tulving.adapters.vectors.hnsw_sealed import SealedCacheFile, pack, sealed_path, unpack
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.errors import ConfigError, EncryptionKeyError, VectorIndexError
+from tulving.domain.log_masking import masked_logger
 from tulving.domain.query import ScoredId
 from tulving.ports.vectors import Progress
 
-log = logging.getLogger(__name__)
+log = masked_logger(__name__)
 
 FORMAT = "tulving-hnsw-1"
 SPACE = "cosine"

@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
-import logging
 import os
 import secrets
 import threading
@@ -81,10 +80,11 @@ from tulving.adapters.vectors._checks import (
 )
 from tulving.adapters.vectors.exact import ExactIndex, top_k
 from tulving.domain.errors import ConfigError, VectorIndexError
+from tulving.domain.log_masking import masked_logger
 from tulving.domain.query import ScoredId
 from tulving.ports.vectors import Progress
 
-log = logging.getLogger(__name__)
+log = masked_logger(__name__)
 
 # 2: graphs built by a parallel add may hold nodes no query reaches (see
 # ``_reinsert_unreachable``); a cache of format 1 is discarded once and rebuilt from storage.

@@ -46,6 +46,8 @@ _SENTENCE_TYPES = (MemoryType.DECISION, MemoryType.PLAN)
 #: is what it decides or plans.
 SHORT_TURN_CHARS = 300
 SHORT_TWO_SENTENCES_CHARS = 500
+#: Importance of a turn that is itself a decision, procedure or plan.
+PROMOTED_IMPORTANCE = 0.6
 
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "title": "extracted_memories",
@@ -100,18 +102,45 @@ def extract_fields(
 ) -> list[dict[str, Any]]:
     """``store`` fields for every episode and extracted memory of ``text``, in order."""
     turns = split_turns(text)
+    fields = turn_fields(turns, source_type=source_type, valid_from=valid_from)
+    promoted, derived = read_off(llm, turns, subject=subject, source_type=source_type,
+                                 valid_from=valid_from)
+    for index, kind in promoted.items():
+        fields[index]["type"] = kind
+        fields[index]["importance"] = PROMOTED_IMPORTANCE
+    return fields + derived
+
+
+def turn_fields(turns: Sequence[Turn], *, source_type: SourceType,
+                valid_from: datetime | None, extra: dict[str, Any] | None = None
+                ) -> list[dict[str, Any]]:
+    """``store`` fields of each turn kept verbatim (an EPISODE), in order."""
     common: dict[str, Any] = {"source_type": source_type}
     if valid_from is not None:
         common["valid_from"] = valid_from
     fields: list[dict[str, Any]] = []
     for i, turn in enumerate(turns):
-        meta: dict[str, Any] = {"turn": i, "extracted_by": "remember"}
+        meta: dict[str, Any] = {"turn": i, "extracted_by": "remember", **(extra or {})}
         if turn.speaker:
             meta["speaker"] = turn.speaker
         fields.append({**common, "content": turn.render(), "type": MemoryType.EPISODE,
                        "importance": EPISODE_IMPORTANCE, "metadata": meta, "dedup": False})
+    return fields
+
+
+def read_off(llm: LLMGateway, turns: Sequence[Turn], *, subject: str,
+             source_type: SourceType, valid_from: datetime | None
+             ) -> tuple[dict[int, MemoryType], list[dict[str, Any]]]:
+    """What ``turns`` say beyond their text: the turns that are themselves a decision,
+    procedure or plan (index -> type), and the ``store`` fields of what was read off them,
+    each naming its turns (indices) under ``SOURCE_TURNS``."""
+    common: dict[str, Any] = {"source_type": source_type}
+    if valid_from is not None:
+        common["valid_from"] = valid_from
+    promoted: dict[int, MemoryType] = {}
+    fields: list[dict[str, Any]] = []
     start = 0
-    for chunk in _chunks(turns):
+    for chunk in _chunks(list(turns)):
         deadline.check("remember")
         chunk_turns = tuple(range(start, start + len(chunk)))
         llm_found = _llm_candidates(llm, chunk, subject)
@@ -130,11 +159,10 @@ def extract_fields(
                 # in a longer turn the one sentence that decides or plans becomes an entry
                 # of its own (the turn is not a plan because one of its sentences is).
                 kinds = {c.type for c in cands if c.entity is None}
-                promoted = next((t for t in _TURN_TYPES if t in kinds), None)
-                if promoted is not None and (promoted is MemoryType.PROCEDURE
-                                             or is_short_turn(turn.text)):
-                    fields[start + offset]["type"] = promoted
-                    fields[start + offset]["importance"] = 0.6
+                kind = next((t for t in _TURN_TYPES if t in kinds), None)
+                if kind is not None and (kind is MemoryType.PROCEDURE
+                                         or is_short_turn(turn.text)):
+                    promoted[start + offset] = kind
                 else:
                     cands = [attrs.evolve(c, entity=c.entity or subject_of(turn, subject))
                              if c.type in _SENTENCE_TYPES else c for c in cands]
@@ -150,7 +178,7 @@ def extract_fields(
             if cand.entity and cand.attribute:
                 item.update(entity=cand.entity, attribute=cand.attribute, value=cand.value)
             fields.append(item)
-    return fields
+    return promoted, fields
 
 
 def is_short_turn(text: str) -> bool:

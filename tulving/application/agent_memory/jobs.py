@@ -1,4 +1,9 @@
-"""A durable queue of ``remember`` jobs and the worker thread that drains it.
+"""A durable queue of ``remember`` jobs and the worker thread that drains it: the path of
+a ``remember`` with an ``idempotency_key`` (and of the deprecated ``wait=False``). A plain
+``remember`` commits its turns and leaves what is read off them to the enrichment worker
+(``read_off_turns``); this queue is kept for what users rely on: a key that makes a
+repeat a no-op across processes, and the ``RememberJob`` handle. (Named apart from the
+storage port's ``JobQueue``, the capability it uses.)
 
 Why durable: ``remember(text, wait=False)`` must return at once yet lose nothing if the
 process dies. The job (with the text) is persisted through ``storage.enqueue`` before
@@ -58,7 +63,7 @@ def scoped_key(ctx: MemoryContext, key: str | None) -> str | None:
     return f"{owner[:16]}:{key}"
 
 
-class JobQueue:
+class KeyedRememberJobs:
     def __init__(self, ctx: MemoryContext, prepare: Prepare, write: Write) -> None:
         self._ctx = ctx
         self._prepare = prepare
@@ -191,7 +196,7 @@ class RememberJob:
     runs the job in the calling thread unless the worker already has (never twice).
     """
 
-    def __init__(self, queue: JobQueue, job: JobRecord) -> None:
+    def __init__(self, queue: KeyedRememberJobs, job: JobRecord) -> None:
         self._queue = queue
         self._job = job
 

@@ -1,62 +1,64 @@
-"""What is known about a subject (seed 004's user profile), read from semantic memory.
+"""What is known about a subject (seed 004's user profile), read from what the memory holds.
 
-Why derived on read rather than stored: the profile is a view over PREFERENCE and FACT
-entries that already supersede one another by (entity, attribute), so reading them is
-always current and there is no second copy to drift. Disputed entries (``conflict_ids``)
-are reported as such, not resolved here.
+Why derived on read rather than stored: the profile is a view over entries that already
+supersede one another (by key, by entity and attribute, by restatement), so reading them
+is always current and there is no second copy to drift. Which entries, in which order:
+``tulving.application.retrieval.profile_reads`` (the briefing's first section reads the
+same). Each line of the text names its entry's type, date and id (its provenance).
 """
 
 from __future__ import annotations
 
-import attrs
-
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.retrieval.profile_reads import profile_entries
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ValidationError
 from tulving.domain.memory_reports import Profile, ProfileItem
-from tulving.domain.query import EntryFilter
+from tulving.domain.reinforcement import evidence_of
 from tulving.domain.types import MemoryType
 
-_KNOWLEDGE = (MemoryType.PREFERENCE, MemoryType.FACT, MemoryType.DECISION, MemoryType.PLAN,
-              MemoryType.PROCEDURE)
 
-
-def subjects_for(ctx: MemoryContext, subject: str) -> list[str]:
-    names = [subject]
-    if subject.casefold() == "user" and ctx.identity.user_id:
-        names.append(ctx.identity.user_id)
-    return names
-
-
-def build_profile(ctx: MemoryContext, subject: str, *, limit: int = 200) -> Profile:
+def check_subject(subject: object) -> str:
     if not isinstance(subject, str) or not subject.strip() or len(subject) > 200:
         raise ValidationError("subject must be a non-empty string of at most 200 characters")
-    visible = ctx.visible_partitions()
-    entries: list[MemoryEntry] = []
-    for name in subjects_for(ctx, subject.strip()):
-        entries += ctx.storage.query(
-            EntryFilter(partitions=visible, entity=name, entity_any_case=True,
-                        types=_KNOWLEDGE), limit=limit)
-    entries = list({e.id: e for e in entries}.values())  # "user" may also be the user_id
-    entries.sort(key=lambda e: e.created_at, reverse=True)
+    return " ".join(subject.split())
+
+
+def profile_line(e: MemoryEntry) -> str:
+    """One line of the profile's text: the memory, its type, date and id (provenance)."""
+    seen = evidence_of(e)
+    parts = [e.type.value.lower(), e.valid_from.strftime("%Y-%m-%d")]
+    if seen.count > 1:
+        parts.append(f"said {seen.count} times, last {seen.last_seen:%Y-%m-%d}"
+                     if seen.last_seen else f"said {seen.count} times")
+    if e.conflict_ids:
+        parts.append("disputed")
+    if e.pinned:
+        parts.append("pinned")
+    parts.append(e.id)
+    return f"- {' '.join(e.content.split())} ({' · '.join(parts)})"
+
+
+def build_profile(ctx: MemoryContext, subject: str) -> Profile:
+    subject = check_subject(subject)
+    entries = profile_entries(ctx, subject)
     preferences: dict[str, ProfileItem] = {}
     facts: dict[str, ProfileItem] = {}
     other: list[ProfileItem] = []
+    items: list[ProfileItem] = []
     for e in entries:
-        item = ProfileItem(e.id, e.content, e.value, bool(e.conflict_ids), e.valid_from)
-        if e.type is MemoryType.PREFERENCE and e.attribute:
-            preferences.setdefault(e.attribute, item)
-        elif e.type is MemoryType.FACT and e.attribute:
-            facts.setdefault(e.attribute, item)
+        seen = evidence_of(e)
+        item = ProfileItem(e.id, e.content, e.value, bool(e.conflict_ids), e.valid_from,
+                           e.type.value, e.pinned, seen.count, seen.last_seen)
+        items.append(item)
+        if e.type is MemoryType.PREFERENCE and e.attribute and e.attribute not in preferences:
+            preferences[e.attribute] = item
+        elif e.type is MemoryType.FACT and e.attribute and e.attribute not in facts:
+            facts[e.attribute] = item
         else:
-            other.append(attrs.evolve(item, type=e.type.value))
-    lines = [f"What is known about {subject}:"]
-    for group in (facts, preferences):
-        for item in group.values():
-            lines.append(f"- {item.content}{' (disputed)' if item.disputed else ''}")
-    for item in other:
-        lines.append(f"- [{item.type}] {item.content}")
-    if len(lines) == 1:
+            other.append(item)
+    lines = [f"What is known about {subject}:", *map(profile_line, entries)]
+    if not entries:
         lines.append("- nothing yet")
     return Profile(subject, facts, preferences, tuple(other), tuple(e.id for e in entries),
-                   "\n".join(lines))
+                   "\n".join(lines), tuple(items))

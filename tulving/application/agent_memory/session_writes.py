@@ -12,7 +12,7 @@ every write here, before anything is built.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tulving.application.agent_memory.sessions import SessionManager
@@ -51,15 +51,19 @@ class SessionWrites:
                                 f"({self.location}); open it without read_only to write")
 
     def write(self, batch: list[dict[str, Any]], operation: str, *,
-              session_id: str | None = CURRENT_SESSION) -> list[WriteOutcome]:
+              session_id: str | None = CURRENT_SESSION,
+              defer_vectors: bool = False, enrich: Sequence[str] = ()) -> list[WriteOutcome]:
         """Write ``batch`` in one all-or-nothing transaction (``writing.writer``), in the
-        session this write belongs to."""
+        session this write belongs to; ``defer_vectors``: embedded by the enrichment
+        worker after the commit; ``enrich``: kinds queued for what it inserts
+        (``Writer.write``)."""
         self.require_writable(operation)
         serial = self.writer.serial  # the session's own writes too (plumbing.write_order)
         if session_id is CURRENT_SESSION:
             with serial:
                 session_id = self.sessions.for_write()
-        outcomes = self.writer.write(batch, operation, session_id, self.policy())
+        outcomes = self.writer.write(batch, operation, session_id, self.policy(),
+                                     defer_vectors=defer_vectors, enrich=enrich)
         with serial:
             self.sessions.touch(session_id)
         return outcomes

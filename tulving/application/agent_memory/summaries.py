@@ -9,7 +9,13 @@ knowledge rather than working notes, and conversation episodes from ``remember()
 record of what others said, which retrieval needs.
 
 Why bounded: a session may hold huge entries (143 KB markers); the digest is at most
-``MAX_SUMMARY_CHARS`` whatever the input, with or without an LLM. Why idempotent: ending,
+``MAX_SUMMARY_CHARS`` whatever the input, with or without an LLM, and without one at most
+a quarter of its sources (``tulving.domain.distill``). Why distilled: the turns stay
+memories of their own, so a digest that copied them would say everything twice; the
+no-LLM digest keeps what was kept on purpose (decisions, facts, preferences, plans) and
+of the turns only topics, names, dates and an open question, each line naming its
+sources in ``metadata["sources_by_line"]`` (the back-links; ``source_entry_ids`` holds
+every entry of the session). Why idempotent: ending,
 shutting down and abandoned-session recovery may all reach the same session; a session has
 at most one active summary (found by ``metadata.summary_of_session``).
 """
@@ -22,6 +28,7 @@ from typing import Any
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
+from tulving.domain.distill import bounded, distil
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.extraction_rules import digest_line
 from tulving.domain.query import EntryFilter
@@ -83,7 +90,10 @@ def summarise_session(
     if len(entries) < MIN_ENTRIES:
         return None
     archived = [e for e in entries if summarised(e)]
-    text = _llm_digest(llm, record, entries) or deterministic_digest(record, entries, archived)
+    text = _llm_digest(llm, record, entries)
+    by_line: list[list[str]] | None = None
+    if text is None:
+        text, by_line = deterministic_digest(record, entries, archived)
     summary = write(
         {
             "content": text[:MAX_SUMMARY_CHARS],
@@ -98,6 +108,8 @@ def summarise_session(
                 "goal": record.goal,
                 "archived_ids": len(archived),
                 "end_reason": record.end_reason,
+                "method": "llm" if by_line is None else "rules",
+                **({"sources_by_line": by_line} if by_line is not None else {}),
             },
             "dedup": False,
         },
@@ -148,35 +160,19 @@ def _llm_digest(
 
 def deterministic_digest(
     record: SessionRecord, entries: Sequence[MemoryEntry], archived: Sequence[MemoryEntry]
-) -> str:
-    """The no-LLM digest: header, decisions quoted, then knowledge, then activity."""
+) -> tuple[str, list[list[str]]]:
+    """The no-LLM digest (``tulving.domain.distill``: what was kept on purpose, then the
+    turns' topics, names, dates and open question, never the turns themselves) and, for
+    each of its lines, the ids of the memories it comes from."""
     start = record.started_at.strftime("%Y-%m-%d %H:%M")
     header = (f"Session summary{f' (goal: {digest_line(record.goal, 200)})' if record.goal else ''}"
               f", started {start} UTC: {len(entries)} memories, {len(archived)} archived here.")
-    groups: list[tuple[str, list[str]]] = []
-    order = [
-        ("Decisions", (MemoryType.DECISION,), 400, True),
-        ("Known", (MemoryType.FACT, MemoryType.PREFERENCE), 200, False),
-        ("Plans and procedures", (MemoryType.PLAN, MemoryType.PROCEDURE), 200, False),
-        ("Activity", (MemoryType.OBSERVATION, MemoryType.EPISODE), 160, False),
-    ]
-    for title, types, width, quote in order:
-        items = [e for e in entries if e.type in types]
-        lines = [f"- \"{digest_line(e.content, width)}\"" if quote
-                 else f"- {digest_line(e.content, width)}" for e in items]
-        if lines:
-            groups.append((title, lines))
-    parts = [header]
-    left = sum(len(lines) for _, lines in groups)
-    for title, lines in groups:
-        parts.append(f"{title}:")
-        for line in lines:
-            tail = f"\n(+{left} more not shown)"
-            if sum(len(p) + 1 for p in parts) + len(line) + len(tail) > MAX_SUMMARY_CHARS:
-                return "\n".join(parts) + tail
-            parts.append(line)
-            left -= 1
-    return _bounded("\n".join(parts))
+    lines = distil(entries, header, frozenset(e.id for e in archived))
+    text = "\n".join(line.text for line in lines)
+    if len(text) > MAX_SUMMARY_CHARS:
+        lines = bounded(lines, MAX_SUMMARY_CHARS)
+        text = "\n".join(line.text for line in lines)
+    return text, [list(line.sources) for line in lines]
 
 
 def _bounded(text: str) -> str:

@@ -6,21 +6,27 @@ sections, in the order shown (``SECTIONS``):
 ========== ================================== ============================================
 section    heading                            what
 ========== ================================== ============================================
-profile    ``## About the user``              preferences and facts about the user and
-                                              their subjects (the profile, seed 004)
+profile    ``## About the user``              the user's profile: what
+                                              ``profile()`` reads, about the user only
 pinned     ``## Pinned``                      what someone pinned, whatever its type
 decisions  ``## Decisions in force``          DECISIONs not yet past their validity
 plans      ``## Active plans``                PLANs not yet past their validity
 procedures ``## Procedures that worked``      PROCEDUREs, by outcomes (untried ones after
                                               those that worked; failing ones left out)
+facts      ``## Facts``                       preferences and facts about anything else
 summaries  ``## Recent sessions``             the last sessions' summaries, newest first
 recent     ``## Recent turns``                raw turns and observations, newest first,
                                               only in what the others leave
 keys       ``## Keys``                        keys of memories not shown above
 ========== ================================== ============================================
 
-A memory is in one section only (the first in the order ``pinned``, ``decisions``,
-``plans``, ``procedures``, ``summaries``, ``profile``, ``recent`` that takes it).
+A memory is in one section only (the first in the order ``profile``, ``pinned``,
+``decisions``, ``plans``, ``procedures``, ``summaries``, ``facts``, ``recent`` that takes
+it), and a text is shown once: a candidate whose text nearly duplicates one shown in a
+section packed before it is left out, and a summary's lines that repeat what another
+section shows are dropped from it (``tulving.domain.similarity``, Jaccard 0.9 of words).
+Every section is printed with its heading (``pack(headed=True)``): a section with room
+for less than its heading and the start of its best memory shows nothing.
 
 Shares (``tulving.domain.shares.allocate``): each section that has something to show gets a
 share of the budget by its weight, capped at what showing all of it in full costs; what a
@@ -43,6 +49,7 @@ from typing import Any
 
 import attrs
 
+from tulving.application.curation.once import not_shown_again, remember_shown
 from tulving.application.curation.shown import (
     curatable,
     key_shown,
@@ -51,6 +58,7 @@ from tulving.application.curation.shown import (
     shown_text,
 )
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.retrieval.profile_reads import profile_entries
 from tulving.domain.curated import CandidateReport, CuratedContext, CuratedEntry
 from tulving.domain.curation_report import explain as explain_packing
 from tulving.domain.effectiveness import effectiveness
@@ -59,6 +67,7 @@ from tulving.domain.packing import full_cost, pack, render_full_line
 from tulving.domain.query import EntryFilter
 from tulving.domain.ranking import Candidate, Ranked, RankingWeights, rank, spread_events
 from tulving.domain.shares import allocate
+from tulving.domain.similarity import NearDuplicateIndex
 from tulving.domain.types import MemoryType
 
 
@@ -72,19 +81,21 @@ class Section:
 
 #: The briefing's sections in the order they are shown.
 SECTIONS: tuple[Section, ...] = (
-    Section("profile", "## About the user", 0.40),
+    Section("profile", "## About the user", 0.55),
     Section("pinned", "## Pinned", 0.15),
     Section("decisions", "## Decisions in force", 0.15),
     Section("plans", "## Active plans", 0.08),
     Section("procedures", "## Procedures that worked", 0.08),
+    Section("facts", "## Facts", 0.06),
     Section("summaries", "## Recent sessions", 0.09),
     Section("recent", "## Recent turns", 0.0),
     Section("keys", "## Keys", 0.05),
 )
 #: Which section takes a memory that more than one would show (see the module doc).
-CLAIM_ORDER = ("pinned", "decisions", "plans", "procedures", "summaries", "profile", "recent")
+CLAIM_ORDER = ("profile", "pinned", "decisions", "plans", "procedures", "summaries", "facts",
+               "recent")
 #: Most candidates a section reads from the store (newest first).
-SECTION_LIMIT = {"profile": 2000, "recent": 200, "summaries": 20}
+SECTION_LIMIT = {"facts": 2000, "recent": 200, "summaries": 20}
 DEFAULT_LIMIT = 500
 #: Summaries of this many last sessions are candidates.
 LAST_SESSIONS = 5
@@ -96,8 +107,11 @@ PROFILE_SESSION_DECAY = 0.5
 #: worked: not "procedures that worked".
 MIN_EFFECTIVENESS = 0.5
 SEPARATOR = "\n\n"
+#: Sections whose heading says what their memories are: their labels leave the type out
+#: (four tokens a line that the profile spends on one more thing about the user).
+UNTYPED = frozenset({"profile", "decisions", "plans", "procedures", "summaries"})
 _TYPES = {
-    "profile": (MemoryType.PREFERENCE, MemoryType.FACT),
+    "facts": (MemoryType.PREFERENCE, MemoryType.FACT),
     "decisions": (MemoryType.DECISION,),
     "plans": (MemoryType.PLAN,),
     "procedures": (MemoryType.PROCEDURE,),
@@ -132,6 +146,7 @@ class Briefing:
         omitted = 0
         carry = 0
         seen: set[str] = set()
+        texts_shown = NearDuplicateIndex()
         # Packed in this order (what a section leaves flows on), shown in SECTIONS order:
         # turns get what every other section, the key index included, did not use.
         for section in [s for s in present if s.name != "recent"] + [
@@ -142,9 +157,10 @@ class Briefing:
                 texts["keys"] = text
                 carry = room - (self.tokenizer.count(text) if text else 0)
                 continue
-            items = ranked[section.name]
+            items = not_shown_again(ranked[section.name], texts_shown)
             packed = pack(items, budget=max(0, room), tokenizer=self.tokenizer,
-                          header=section.heading, now=now, clean=shown_text)
+                          header=section.heading, now=now, clean=shown_text, headed=True,
+                          typed=section.name not in UNTYPED)
             omitted += packed.omitted
             if explain:
                 report += explain_packing(items, packed, self.tokenizer, now=now,
@@ -155,6 +171,8 @@ class Briefing:
                              i.disclosure.value, section.name)
                 for i in packed.included]
             seen.update(i.entry_id for i in packed.included)
+            for i in packed.included:
+                remember_shown(texts_shown, by_id[i.entry_id].entry)
             texts[section.name] = packed.content
             carry = room - packed.token_count
         order = [s.name for s in SECTIONS if texts.get(s.name)]
@@ -187,6 +205,8 @@ class Briefing:
     def _candidates(self, name: str, flt: EntryFilter, now: datetime) -> list[MemoryEntry]:
         storage = self.ctx.storage
         limit = SECTION_LIMIT.get(name, DEFAULT_LIMIT)
+        if name == "profile":
+            return profile_entries(self.ctx, "user", base=flt, now=now)
         if name == "pinned":
             return storage.query(attrs.evolve(flt, pinned=True), limit=limit)
         types = _only(flt, *_TYPES[name])
@@ -210,7 +230,8 @@ class Briefing:
         used = 0
         for item in items:
             entry = item.entry
-            line = render_full_line(attrs.evolve(entry, content=shown_text(entry)), now)
+            line = render_full_line(attrs.evolve(entry, content=shown_text(entry)), now,
+                                    typed=section.name not in UNTYPED)
             lines.append(line)
             used += count(line)
             if used > budget:

@@ -29,6 +29,7 @@ from tulving.domain.curated import CandidateReport, CuratedContext, CuratedEntry
 from tulving.domain.curation_report import explain as explain_packing
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.errors import ConfigError, ValidationError
+from tulving.domain.hygiene import echoes
 from tulving.domain.packing import Packed, pack, render_full_line
 from tulving.domain.passages import excerpt
 from tulving.domain.query import EntryFilter, ScoredId
@@ -128,10 +129,13 @@ class Curator:
             Candidate(key_shown(entries[h.id]), min(1.0, max(0.0, h.score * scale)))
             for h in hits
             if h.id in entries and curatable(entries[h.id])
+            and not echoes(query, entries[h.id].content)
         ]
         if self.working_memory is not None:
             # The active session's recent entries come first, whatever the query.
-            recent = [e for e in self.working_memory() if curatable(e)]
+            hidden = set(flt.without_tags or ())  # tool items, unless the call asked
+            recent = [e for e in self.working_memory()
+                      if curatable(e) and not hidden.intersection(e.tags)]
             first = {e.id for e in recent}
             candidates = [Candidate(key_shown(e), 1.0) for e in recent] + [
                 c for c in candidates if c.entry.id not in first

@@ -40,6 +40,9 @@ class MemoryContext:
     #: process, taken by ``write_order.writing`` before the store's transaction, so no
     #: service can write without it or take it in the other order.
     serial: threading.RLock = attrs.field(factory=threading.RLock)
+    #: The strong tier's encoder (``options={"search": {"strong": ...}}``), or None: it
+    #: re-scores hybrid search's best candidates (``retrieval.strong``).
+    strong: Embedder | None = None
 
     @property
     def session_id(self) -> str | None:

@@ -4,7 +4,8 @@ A server answers a call that runs past its ``--timeout`` with 503 at once, but t
 library call runs on a worker thread, which Python cannot stop from outside. So the door
 sets a deadline around the call (:func:`within`) and the long loops check it
 (:func:`check`) where stopping is safe: between batches of embedding or extraction, and
-right after a writer takes the lock. Past the deadline the check raises
+right after a writer takes the lock, and between the rules and the blocks of lines of
+a redaction scan (:data:`tulving.domain.detection.checkpoint`). Past the deadline the check raises
 :class:`~tulving.domain.errors.DeadlineExceeded`, the transaction rolls back and nothing
 is written: the work is cancelled, not left running behind an answer that said it
 failed. Without a deadline (the library used directly) the checks cost one
@@ -25,11 +26,12 @@ import contextlib
 import contextvars
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from tulving.domain import detection
 from tulving.domain.errors import DeadlineExceeded
 
-_NOTHING_WRITTEN = "ran past its time limit and was cancelled; nothing was written"
+NOTHING_WRITTEN = "ran past its time limit and was cancelled; nothing was written"
 
 
 class Limit:
@@ -43,11 +45,14 @@ class Limit:
         self.lock = threading.Lock()
         self.cancelled = False  # the door answered 503: nothing may be committed
         self.committed = False  # something was committed: the call runs to its end
+        #: What a scan does at its safe points besides the check: a door's fair share
+        #: (sleep a moment while another tenant's call runs), or nothing.
+        self.pace: Callable[[], None] | None = None
 
     def start(self) -> None:
         with self.lock:
             if self.cancelled:
-                raise DeadlineExceeded(f"the call {_NOTHING_WRITTEN}")
+                raise DeadlineExceeded(f"the call {NOTHING_WRITTEN}")
             self.at = time.monotonic() + self.seconds
 
     def give_up(self) -> bool:
@@ -76,9 +81,11 @@ def within(limit: float | Limit | None) -> Iterator[Limit | None]:
         limit = Limit(limit)
     limit.start()
     token = _limit.set(limit)
+    scanning = detection.checkpoint.set(_scan_check)  # redaction stops at the limit too
     try:
         yield limit
     finally:
+        detection.checkpoint.reset(scanning)
         _limit.reset(token)
 
 
@@ -87,7 +94,14 @@ def check(what: str = "the call") -> None:
     committed anything yet)."""
     limit = _limit.get()
     if limit is not None and not limit.committed and limit.expired():
-        raise DeadlineExceeded(f"{what} {_NOTHING_WRITTEN}")
+        raise DeadlineExceeded(f"{what} {NOTHING_WRITTEN}")
+
+
+def _scan_check() -> None:
+    check("redaction")
+    limit = _limit.get()
+    if limit is not None and limit.pace is not None:
+        limit.pace()
 
 
 def committing(what: str = "the write") -> None:
@@ -101,7 +115,7 @@ def committing(what: str = "the write") -> None:
             return
         if limit.expired():
             limit.cancelled = True
-            raise DeadlineExceeded(f"{what} {_NOTHING_WRITTEN}")
+            raise DeadlineExceeded(f"{what} {NOTHING_WRITTEN}")
         limit.committed = True
 
 

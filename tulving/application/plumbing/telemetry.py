@@ -14,7 +14,8 @@ Two audiences:
   extra figures are in the ``tulving.curate.*`` namespace. The text of a query and of
   the memories goes on a span only when the user opts in (``configure(capture_content=
   True)`` or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), and then
-  redacted as every door redacts it.
+  redacted as every door redacts it and with contact details masked too (a tracing
+  backend is another audience than the memory's callers).
 - **Measurements.** Listeners (``add_listener``: the server's Prometheus metrics) are told
   of each outermost facade operation (its duration, outcome, tokens against budget) and
   of each write transaction's wait for and hold of the tenant's write lock.
@@ -35,7 +36,7 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
-from tulving.domain.redaction import redact, redact_stored
+from tulving.domain.redaction import redact_all, redact_stored_all
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -391,10 +392,11 @@ _SCOPES = {"agent": "agent", "session": "session", "personal": "user", "shared":
 
 
 def query_text(query: object) -> str | None:
-    """The query as a span may show it (opted in): redacted, cut to ``MAX_TEXT``."""
+    """The query as a span may show it (opted in): redacted, contact details included (a
+    tracing backend is another audience than the memory's callers), cut to ``MAX_TEXT``."""
     if not isinstance(query, str) or not query:
         return None
-    return redact(query)[:MAX_TEXT]
+    return redact_all(query)[:MAX_TEXT]
 
 
 def records_json(items: list[tuple[Any, float | None]]) -> str:
@@ -403,7 +405,7 @@ def records_json(items: list[tuple[Any, float | None]]) -> str:
     out = []
     for entry, score in items[:MAX_RECORDS]:
         record: dict[str, Any] = {"id": entry.id, "content":
-                                  redact_stored(entry.content, entry.key)[:MAX_TEXT],
+                                  redact_stored_all(entry.content, entry.key)[:MAX_TEXT],
                                   "metadata": {"type": entry.type.value}}
         if score is not None:
             record["score"] = round(float(score), 6)

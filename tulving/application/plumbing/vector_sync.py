@@ -45,7 +45,7 @@ from tulving.application.plumbing.warnings_once import log, warn_once
 from tulving.domain.errors import ModelMismatchError, VectorIndexError
 from tulving.domain.query import STORE_WIDE, EntryFilter
 from tulving.ports.storage import ReadOnlyOpen, VectorChangeLog
-from tulving.ports.vectors import FillsFromStorage, SyncedVectorIndex
+from tulving.ports.vectors import FillsFromStorage, IndexInStore, SyncedVectorIndex
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 64
@@ -215,6 +215,24 @@ def catch_up(ctx: MemoryContext) -> None:
     with _lock(ctx):
         if not _incremental(ctx):
             _reconcile_in_full(ctx, None)
+
+
+def index_written(ctx: MemoryContext, entry_ids: Sequence[str]) -> None:
+    """After vectors of ``entry_ids`` were committed outside a write (the enrichment
+    worker): the index reads them back from the change log when it follows one, holds
+    exactly those of active entries otherwise; an index inside the store was changed by
+    the commit itself."""
+    vectors = ctx.vectors
+    if vectors is None or ctx.embedder is None:
+        return
+    if isinstance(vectors, IndexInStore) and vectors.in_store:
+        return
+    if follows_log(ctx):
+        catch_up(ctx)
+        save_index(ctx)
+        return
+    with _lock(ctx):
+        _apply(ctx, list(entry_ids))
 
 
 def save_index(ctx: MemoryContext, *, force: bool = False, closing: bool = False) -> None:

@@ -9,11 +9,12 @@ for to stderr too).
 
 from __future__ import annotations
 
-import logging
 import threading
 import warnings
 
-log = logging.getLogger("tulving")
+from tulving.domain.log_masking import masked_logger
+
+log = masked_logger("tulving")
 _said: set[str] = set()
 _lock = threading.Lock()
 

@@ -27,6 +27,26 @@ from tulving.ports.storage import PlannedCommit
 T = TypeVar("T")
 #: How deep in nested writing transactions this thread is (0: outside any).
 _depth: contextvars.ContextVar[int] = contextvars.ContextVar("tulving_write_depth", default=0)
+#: What runs once the outermost writing transaction of this thread has committed.
+_after: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar(
+    "tulving_after_commit", default=None)
+
+
+def inside_writing() -> bool:
+    """Whether this thread is inside a writing transaction (an enrichment's commit that
+    writes entries: they join it rather than commit on their own)."""
+    return _depth.get() > 0
+
+
+def after_commit(action: Callable[[], None]) -> None:
+    """Run ``action`` once the outermost writing transaction of this thread commits (at
+    once outside one; never if it rolls back). Why: a background worker woken inside the
+    transaction would look for the tasks it queued before they are visible."""
+    pending = _after.get()
+    if pending is None:
+        action()
+    else:
+        pending.append(action)
 
 
 @contextmanager
@@ -38,6 +58,8 @@ def writing(ctx: MemoryContext) -> Iterator[None]:
     the tenant's lock and its hold for the server's metrics."""
     depth = _depth.get()
     token = _depth.set(depth + 1)
+    pending: list[Callable[[], None]] = []
+    queued = _after.set(pending) if depth == 0 else None
     try:
         with ctx.serial, write_lock() as lock, ctx.storage.transaction():
             ctx.storage.lock_tenant_writes(ctx.identity.tenant)
@@ -50,6 +72,10 @@ def writing(ctx: MemoryContext) -> Iterator[None]:
                 deadline.committing("the write")
     finally:
         _depth.reset(token)
+        if queued is not None:
+            _after.reset(queued)
+    for action in pending:  # committed (an exception above skips this)
+        action()
 
 
 def commit_at_once(ctx: MemoryContext, commit: Callable[[], T]) -> T:

@@ -57,7 +57,8 @@ def _clean(text: str) -> str:
     return redact_pii(redact(text))[0]
 
 
-def _scrub(entry: MemoryEntry) -> MemoryEntry:
+def scrubbed(entry: MemoryEntry) -> MemoryEntry:
+    """``entry`` as a redacted export shows it (what every other emission masks)."""
     content = redact_pii(shown_content(entry))[0]
     value = shown_value(entry)
     key = shown_key(entry)
@@ -92,29 +93,38 @@ def export(
     its token's tenant)."""
     total = ctx.storage.count(flt)
     if isinstance(target, str | os.PathLike):
-        path = Path(target)
-        if "\x00" in str(path):
-            raise SecurityError("export path contains a NUL character")
-        if path.is_dir():
-            raise ValidationError(f"export target {path} is a directory")
-        partial = path.with_name(path.name + ".partial")
-        try:
-            with open(partial, "wb") as handle:
-                report = _write(ctx, handle, flt, scope, include_embeddings, redacted,
-                                filters, library_version, total, progress, encryption,
-                                select, salt, transform)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(partial, path)
-        except OSError as exc:
-            partial.unlink(missing_ok=True)
-            raise StorageError(f"could not write the bundle {path}: {exc}") from exc
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
-        return attrs.evolve(report, path=str(path), bytes=path.stat().st_size)
+        reports: list[ExportReport] = []
+        path = written_whole(target, lambda handle: reports.append(_write(
+            ctx, handle, flt, scope, include_embeddings, redacted, filters, library_version,
+            total, progress, encryption, select, salt, transform)), "bundle")
+        return attrs.evolve(reports[0], path=str(path), bytes=path.stat().st_size)
     return _write(ctx, target, flt, scope, include_embeddings, redacted, filters,
                   library_version, total, progress, encryption, select, salt, transform)
+
+
+def written_whole(target: str | os.PathLike[str], write: Callable[[IO[bytes]], object],
+                  what: str) -> Path:
+    """``target`` written by ``write`` beside itself and renamed into place only when
+    whole and synced: a crash or a full disk never leaves half a file under its name."""
+    path = Path(target)
+    if "\x00" in str(path):
+        raise SecurityError("export path contains a NUL character")
+    if path.is_dir():
+        raise ValidationError(f"export target {path} is a directory")
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with open(partial, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise StorageError(f"could not write the {what} {path}: {exc}") from exc
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return path
 
 
 def _write(
@@ -132,7 +142,7 @@ def _write(
     with_vectors = include_embeddings and embedder is not None
     try:
         done = 0
-        for page in _pages(ctx, flt):
+        for page in pages(ctx, flt):
             chosen = page if select is None else [e for e in page if select(e)]
             vectors = ctx.storage.vectors_for([e.id for e in chosen]) if with_vectors else {}
             for entry in chosen:
@@ -140,7 +150,7 @@ def _write(
                     continue
                 if transform is not None:
                     entry = transform(entry)
-                shown = _scrub(entry) if redacted else entry
+                shown = scrubbed(entry) if redacted else entry
                 vector = vectors.get(entry.id)
                 if vector is not None and shown.content != entry.content:
                     vector = None
@@ -176,7 +186,7 @@ def _embedding_block(ctx: MemoryContext) -> dict[str, Any]:
             "provider": type(embedder).__module__.rsplit(".", 1)[-1]}
 
 
-def _pages(ctx: MemoryContext, flt: EntryFilter) -> Iterator[list[MemoryEntry]]:
+def pages(ctx: MemoryContext, flt: EntryFilter) -> Iterator[list[MemoryEntry]]:
     """The entries of ``flt`` in id order, ``PAGE`` at a time (keyset: stable while
     other writers add entries)."""
     cursor: str | None = None

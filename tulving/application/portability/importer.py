@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -196,12 +196,7 @@ class Importer:
     # entry points -------------------------------------------------------------------------
     def run(self, source: str | os.PathLike[str] | IO[bytes]) -> ImportReport:
         if isinstance(source, str | os.PathLike):
-            path = Path(source)
-            if "\x00" in str(path):
-                raise SecurityError("bundle path contains a NUL character")
-            if not path.is_file():
-                raise ValidationError(f"no bundle file at {path}")
-            with open(path, "rb") as handle:
+            with open(readable_file(source, "bundle"), "rb") as handle:
                 return self._run(handle)
         return self._run(source)
 
@@ -257,18 +252,39 @@ class Importer:
         return attrs.evolve(moved, user_id=me.user_id, workspace_id=me.workspace_id,
                             partition=owner.partition_for(entry.scope, entry.session_id))
 
+    def run_entries(self, entries: Iterable[MemoryEntry], total: int,
+                    described: dict[str, Any]) -> ImportReport:
+        """Merge ``entries`` (read from a file of another system: no vectors) by the same
+        rules and write path as a bundle's, in one transaction; ``described`` says what
+        was imported for the audit record."""
+        try:
+            with writing(self.ctx):
+                self._merge_pairs(((e, None) for e in entries), total, described)
+                if self.dry_run:
+                    raise _DryRun
+        except _DryRun:
+            return self.report
+        self._update_index()
+        return self.report
+
     def _merge(self, reader: BundleReader, keep_vectors: bool) -> None:
+        def pairs() -> Iterator[tuple[MemoryEntry, Any]]:
+            for record, blob in reader.records():
+                vector = None
+                if blob is not None and keep_vectors:
+                    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                yield record_to_entry(record), vector
+
+        self._merge_pairs(pairs(), reader.manifest.entry_count, {})
+
+    def _merge_pairs(self, pairs: Iterable[tuple[MemoryEntry, Any]], total: int,
+                     described: dict[str, Any]) -> None:
         me = self.ctx.identity
         salt = f"{me.tenant}" if self.remap else None
-        total = reader.manifest.entry_count
         done = 0
         pending: list[tuple[MemoryEntry, Any]] = []
-        for record, blob in reader.records():
-            entry = self._place(record_to_entry(record), salt)
-            vector = None
-            if blob is not None and keep_vectors:
-                vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-            pending.append((entry, vector))
+        for entry, vector in pairs:
+            pending.append((self._place(entry, salt), vector))
             if len(pending) >= BATCH:
                 deadline.check("the import")  # a server's --timeout: stop between batches
                 done += self._batch(pending)
@@ -279,7 +295,7 @@ class Importer:
         if self.progress is not None:
             self.progress("import", done, total)
         self.audit.record("import", {"entries": total, "reembedding": self.reembedding,
-                                     "on_conflict": self.on_conflict},
+                                     "on_conflict": self.on_conflict, **described},
                           details={**self.report.counts(), "dry_run": self.dry_run})
 
     def _batch(self, pending: list[tuple[MemoryEntry, Any]]) -> int:
@@ -454,6 +470,17 @@ def _with_ids(entry: MemoryEntry, ids: dict[str, str]) -> MemoryEntry:
         related_to=tuple(map(move, entry.related_to)),
         source_entry_ids=tuple(map(move, entry.source_entry_ids)),
         conflict_ids=tuple(map(move, entry.conflict_ids)))
+
+
+def readable_file(source: str | os.PathLike[str], what: str) -> Path:
+    """``source`` as the path of a file to read: SecurityError for a NUL in it (it would
+    name another file at the system call), ValidationError when there is no such file."""
+    path = Path(source)
+    if "\x00" in str(path):
+        raise SecurityError(f"{what} path contains a NUL character")
+    if not path.is_file():
+        raise ValidationError(f"no {what} file at {path}")
+    return path
 
 
 def check_content_hash(entry: MemoryEntry) -> MemoryEntry:

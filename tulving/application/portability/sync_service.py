@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import logging
 
 import attrs
 
@@ -45,6 +44,7 @@ from tulving.application.portability.sync import (
     read_erasures,
 )
 from tulving.domain.errors import ConfigError, ScopeError, StorageError, ValidationError
+from tulving.domain.log_masking import masked_logger
 from tulving.domain.sealing import is_sealed
 from tulving.domain.sync_answers import PushAnswer, TenantAnswer
 from tulving.ports.storage import (
@@ -57,7 +57,7 @@ from tulving.ports.storage import (
     check_sync_device,
 )
 
-log_ = logging.getLogger(__name__)
+log_ = masked_logger(__name__)
 
 #: Most deltas one listing returns.
 MAX_PAGE = 1000

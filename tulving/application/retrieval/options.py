@@ -64,6 +64,15 @@ class SearchOptions:
       evidence, one slot).
     - ``mmr``: maximal marginal relevance over the ``rerank_depth`` best (word overlap;
       :func:`tulving.domain.rerank.diversified`); 1.0 leaves the order alone.
+    - ``calibrated`` / ``strong_depth`` / ``strong_compute``: the best ``strong_depth``
+      fused candidates are scored by a logistic map of their fused score (over the
+      best), their cosine with the query and the head's best cosine
+      (:mod:`tulving.domain.strong_fusion`, :mod:`.calibration`): a probability of
+      relevance, comparable across queries. Without a strong tier the map reads the fast
+      encoder's best cosine only and keeps the fused order; with one
+      (``options={"search": {"strong": "mpnet"}}``) each candidate's strong cosine
+      enters too and re-orders the head. Of the head, at most ``strong_compute``
+      candidates without a stored strong vector are encoded on demand.
     - ``expansion_weight``: used only when the searcher has an expander (an LLM and
       ``search.llm_expansion``; the defaults need no LLM). Hybrid search then also asks
       the model for words a matching memory would use and one memory that would answer
@@ -89,6 +98,9 @@ class SearchOptions:
     fold_derived: bool = True
     expansion_weight: float = EXPANSION_WEIGHT
     mmr: float = 1.0
+    calibrated: bool = True
+    strong_depth: int = 30
+    strong_compute: int = 30
 
     def __attrs_post_init__(self) -> None:
         if self.ranker not in RANKERS:

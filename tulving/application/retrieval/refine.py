@@ -100,4 +100,9 @@ def add_neighbours(
     if not share or depth <= 0 or not fused:
         return fused
     around = ctx.storage.adjacent([h.id for h in fused[:depth]], flt)
+    # a neighbour read off a hit (a fact of that turn) is the hit again: fold's rule
+    lifted = sorted({n for ids in around.values() for n in ids})
+    if lifted:
+        of_hit = {e.id for e in ctx.storage.get_many(lifted) if e.derived_from in around}
+        around = {i: tuple(n for n in ids if n not in of_hit) for i, ids in around.items()}
     return rerank.lift_neighbours(fused, around, share, depth)

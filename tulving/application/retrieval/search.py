@@ -21,7 +21,7 @@ import attrs
 
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.warnings_once import warn_once
-from tulving.application.retrieval import features, ranker
+from tulving.application.retrieval import calibration, features, ranker
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.refine import (
     add_neighbours,
@@ -29,21 +29,27 @@ from tulving.application.retrieval.refine import (
     read_candidates,
     refine,
 )
-from tulving.domain import rerank
+from tulving.application.retrieval.strong import StrongTier
+from tulving.domain import rerank, strong_fusion
 from tulving.domain.entry import Brief, MemoryEntry
 from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ValidationError
 from tulving.domain.fusion import blend, normalise, rrf
+from tulving.domain.hygiene import echoes, same_text
 from tulving.domain.lexical import query_terms
 from tulving.domain.query import EntryFilter, ScoredId, SearchResult, entry_matches
 from tulving.domain.query_analysis import analyse
 from tulving.domain.query_expansion import Expansion
+from tulving.domain.tool_items import hidden_tags
 from tulving.domain.types import MemoryType
 from tulving.domain.validation import check_tags
 
 MODES = ("hybrid", "semantic", "lexical", "key")
 MAX_TOP_K = 1000
 MAX_QUERY_CHARS = 10_000
+#: Hits asked beyond ``top_k`` so that leaving out copies and the question's own turn
+#: (``domain.hygiene``) still returns ``top_k`` when the store has them.
+HYGIENE_SLACK = 10
 
 
 def check_query(query: object) -> str:
@@ -77,13 +83,20 @@ def build_filter(
     since: datetime | None = None,
     until: datetime | None = None,
     as_of: datetime | None = None,
+    *,
+    recall: bool = False,
 ) -> EntryFilter:
+    """The filter of a read on behalf of ``ctx``'s identity; ``recall`` (search, curate,
+    the briefing) also leaves out tool items unless ``tags`` names their tag
+    (:mod:`tulving.domain.tool_items`)."""
     if isinstance(types, str | MemoryType):
         types = [types]
+    checked = check_tags(tags) if tags else None
     return EntryFilter(
         partitions=ctx.visible_partitions(),
         types=tuple(MemoryType.parse(t) for t in types) if types else None,
-        tags=check_tags(tags) if tags else None,
+        tags=checked,
+        without_tags=hidden_tags(checked) if recall else None,
         since=check_time("since", since),
         until=check_time("until", until),
         as_of=check_time("as_of", as_of),
@@ -105,10 +118,12 @@ Expander = Callable[[str], Expansion | None]
 
 class Searcher:
     def __init__(self, ctx: MemoryContext, options: SearchOptions | None = None,
-                 expander: Expander | None = None) -> None:
+                 expander: Expander | None = None, strong: StrongTier | None = None) -> None:
         self.ctx = ctx
         self.options = options or SearchOptions()
         self.expander = expander
+        #: the strong tier (a second encoder re-scoring the best candidates), or None
+        self.strong = strong
         self._workers: ThreadPoolExecutor | None = None
         # The last few query vectors: search embeds its query once for the candidates
         # and reads it again for each hit's similarity (a local query costs ~7 ms).
@@ -266,7 +281,36 @@ class Searcher:
         if opts.neighbour_share and fused:
             fused = add_neighbours(self.ctx, flt, fused, opts.neighbour_share,
                                    opts.neighbour_depth)
+        if opts.calibrated and fused:
+            fused = self.calibrated(query, fused, loaded, briefs)
         return self._diversified(fused, loaded, briefs)[:limit]
+
+    def strong_cosines(self, query: str, ids: Sequence[str],
+                       loaded: dict[str, MemoryEntry] | None = None,
+                       briefs: dict[str, Brief] | None = None) -> dict[str, float]:
+        """The strong tier's cosine of ``query`` with each of ``ids`` (best first; the
+        ones without a stored strong vector are encoded now, ``strong_compute`` at most)."""
+        if self.strong is None or not ids:
+            return {}
+        read = read_candidates(self.ctx, list(ids), loaded, briefs)
+        known = {**(loaded or {}), **(briefs or {}), **{b.id: b for b in read}}
+        texts = {i: known[i].content for i in ids if i in known}
+        return self.strong.cosines(query, texts, self.options.strong_compute)
+
+    def calibrated(self, query: str, fused: list[ScoredId],
+                   loaded: dict[str, MemoryEntry] | None = None,
+                   briefs: dict[str, Brief] | None = None) -> list[ScoredId]:
+        """The fused list with probabilities for scores (``domain.strong_fusion``): the
+        head re-scored with the strong tier's cosines when there is one, else with the
+        fast encoder's best cosine (the fused order kept)."""
+        opts = self.options
+        head = [h.id for h in fused[: opts.strong_depth]]
+        if self.strong is not None:
+            cosines = self.strong_cosines(query, head, loaded, briefs)
+            return strong_fusion.calibrated(fused, cosines, calibration.STRONG,
+                                            opts.strong_depth)
+        cosines = self.similarities(query, head)
+        return strong_fusion.calibrated(fused, cosines, calibration.FAST, opts.strong_depth)
 
     def _diversified(
         self, fused: list[ScoredId], loaded: dict[str, MemoryEntry] | None,
@@ -394,20 +438,34 @@ class Searcher:
         check_top_k(top_k)
         min_score = check_min_score(min_score)
         loaded: dict[str, MemoryEntry] = {}
-        hits = self.ranked_ids(query, mode, flt, top_k, loaded, whole=False)
+        # a few more than asked: copies and the question's own turn are left out below
+        # (deeper requests add hits at the bottom, never reorder the top)
+        wanted = min(MAX_TOP_K, top_k + HYGIENE_SLACK)
+        hits = self.ranked_ids(query, mode, flt, wanted, loaded, whole=False)
         if min_score is not None:
             hits = [h for h in hits if h.score >= min_score]
-        entries = self.load([h.id for h in hits], loaded)
-        results: list[SearchResult] = []
+        kept: list[tuple[ScoredId, MemoryEntry]] = []
+        seen: set[str] = set()
+        start = 0
+        while start < len(hits) and len(kept) < top_k:
+            # read only as many as may be returned (more only when some were left out)
+            batch = hits[start : start + top_k - len(kept)]
+            start += len(batch)
+            entries = self.load([h.id for h in batch], loaded)
+            for hit in batch:
+                entry: MemoryEntry | None = entries.get(hit.id)
+                if entry is None or not entry_matches(entry, flt):
+                    continue
+                text = same_text(entry.content)
+                if text in seen or (mode != "key" and echoes(query, entry.content)):
+                    continue
+                seen.add(text)
+                kept.append((hit, entry))
         effective = mode if mode == "key" or self.ctx.embedder is not None else "lexical"
-        similarity = (self.similarities(query, [h.id for h in hits])
+        similarity = (self.similarities(query, [h.id for h, _ in kept])
                       if effective in ("hybrid", "semantic") else {})
-        for hit in hits:
-            entry: MemoryEntry | None = entries.get(hit.id)
-            if entry is not None and entry_matches(entry, flt):
-                results.append(SearchResult(entry=entry, score=hit.score, match_type=effective,
-                                            similarity=similarity.get(hit.id)))
-        return results
+        return [SearchResult(entry=entry, score=hit.score, match_type=effective,
+                             similarity=similarity.get(hit.id)) for hit, entry in kept]
 
     def similarities(self, query: str, ids: Sequence[str]) -> dict[str, float]:
         """The cosine of the query's vector and each entry's stored vector (entries

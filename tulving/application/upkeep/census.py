@@ -17,9 +17,16 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.domain.enrichment import TaskBacklog
 from tulving.domain.reports import Report
 from tulving.ports.embedder import Preloads
-from tulving.ports.storage import DELTA_PENDING, DELTA_QUARANTINED, EntryCensus, SyncLog
+from tulving.ports.storage import (
+    DELTA_PENDING,
+    DELTA_QUARANTINED,
+    EnrichmentTasks,
+    EntryCensus,
+    SyncLog,
+)
 
 #: Deltas counted per tenant and state at most (a count beyond it reads as this many).
 MAX_DELTAS = 100_000
@@ -50,6 +57,8 @@ class StoreCensus(Report):
     deltas_pending: int | None
     deltas_quarantined: int | None
     failures: int
+    #: Enrichment tasks per kind (pending, running, failed), store-wide.
+    enrichment: Mapping[str, TaskBacklog] | None = None
 
 
 def store_census(ctx: MemoryContext, tenants: Iterable[str]) -> StoreCensus:
@@ -81,7 +90,13 @@ def store_census(ctx: MemoryContext, tenants: Iterable[str]) -> StoreCensus:
         except Exception:
             failures += 1
             pending = quarantined = None
-    return StoreCensus(census, jobs, pending, quarantined, failures)
+    enrichment: dict[str, TaskBacklog] | None = None
+    if isinstance(storage, EnrichmentTasks):
+        try:
+            enrichment = dict(storage.task_backlog(ctx.clock.now()))
+        except Exception:
+            failures += 1
+    return StoreCensus(census, jobs, pending, quarantined, failures, enrichment)
 
 
 def pool_stats(ctx: MemoryContext) -> Mapping[str, int] | None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import attrs
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.domain.enrichment import EnrichmentReport
 from tulving.domain.memory_reports import LLMStats, LLMUsage, StatsReport, VectorsInUse
 from tulving.domain.query import EntryFilter
 from tulving.domain.types import ArchiveReason, MemoryType
 
 
-def store_stats(ctx: MemoryContext, llm: LLMUsage, jobs_pending: int) -> StatsReport:
+def store_stats(ctx: MemoryContext, llm: LLMUsage, jobs_pending: int,
+                enrichment: EnrichmentReport) -> StatsReport:
     visible = ctx.visible_partitions()
     by_type = {
         t.value: ctx.storage.count(EntryFilter(partitions=visible, types=(t,)))
@@ -34,4 +36,5 @@ def store_stats(ctx: MemoryContext, llm: LLMUsage, jobs_pending: int) -> StatsRe
         tokenizer=ctx.tokenizer.name if ctx.tokenizer else None,
         llm=LLMStats(**attrs.asdict(llm, recurse=False), jobs_pending=jobs_pending),
         session_id=ctx.session_id,
+        enrichment=enrichment,
     )

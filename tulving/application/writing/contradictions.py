@@ -21,6 +21,11 @@ rules, in order, for each entry about to be written (seed 002's consolidator, AD
 Rules 1 and 3 are dedup and only apply to semantic and procedural types (an episode that
 happens twice happened twice); ``store(..., dedup=False)`` turns them off. Rule 2 always
 applies: it is the meaning of entity/attribute/value.
+
+A PREFERENCE or FACT that restates an active one (rule 1's same text, rule 2's same value,
+or, between 1 and 2, a text whose restatement score reaches its threshold) REINFORCEs it
+instead of being a NOOP: the existing entry's evidence counts one more statement
+(``writing.reinforce``); no row is added.
 """
 
 from __future__ import annotations
@@ -33,6 +38,13 @@ from typing import Any, Protocol
 import attrs
 
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.writing.reinforce import (
+    batch_candidates,
+    best_restated,
+    lexical_candidates,
+    reinforces,
+    with_evidence,
+)
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import EntryFilter, ScoredId
 from tulving.domain.types import ArchiveReason, CognitiveKind, MemoryType
@@ -79,18 +91,32 @@ class WritePlan:
     inserts: list[tuple[MemoryEntry, Any]] = attrs.field(factory=list)
     slots: list[int | MemoryEntry] = attrs.field(factory=list)
     updates: dict[str, MemoryEntry] = attrs.field(factory=dict)
+    #: Existing entries whose evidence this plan adds to (``writing.reinforce``).
+    reinforced: dict[str, MemoryEntry] = attrs.field(factory=dict)
     links: set[tuple[str, str]] = attrs.field(factory=set)
     unindex: list[str] = attrs.field(factory=list)
     decisions: list[str] = attrs.field(factory=list)
 
     def outcomes(self, written: Sequence[WriteOutcome]) -> list[WriteOutcome]:
         out: list[WriteOutcome] = []
-        for slot in self.slots:
+        for slot, decision in zip(self.slots, self.decisions, strict=True):
             if isinstance(slot, int):
-                out.append(written[slot])
+                out.append(attrs.evolve(written[slot], decision=decision))
             else:
-                out.append(WriteOutcome(entry=slot))
+                out.append(WriteOutcome(entry=self.reinforced.get(slot.id, slot),
+                                        decision=decision))
         return out
+
+    def reinforce(self, old: MemoryEntry, new: MemoryEntry) -> int | MemoryEntry:
+        """Count ``new`` as one more statement of ``old`` (an entry of this batch or of
+        the store); returns the slot the item takes."""
+        for i, (inserted, vector) in enumerate(self.inserts):
+            if inserted.id == old.id:
+                self.inserts[i] = (with_evidence(inserted, new), vector)
+                return i
+        held = self.reinforced.get(old.id, old)
+        self.reinforced[old.id] = with_evidence(held, new)
+        return self.reinforced[old.id]
 
 
 def _supersede(old: MemoryEntry, new: MemoryEntry, now: datetime) -> MemoryEntry:
@@ -125,6 +151,7 @@ def plan_writes(
     vector index now, :class:`StoreReads`)."""
     plan = WritePlan()
     reads = reads if reads is not None else StoreReads(ctx)
+    user_id = ctx.identity.user_id
     check_vectors = checks_vectors(ctx, entries)
     batch_hashes: dict[tuple[str, str], int] = {}
     batch_facts: dict[tuple[str, str, str], int] = {}
@@ -134,12 +161,23 @@ def plan_writes(
 
     for entry, vector, wants_dedup in zip(entries, vectors, dedup, strict=True):
         use_dedup = wants_dedup and dedups(entry)
+        folds = use_dedup and reinforces(entry)
         # 1. exact restatement
         if use_dedup:
             existing = _same_hash(reads, entry, plan, batch_hashes)
             if existing is not None:
-                plan.slots.append(existing)
-                plan.decisions.append("noop")
+                plan.slots.append(plan.reinforce(existing, entry) if folds else existing)
+                plan.decisions.append("reinforce" if folds else "noop")
+                continue
+        # 1b. a restatement in other words (structured facts: rule 2)
+        if folds and (entry.entity is None or entry.attribute is None):
+            restated = best_restated(
+                entry, [current(e) for e in (*batch_candidates(
+                    [e for e, _ in plan.inserts], entry), *reads.restated(entry))],
+                user_id)
+            if restated is not None:
+                plan.slots.append(plan.reinforce(restated, entry))
+                plan.decisions.append("reinforce")
                 continue
         decision = "add"
         # 2. structured fact
@@ -164,8 +202,8 @@ def plan_writes(
                     entry = attrs.evolve(entry, supersedes=entry.supersedes or old.id)
                     decision = "invalidate"
             if noop is not None:
-                plan.slots.append(noop)
-                plan.decisions.append("noop")
+                plan.slots.append(plan.reinforce(noop, entry) if folds else noop)
+                plan.decisions.append("reinforce" if folds else "noop")
                 continue
         # 3. near duplicates and undecidable conflicts, by cosine
         elif wants_vector_check(entry, vector, use_dedup, check_vectors):
@@ -280,6 +318,11 @@ class PlanReads(Protocol):
         ``NEIGHBOURS`` nearest."""
         ...
 
+    def restated(self, entry: MemoryEntry) -> list[MemoryEntry]:
+        """Active entries of ``entry``'s partition and type that share its words (the
+        candidates a restatement is looked for among; a few)."""
+        ...
+
 
 #: How many nearest entries rule 3 looks at.
 NEIGHBOURS = _NEIGHBOURS
@@ -314,6 +357,9 @@ class StoreReads:
     def scored(self, vector: Any, k: int = NEIGHBOURS) -> list[ScoredId]:
         assert self.ctx.vectors is not None
         return list(self.ctx.vectors.query(vector, k))
+
+    def restated(self, entry: MemoryEntry) -> list[MemoryEntry]:
+        return lexical_candidates(self.ctx, entry)
 
     def neighbours(self, entry: MemoryEntry, vector: Any) -> list[tuple[MemoryEntry, float]]:
         hits = [h for h in self.scored(vector) if h.score >= CONFLICT_THRESHOLD]

@@ -45,6 +45,7 @@ from tulving.application.writing.contradictions import (
     dedups,
     wants_vector_check,
 )
+from tulving.application.writing.reinforce import reinforces
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.identity import tenant_of_partition
 from tulving.domain.query import ScoredId
@@ -66,6 +67,7 @@ class PlannedReads:
         self.twin_ids: dict[str, list[str]] = {}
         self.holder_ids: dict[str, list[str]] = {}
         self.hits: dict[str, list[ScoredId]] = {}
+        self.restated_ids: dict[str, list[str]] = {}
         self.rows: dict[str, MemoryEntry] = {}  # the candidates as read (plan_reads)
 
     def prefetch(self, entries: Sequence[MemoryEntry], vectors: Sequence[Any],
@@ -76,6 +78,10 @@ class PlannedReads:
             use_dedup = wanted and dedups(entry)
             if use_dedup:
                 self.twin_ids[entry.id] = self.store.twin_ids(entry)
+            if use_dedup and reinforces(entry):
+                restated = self.store.restated(entry)
+                self.restated_ids[entry.id] = [e.id for e in restated]
+                self.rows.update((e.id, e) for e in restated)
             if entry.entity is not None and entry.attribute is not None:
                 holders = self.store.holders(entry)
                 self.holder_ids[entry.id] = [e.id for e in holders]
@@ -89,7 +95,8 @@ class PlannedReads:
 
     def candidates(self) -> set[str]:
         """Every id the prefetch read."""
-        ids = {i for found in (*self.twin_ids.values(), *self.holder_ids.values())
+        ids = {i for found in (*self.twin_ids.values(), *self.holder_ids.values(),
+                               *self.restated_ids.values())
                for i in found}
         ids.update(h.id for hits in self.hits.values() for h in hits)
         return ids
@@ -174,6 +181,15 @@ class CheckedReads:
         found.update((e.id, e) for e in self.written
                      if e.partition == entry.partition and matches(e))
         return {i: e for i, e in found.items() if e.is_active}
+
+    def restated(self, entry: MemoryEntry) -> list[MemoryEntry]:
+        # A plan that reinforces is written under the lock (``Writer``); one that does
+        # not is checked here against what was written since the prefetch.
+        found = self._active(entry, self.planned.restated_ids, lambda e: (
+            e.type is entry.type))
+        if found is None:
+            return self.planned.store.restated(entry)
+        return [found[i] for i in sorted(found)]
 
     def neighbours(self, entry: MemoryEntry, vector: Any) -> list[tuple[MemoryEntry, float]]:
         known = self.planned.hits.get(entry.id)

@@ -29,7 +29,7 @@ writers of one memory embed in parallel and queue only to decide and commit. For
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -39,9 +39,16 @@ from tulving.application.governance.erasure import every_version, scrub
 from tulving.application.governance.integrity import Governance
 from tulving.application.plumbing import deadline
 from tulving.application.plumbing.context import MemoryContext
+from tulving.application.plumbing.deferred_vectors import KIND as DEFERRED_VECTORS
+from tulving.application.plumbing.enrichment import Enricher
 from tulving.application.plumbing.representation import embed_entries
 from tulving.application.plumbing.vector_sync import catch_up, follows_log, save_index
-from tulving.application.plumbing.write_order import commit_at_once, writing
+from tulving.application.plumbing.write_order import (
+    after_commit,
+    commit_at_once,
+    inside_writing,
+    writing,
+)
 from tulving.application.writing.contradictions import WritePlan, plan_writes
 from tulving.application.writing.write_hooks import apply_before_write
 from tulving.application.writing.write_plans import PlannedReads
@@ -50,7 +57,7 @@ from tulving.domain.entry_factory import build_entry
 from tulving.domain.errors import TulvingError, ValidationError
 from tulving.domain.records import AuditDraft
 from tulving.domain.redaction import find_masks
-from tulving.domain.types import ArchiveReason
+from tulving.domain.types import ArchiveReason, MemoryType
 from tulving.domain.write_policy import WritePolicy
 from tulving.plugins.hooks import WriteContext
 from tulving.ports.storage import Archival, Supersession, WriteMarks, WriteOutcome
@@ -58,19 +65,28 @@ from tulving.ports.vectors import IndexInStore
 
 
 class Writer:
-    def __init__(self, ctx: MemoryContext, governance: Governance, audit: AuditTrail) -> None:
+    def __init__(self, ctx: MemoryContext, governance: Governance, audit: AuditTrail,
+                 enricher: Enricher) -> None:
         self.ctx = ctx
         self.governance = governance
         self.audit = audit
+        #: Where a write queues what derives from it (plumbing.enrichment).
+        self.enricher = enricher
         #: The Memory's lock: this process's writers decide and commit one at a time.
         self.serial = ctx.serial
 
     def write(
         self, batch: list[dict[str, Any]], operation: str, session_id: str | None,
-        policy: WritePolicy,
+        policy: WritePolicy, *, defer_vectors: bool = False, enrich: Sequence[str] = (),
     ) -> list[WriteOutcome]:
         """Write ``batch`` (``store`` keyword dicts) as one all-or-nothing transaction;
-        ``policy`` is what the write hooks enforce (the Memory's, read at each write)."""
+        ``policy`` is what the write hooks enforce (the Memory's, read at each write).
+        ``defer_vectors``: commit the entries without vectors and queue their embedding
+        (the ``vectors`` enrichment) in the same transaction, so the call returns without
+        running the model; they are found by full text at once, by vector once the
+        worker has run (decisions that need a vector, near duplicates, are not taken).
+        ``enrich``: further enrichment kinds queued, in the same transaction, for every
+        entry the write inserts (``remember()``'s turns: what is read off them)."""
         ctx = self.ctx
         now = ctx.clock.now()
         dedup = [pop_dedup(fields) for fields in batch]
@@ -90,18 +106,20 @@ class Writer:
         entries = [self.governance.seal(attrs.evolve(e, masks=find_masks(e)))
                    for e in self._keep_unnamed(entries, named)]
         vectors: list[Any] = [None] * len(entries)
-        if ctx.embedder is not None and entries:
+        deferred = defer_vectors and ctx.embedder is not None
+        if ctx.embedder is not None and entries and not deferred:
             matrix = embed_entries(ctx, entries)
             vectors = [matrix[i] for i in range(len(entries))]
         deadline.check("the write")
         planned = None
         earlier: list[AuditDraft] = []  # read records a failed planned commit took
-        if isinstance(ctx.storage, WriteMarks) and ctx.storage.plans_ahead():
+        if (isinstance(ctx.storage, WriteMarks) and ctx.storage.plans_ahead()
+                and not inside_writing() and not enrich):
             # plan now, check under the lock (write_plans)
             planned = PlannedReads(ctx, ctx.storage)
             planned.prefetch(entries, vectors, dedup)
             done, earlier = self._commit_planned(ctx.storage, planned, batch, entries,
-                                                 vectors, dedup, now, operation)
+                                                 vectors, dedup, now, operation, deferred)
             if done is not None:
                 return done
         with self.serial:
@@ -114,16 +132,26 @@ class Writer:
                                    self.governance.may_change,
                                    planned.checked(entries) if planned else None)
                 lost = self._supersede(plan, now)
+                for entry in plan.reinforced.values():  # evidence added, in this transaction
+                    ctx.storage.replace(self.governance.seal(entry))
                 written = ctx.storage.write_many(plan.inserts)
                 if plan.links:
                     ctx.storage.link_conflicts(sorted(plan.links), now)
+                self._queue_enrichment([o.entry.id for o in written], deferred, enrich)
                 outcomes = plan.outcomes(written)
                 self.audit.record_many(self._drafts(operation, batch, outcomes, plan),
                                        earlier=earlier)
             if not in_store(ctx.vectors):
-                # Still under the lock: the next writer's near-duplicate check must find
-                # these vectors in an index this process keeps (storage already has them).
-                self._update_index(written, plan, lost)
+                if inside_writing():
+                    # A write inside another's transaction (an enrichment's commit): the
+                    # index follows once that commits, never while it holds the store
+                    # (the index's lock is taken before the store's, never after).
+                    after_commit(lambda: self._update_index(written, plan, lost))
+                else:
+                    # Still under the lock: the next writer's near-duplicate check must
+                    # find these vectors in an index this process keeps (storage already
+                    # has them).
+                    self._update_index(written, plan, lost)
         # An index inside the store (pgvector) was changed by the commit itself: the
         # vectors written are indexed, the superseded ones un-flagged; nothing to add.
         return outcomes
@@ -136,14 +164,45 @@ class Writer:
                 "superseded": o.superseded.id if o.superseded else None,
                 "review": o.entry.review_status.value,
                 "decision": decision,
+                **({"evidence": o.entry.metadata.get("evidence")}
+                   if decision == "reinforce" else {}),
             })
             for fields, o, decision in zip(batch, outcomes, plan.decisions, strict=True)
         ]
 
+    def retype(self, changes: Mapping[str, tuple[MemoryType, float]], operation: str) -> int:
+        """Give entries another type and importance (a turn the rules read as a decision,
+        plan or procedure, once they have read it), signed anew and audited, in the
+        caller's writing transaction or one of its own; returns how many changed."""
+        ctx = self.ctx
+        changed = 0
+        with writing(ctx):
+            for entry in ctx.storage.get_many(sorted(changes)):
+                kind, importance = changes[entry.id]
+                if not entry.is_active or entry.type is kind:
+                    continue
+                ctx.storage.replace(self.governance.seal(attrs.evolve(
+                    entry, type=kind, importance=importance, updated_at=ctx.clock.now())))
+                self.audit.record(operation, {"retype": kind.value}, entry_id=entry.id,
+                                  details={"decision": "retype", "from": entry.type.value,
+                                           "to": kind.value})
+                changed += 1
+        return changed
+
+    def _queue_enrichment(self, inserted: Sequence[str], deferred: bool,
+                          enrich: Sequence[str] = ()) -> None:
+        """Inside the write's transaction: what derives from the entries it inserts."""
+        if deferred:
+            self.enricher.queue(DEFERRED_VECTORS, inserted)
+        for kind in enrich:
+            self.enricher.queue(kind, inserted)
+        self.enricher.queue_on_write(inserted)
+
     def _commit_planned(self, marks: WriteMarks, planned: PlannedReads,
                         batch: Sequence[dict[str, Any]], entries: Sequence[MemoryEntry],
                         vectors: Sequence[Any], dedup: Sequence[bool], now: Any,
-                        operation: str) -> tuple[list[WriteOutcome] | None, list[AuditDraft]]:
+                        operation: str, deferred: bool,
+                        ) -> tuple[list[WriteOutcome] | None, list[AuditDraft]]:
         """A batch without keys, planned from the prefetch and committed by one storage
         call that checks the plan under the tenant's lock (``write_plans``). None when
         this path does not apply or the check failed (nothing was written then), with
@@ -155,7 +214,7 @@ class Writer:
         reads = planned.plan_reads()
         plan = plan_writes(ctx, entries, vectors, dedup, now, self.governance.may_change,
                            reads)
-        if reads.missed:
+        if reads.missed or plan.reinforced:
             return None, []
         inserted = {e.id for e, _ in plan.inserts}
         flags = {side: plan.updates[side].conflict_ids for pair in plan.links
@@ -165,13 +224,21 @@ class Writer:
         drafts = self._drafts(operation, batch, outcomes, plan)
         supersede = self._supersessions(plan, now)
         earlier = self.audit.take_reads()
+        inserted_ids = [e.id for e, _ in plan.inserts]
+        tasks = [(DEFERRED_VECTORS, i) for i in inserted_ids if deferred]
+        tasks += self.enricher.on_write(inserted_ids)
         try:
             committed = commit_at_once(ctx, lambda: marks.commit_planned(
-                check, supersede, flags, plan.inserts, [*earlier, *drafts], now))
+                check, supersede, flags, plan.inserts, [*earlier, *drafts], now,
+                tasks=tasks))
         except BaseException:
             self.audit.requeue_reads(earlier)
             raise
-        return (outcomes, []) if committed is not None else (None, earlier)
+        if committed is None:
+            return None, earlier
+        if tasks:
+            self.enricher.wake()
+        return outcomes, []
 
     def _supersessions(self, plan: WritePlan, now: Any) -> list[Supersession]:
         """The plan's supersedes as targeted updates (signed anew: ``valid_until`` moved)."""

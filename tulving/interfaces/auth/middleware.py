@@ -9,17 +9,17 @@ a revocation takes effect at once without a restart.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from tulving.domain.errors import TulvingError
+from tulving.domain.log_masking import masked_logger
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-log = logging.getLogger("tulving.mcp.auth")
+log = masked_logger("tulving.mcp.auth")
 
 
 class BearerAuth:

@@ -107,12 +107,14 @@ def _store(memory: Any, args: argparse.Namespace, out: Output) -> int:
     if args.no_tags and args.tags:
         raise ValidationError("give --tag or --no-tags, not both")
     tags = [] if args.no_tags else args.tags
-    entry = memory.store(content, type=args.type, key=args.key, tags=tags,
-                         importance=args.importance, pinned=args.pinned)
+    done = memory.store(content, type=args.type, key=args.key, tags=tags,
+                        importance=args.importance, pinned=args.pinned, report=True)
+    entry = done.entry
     note = f", superseding {entry.supersedes}" if entry.supersedes else ""
+    verb = "reinforced" if done.outcome == "reinforced" else "stored"
     out.result(
-        {"stored": render.entry_dict(entry)},
-        f"stored {entry.type.value} {entry.id}" + (f" key={entry.key}" if entry.key else "") + note,
+        {"stored": render.entry_dict(entry), **done.as_dict()},
+        f"{verb} {entry.type.value} {entry.id}" + (f" key={entry.key}" if entry.key else "") + note,
     )
     return OK
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from tulving.application.plumbing.composition import DEFAULT
 from tulving.domain.errors import ValidationError
+from tulving.domain.log_masking import masked_logger
 from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
 from tulving.interfaces.cli.output import OK, Output
 
@@ -28,6 +29,10 @@ def register(sub: Any) -> None:
                         "MCP server, tulving serve): search, curate and get work; writes "
                         "answer with an error. Without it, a SQLite store another process "
                         "holds is served read-only too, with a warning")
+    p.add_argument("--otlp-endpoint", metavar="URL",
+                   help="send traces to this OpenTelemetry collector (OTLP over HTTP, e.g. "
+                        "http://127.0.0.1:4318; default: OTEL_EXPORTER_OTLP_ENDPOINT); a "
+                        "request's traceparent in _meta continues the client's trace")
     add_common(p)
     p.set_defaults(func=_serve)
     tokens = p.add_subparsers(dest="mcp_command", metavar="{token}")
@@ -61,12 +66,19 @@ def _serve(args: argparse.Namespace, out: Output) -> int:
         if not 0 <= args.port <= 65535:
             raise ValidationError(f"--port must be 0..65535, got {args.port}")
     read_only = bool(getattr(args, "read_only_store", False))
-    run(
-        lambda: _open_for_serving(settings, read_only),
-        http=args.http,
-        port=args.port,
-        host=args.host,
-    )
+    from tulving.interfaces import trace_export
+
+    stop_tracing = trace_export.start(args.otlp_endpoint)  # before the memory opens
+    try:
+        run(
+            lambda: _open_for_serving(settings, read_only),
+            http=args.http,
+            port=args.port,
+            host=args.host,
+        )
+    finally:
+        if stop_tracing is not None:
+            stop_tracing()  # the spans still queued go out
     return OK
 
 
@@ -74,7 +86,6 @@ def _open_for_serving(settings: Any, read_only: bool) -> Any:
     """The served Memory: read-only when asked; otherwise the store for writing, or, when
     another process holds a SQLite store's writer lock, the same store read-only (so an
     agent can still search it) with a warning that says what happened and how to write."""
-    import logging
 
     from tulving.domain.errors import LockError
 
@@ -89,7 +100,7 @@ def _open_for_serving(settings: Any, read_only: bool) -> Any:
                   and settings.path != ":memory:")
         if not sqlite:
             raise
-        logging.getLogger("tulving.mcp").warning(
+        masked_logger("tulving.mcp").warning(
             "%s. Serving it read-only: search, curate and get work, writes answer with an "
             "error until the other process stops (tulving mcp --read-only says this on "
             "purpose)",

@@ -10,17 +10,24 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tulving.application.portability.migration import READERS, WRITERS
+from tulving.domain.errors import ValidationError
 from tulving.interfaces.cli.commands_entries import TYPES
 from tulving.interfaces.cli.config import add_common, add_json
 from tulving.interfaces.cli.output import OK, USAGE, Output, confirmed
 from tulving.interfaces.jsonl import parse_time
 
+FOREIGN = tuple(READERS)
+EXPORTS = WRITERS
 SCOPES = ("agent", "session", "personal", "shared", "workspace", "model_specific")
 
 
 def register(sub: Any, run_with_memory: Any) -> None:
     p = sub.add_parser("export", help="write this memory (or a filtered part) to a bundle file")
     p.add_argument("file", help="the bundle to write (replaced whole, never left half-written)")
+    p.add_argument("--to", dest="target_format", choices=("bundle", *EXPORTS), default="bundle",
+                   help="bundle (default), letta (an agent file: the pinned memories as memory "
+                   "blocks) or otel (OpenTelemetry memory records, every field kept)")
     p.add_argument("-t", "--type", dest="types", action="append", choices=TYPES)
     p.add_argument("--tag", dest="tags", action="append")
     p.add_argument("--scope", choices=SCOPES)
@@ -36,8 +43,13 @@ def register(sub: Any, run_with_memory: Any) -> None:
     add_common(p)
     p.set_defaults(func=lambda a, o: run_with_memory(a, o, _export, progress=True))
 
-    p = sub.add_parser("import", help="merge a bundle into this memory (all or nothing)")
+    p = sub.add_parser("import", help="merge a bundle, or another memory system's export, "
+                       "into this memory (all or nothing)")
     p.add_argument("file")
+    p.add_argument("--from", dest="source_format", choices=("bundle", *FOREIGN), default="bundle",
+                   help="the file's format: a Tulving bundle (default), a Mem0 export (get_all "
+                   "JSON), a Zep/Graphiti graph, a Letta agent file (.af) or OpenTelemetry "
+                   "memory records")
     p.add_argument("--reembedding", choices=("auto", "keep", "drop"), default="auto",
                    help="auto (default): keep the bundle's vectors when the model matches")
     p.add_argument("--on-conflict", choices=("newest", "keep_existing", "overwrite"),
@@ -61,6 +73,8 @@ def register(sub: Any, run_with_memory: Any) -> None:
 
 
 def _export(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    if args.target_format != "bundle":
+        return _export_to(memory, args, out)
     report = memory.export(
         args.file, tags=args.tags, types=args.types, scope=args.scope,
         since=parse_time("--since", args.since) if args.since else None,
@@ -74,7 +88,38 @@ def _export(memory: Any, args: argparse.Namespace, out: Output) -> int:
     return OK
 
 
+def _export_to(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    refused = [flag for flag, given in (("--scope", args.scope), ("--no-embeddings",
+               args.no_embeddings), ("--bundle-key", args.bundle_key)) if given]
+    if refused:
+        raise ValidationError(f"{', '.join(refused)}: only for --to bundle")
+    report = memory.export_to(
+        args.file, format=args.target_format, tags=args.tags, types=args.types,
+        since=parse_time("--since", args.since) if args.since else None,
+        until=parse_time("--until", args.until) if args.until else None,
+        include_archived=not args.active_only, redact=args.redact)
+    note = f"; {report.left_out} left out: {report.why_left_out}" if report.left_out else ""
+    out.result(report.as_dict(), f"exported {report.records} memories as {report.format} "
+               f"({report.bytes} bytes) to {report.path}{note}")
+    return OK
+
+
+def _import_from(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    refused = [flag for flag, given in (("--reembedding", args.reembedding != "auto"),
+               ("--bundle-key", args.bundle_key)) if given]
+    if refused:
+        raise ValidationError(f"{', '.join(refused)}: only for bundles (not --from "
+                              f"{args.source_format})")
+    report = memory.import_from(args.file, format=args.source_format, dry_run=args.dry_run,
+                                remap_identity=args.remap_identity,
+                                on_conflict=args.on_conflict)
+    out.result(report.as_dict(), report.summary())
+    return OK
+
+
 def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    if args.source_format != "bundle":
+        return _import_from(memory, args, out)
     report = memory.import_bundle(args.file, reembedding=args.reembedding,
                                   on_conflict=args.on_conflict, dry_run=args.dry_run,
                                   remap_identity=args.remap_identity,

@@ -35,8 +35,10 @@ def register(sub: Any, run_with_memory: Any) -> None:
     p.add_argument("--top-k", "-n", type=int, default=10, help="how many results (default 10)")
     p.add_argument("--mode", choices=("hybrid", "semantic", "lexical", "key"), default="hybrid")
     p.add_argument("--min-score", type=float, default=None,
-                   help="only results scoring at least this (0..1; in hybrid mode the "
-                        "estimated probability that the memory answers the query)")
+                   help="only results scoring at least this (0..1; in hybrid mode a "
+                        "calibrated probability that the memory answers the query: 0.04 "
+                        "keeps ~80%% of answers and drops ~60%% of the hits of questions "
+                        "nothing stored answers)")
     _filters(p)
     add_json(p)
     add_common(p)

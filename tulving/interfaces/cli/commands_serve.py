@@ -167,8 +167,17 @@ def _log_access_lines() -> None:
     logger.propagate = False
 
 
+#: How often the server's threads hand the interpreter over (Python's default is 5 ms):
+#: a short call's every return from SQLite or the network waits for a long call's thread
+#: to let go, and at 5 ms a search beside a costly scan took 10x its time
+#: (``benchmarks/redaction_fairness.py``).
+SWITCH_INTERVAL = 0.0005
+
+
 def _run(args: argparse.Namespace, began: float, options: Any, limits: Any) -> int:
     import uvicorn
+
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
     from tulving.interfaces.auth.bearer_tokens import registry_for
     from tulving.interfaces.http import create_app

@@ -3,7 +3,6 @@ fault it was, never a stack trace (the message is redacted like every other emis
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
@@ -13,10 +12,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from tulving.domain import errors as E
+from tulving.domain.log_masking import masked_logger
 from tulving.domain.redaction import redact
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 
-log = logging.getLogger("tulving.http")
+log = masked_logger("tulving.http")
 
 #: Most specific first: the first class an error is an instance of decides its status.
 STATUS: tuple[tuple[type[Exception], int], ...] = (

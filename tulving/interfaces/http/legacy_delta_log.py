@@ -19,7 +19,6 @@ for that tenant and restart).
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 import shutil
 from datetime import UTC, datetime
@@ -30,6 +29,7 @@ from tulving.application.portability.sync import failure_reason
 from tulving.application.portability.sync_service import is_encrypted
 from tulving.domain.errors import TulvingError
 from tulving.domain.identity import tenant_key
+from tulving.domain.log_masking import masked_logger
 from tulving.ports.storage import (
     DELTA_MERGED,
     DELTA_PENDING,
@@ -38,7 +38,7 @@ from tulving.ports.storage import (
     SyncDelta,
 )
 
-log_ = logging.getLogger("tulving.http")
+log_ = masked_logger("tulving.http")
 
 _NAME = re.compile(r"(\d{12})\.([0-9a-f]{1,64})\.([0-9a-f]{64})\.delta")
 _FOLDER = re.compile(r"[0-9a-f]{32}")

@@ -6,7 +6,8 @@ heard as a ``telemetry`` listener: each memory operation's duration, the tokens 
 used against its budget, the write lock's wait and hold. And the store's state, read
 when Prometheus scrapes (at most once per ``census_interval`` seconds, so a scrape every
 few seconds costs no more): active entries and their spread over tenants, sync deltas
-pending and quarantined, background jobs pending, the PostgreSQL pool.
+pending and quarantined, background jobs pending, enrichment tasks by kind and state,
+the PostgreSQL pool.
 
 Labels stay bounded: a route is its template (``/v1/memory/{memory_id}``), never
 the path asked; an operation is a facade method's name; a tenant appears only as a hash
@@ -144,6 +145,14 @@ class _StoreCollector(Collector):
             yield GaugeMetricFamily("tulving_jobs_pending",
                                     "Background jobs (remember(wait=False)) not run yet",
                                     value=census.jobs_pending)
+        if census.enrichment is not None:
+            tasks = GaugeMetricFamily("tulving_enrichment_tasks",
+                                      "Enrichment tasks (work derived from writes) by kind "
+                                      "and state", labels=["kind", "state"])
+            for kind, backlog in census.enrichment.items():
+                for state in ("pending", "running", "failed"):
+                    tasks.add_metric([kind, state], getattr(backlog, state))
+            yield tasks
         if census.deltas_pending is not None and census.deltas_quarantined is not None:
             family = GaugeMetricFamily("tulving_sync_deltas", "Sync deltas by state",
                                        labels=["state"])

@@ -6,6 +6,7 @@ caller's memory, run one library call off the event loop, render it redacted."""
 from __future__ import annotations
 
 import io
+import json
 import math
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
@@ -24,6 +25,9 @@ from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.grammars import FILLED, IDENTITY, IDENTITY_MAX
 from tulving.interfaces.http.limits import Limits, bounded
 from tulving.interfaces.http.tenancy import Tenancy
+
+ForeignFormat = Literal["mem0", "zep", "letta", "otel"]
+ExportFormat = Literal["letta", "otel"]
 
 if TYPE_CHECKING:
     from tulving.application.memory import Memory
@@ -44,8 +48,10 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                   write: bool = False) -> dict[str, Any]:
         # the token, the caller's view and the call: one worker thread, one read scope
         # of the store (Tenancy.serve), under the call's time limit
-        result = await bounded(tenancy.serve, request.state.tulving_authorization, named,
-                               fn, write, timeout=limits.timeout, limiter=tenancy.limiter)
+        authorization = request.state.tulving_authorization
+        result = await bounded(tenancy.serve, authorization, named, fn, write,
+                               timeout=limits.timeout, limiter=tenancy.limiter,
+                               share=tenancy.share, tenant=authorization or "")
         return {"schema_version": version, **result}
 
     def named(body: S.Body) -> Named:
@@ -76,7 +82,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         def do(m: Memory) -> dict[str, Any]:
             entries = m.remember(body.text, subject=body.subject, source_type=body.source_type,
                                  valid_from=body.valid_from,
-                                 idempotency_key=body.idempotency_key)
+                                 idempotency_key=body.idempotency_key,
+                                 wait=True if body.wait else None)
             return {"entries": [render.entry_dict(e) for e in entries]}
         return await act(request, named(body), do, write=True)
 
@@ -86,8 +93,11 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         # earlier version's tags, importance, pinned flag and metadata
         fields = body.model_dump(exclude={"user_id", "workspace_id", "agent_id"},
                                  exclude_none=True, exclude_unset=True)
-        return await act(request, named(body),
-                         lambda m: {"stored": render.entry_dict(m.store(**fields))}, write=True)
+        def stored(m: Memory) -> dict[str, Any]:
+            done = m.store(**fields, report=True)
+            return {"stored": render.entry_dict(done.entry), **done.as_dict()}
+
+        return await act(request, named(body), stored, write=True)
 
     @router.post("/recall", responses=D.answers(*D.BODY))
     async def recall(request: Request, body: S.Recall) -> dict[str, Any]:
@@ -280,6 +290,34 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                              write=True)
         finally:
             spool.close()
+
+    @router.post("/import/{source_format}")
+    async def import_from(request: Request, source_format: ForeignFormat,
+                          on_conflict: str = "newest", dry_run: bool = False,
+                          remap_identity: bool = False, user_id: UserQ = None,
+                          workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
+        # read whole (the file is parsed as one JSON document): the body limit for
+        # /v1/import/<format> is a sync delta's, far below a streamed bundle's
+        content = b"".join([chunk async for chunk in request.stream()])
+
+        def do(m: Memory) -> dict[str, Any]:
+            report = m.import_from(content, format=source_format, dry_run=dry_run,
+                                   remap_identity=remap_identity, on_conflict=on_conflict,
+                                   max_bytes=limits.max_delta_bytes)
+            return {"report": report.as_dict()}
+        return await act(request, query_named(user_id, workspace_id, agent_id), do,
+                         write=True)
+
+    @router.post("/export/{target_format}")
+    async def export_to(request: Request, target_format: ExportFormat,
+                        body: S.Export) -> dict[str, Any]:
+        def do(m: Memory) -> dict[str, Any]:
+            out = io.BytesIO()
+            report = m.export_to(out, format=target_format, tags=body.tags, types=body.types,
+                                 since=body.since, until=body.until,
+                                 include_archived=body.include_archived, redact=body.redact)
+            return {"report": report.as_dict(), "document": json.loads(out.getvalue())}
+        return await act(request, named(body), do)
 
     app.include_router(router)
 

@@ -112,6 +112,9 @@ class Remember(Body):
     source_type: SourceTypeName = "conversation"
     valid_from: Time | None = None
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+    #: True: answer once what is read off the turns is written too (read-your-writes);
+    #: by default the answer comes once the turns are durable, with the turns.
+    wait: bool = False
 
 
 class Store(Body):
@@ -159,7 +162,10 @@ class Search(Body):
     tags: list[Tag] | None = Field(default=None, max_length=64)
     since: Time | None = None
     until: Time | None = None
-    min_score: float | None = Field(default=None, ge=0, le=1)
+    min_score: float | None = Field(
+        default=None, ge=0, le=1,
+        description="only results scoring at least this; in hybrid mode a calibrated "
+                    "probability of relevance (0.04 keeps ~80% of answers)")
     as_of: Time | None = None
 
 

@@ -22,7 +22,6 @@ The tenant comes from the token, as everywhere; the log is in the store.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Annotated, Any
@@ -33,6 +32,7 @@ from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import Response
 
 from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
+from tulving.domain.log_masking import masked_logger
 from tulving.domain.sync_records import DEVICE_PATTERN
 from tulving.interfaces.http import documented as D
 from tulving.interfaces.http.auth_gate import authenticated
@@ -47,7 +47,7 @@ DEVICE = rf"^{DEVICE_PATTERN}$"
 IdQ = Annotated[str | None, Query(min_length=1, max_length=IDENTITY_MAX, pattern=IDENTITY)]
 #: How long a push waits for the merge of its delta before answering ``pending``.
 PUSH_WAIT = 2.0
-log_ = logging.getLogger("tulving.http")
+log_ = masked_logger("tulving.http")
 
 
 class BackgroundMerge:

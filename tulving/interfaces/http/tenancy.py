@@ -26,6 +26,7 @@ from tulving.domain.errors import SecurityError
 from tulving.domain.identity import Identity
 from tulving.interfaces.auth.bearer_tokens import TokenRecord, TokenRegistry
 from tulving.interfaces.http.errors import HTTPError
+from tulving.interfaces.http.limits import FairShare
 
 if TYPE_CHECKING:
     from tulving.application.memory import Memory
@@ -51,6 +52,7 @@ class Tenancy:
         self.root = memory
         self.registry = registry
         self.limiter = anyio.CapacityLimiter(limiter)
+        self.share = FairShare()  # the limiter's slots, shared fairly between tenants
         self._views: dict[tuple[str | None, str | None, str], Memory] = {}
         self._lock = threading.Lock()
 

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from tulving.domain.errors import ValidationError
 from tulving.interfaces import render
+from tulving.interfaces.mcp.answers import entry_ref, plan_facts, plan_text, profile_facts
 from tulving.interfaces.mcp.tool_hints import LOWER, STRICT
 from tulving.interfaces.mcp.tools import Tags, Types, ok
 from tulving.interfaces.render import erase_phrase
@@ -38,15 +39,23 @@ def build_agent_tools(run: Run) -> ToolList:
             str | None,
             Field(description="Who 'I'/'my' refers to (default: the user).", max_length=200),
         ] = None,
+        wait: Annotated[
+            bool,
+            Field(description="Answer only once the facts and preferences read off the "
+                  "turns are written too (default: answer as soon as the turns are kept)."),
+        ] = False,
     ) -> CallToolResult:
         def do(memory: Any) -> CallToolResult:
-            entries = memory.remember(text, subject=subject)
+            entries = memory.remember(text, subject=subject, wait=True if wait else None)
             kinds: dict[str, int] = {}
             for e in entries:
                 kinds[e.type.value] = kinds.get(e.type.value, 0) + 1
             summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing new"
-            return ok(f"Remembered: {summary}.",
-                      {"entries": [render.entry_dict(e) for e in entries]})
+            later = "" if wait else (" What is read off the turns (facts, preferences, "
+                                     "decisions) follows in the background; memory_stats "
+                                     "shows what is left.")
+            lines = [f"Remembered: {summary}.{later}", *(render.entry_line(e) for e in entries)]
+            return ok("\n".join(lines), {"entries": [entry_ref(e) for e in entries]})
 
         return await run(do)
 
@@ -59,7 +68,7 @@ def build_agent_tools(run: Run) -> ToolList:
     ) -> CallToolResult:
         def do(memory: Memory) -> CallToolResult:
             profile = memory.profile(subject)
-            return ok(profile.text, {"profile": profile})
+            return ok(profile.text, {"profile": profile_facts(profile)})
 
         return await run(do)
 
@@ -74,11 +83,8 @@ def build_agent_tools(run: Run) -> ToolList:
     ) -> CallToolResult:
         def do(memory: Memory) -> CallToolResult:
             report = memory.consolidate(dry_run=not apply, types=types, tags=tags)
-            verb = "Merged" if apply else "Would merge"
-            text = (f"{verb} {len(report.clusters)} clusters; "
-                    f"{len(report.semantic)} facts lifted from episodes; "
-                    f"{report.archived} memories archived.")
-            return ok(text, {"report": report, "applied": apply})
+            return ok(plan_text(report, apply), {"report": plan_facts(report),
+                                                 "applied": apply})
 
         return await run(do)
 
@@ -97,11 +103,11 @@ def build_agent_tools(run: Run) -> ToolList:
             page = memory.list_entries(limit, cursor, types=types, tags=tags)
             lines = [render.entry_line(e) for e in page.entries] or ["No memories."]
             if page.next_cursor:
-                lines.append(f"(more: cursor={page.next_cursor})")
-            return ok("\n".join(lines), {
-                "entries": [render.entry_dict(e) for e in page.entries],
-                "next_cursor": page.next_cursor,
-            })
+                lines.append(f"(more: call memory_list again with cursor={page.next_cursor})")
+            data: dict[str, Any] = {"entries": [entry_ref(e) for e in page.entries]}
+            if page.next_cursor:
+                data["next_cursor"] = page.next_cursor
+            return ok("\n".join(lines), data)
 
         return await run(do)
 
@@ -127,16 +133,18 @@ def build_agent_tools(run: Run) -> ToolList:
                 raise ValidationError(
                     f"not erased: confirm must be exactly {erase_phrase(subject, name)!r}")
             report = memory.erase(**{f"{subject}_id": name})
-            return ok(f"Erased {report.deleted} memories of {subject} {name}, "
-                      "for good.", {"erased": report})
+            return ok(f"Erased {report.deleted} memories of {subject} {name} for good "
+                      f"({report.derived} of them derived from others; subject: "
+                      f"{report.subject}).", {"erased": report})
 
         return await run(do)
 
     return [
         (memory_remember,
-         "Remember what was said: raw conversation text in, typed memories out (facts, "
-         "preferences, decisions), each turn also kept verbatim. Use it after an exchange "
-         "worth keeping when you do not want to pick types yourself."),
+         "Remember what was said: raw conversation text in, each turn kept verbatim and "
+         "searchable at once; typed memories (facts, preferences, decisions) are read off "
+         "the turns in the background (wait=true to answer after that). Use it after an "
+         "exchange worth keeping when you do not want to pick types yourself."),
         (memory_profile,
          "What is known about a person or thing (default: the user): current facts and "
          "preferences, disputed ones marked. Use it before personalising an answer."),

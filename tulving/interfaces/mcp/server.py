@@ -23,17 +23,26 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 
 from tulving.domain.errors import ConfigError, ValidationError
+from tulving.domain.log_masking import masked_logger
 from tulving.domain.redaction import redact
 from tulving.domain.validation import first_invalid_text
 from tulving.interfaces.mcp.agent_tools import build_agent_tools
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tool_hints import ANNOTATIONS
-from tulving.interfaces.mcp.tools import allowed_arguments, build_tools, error, runner
+from tulving.interfaces.mcp.tool_schemas import plain_schema
+from tulving.interfaces.mcp.tools import (
+    allowed_arguments,
+    build_tools,
+    error,
+    failure,
+    runner,
+)
 
 #: Whole-call argument size cap; content itself is capped lower by the Memory.
 MAX_ARGUMENT_BYTES = 512 * 1024
@@ -46,16 +55,11 @@ INSTRUCTIONS = (
     "memory_search with the task. Store durable facts, decisions, preferences and procedures with memory_store "
     "(give changing facts a key); fix wrong ones with memory_correct."
 )
-log = logging.getLogger("tulving.mcp")
+log = masked_logger("tulving.mcp")
 
 
 def _tool_error(text: str) -> CallToolResult:
-    message = redact(text)
-    return CallToolResult(
-        content=[TextContent(type="text", text=message)],
-        structured_content={"error": {"type": "ArgumentError", "message": message}},
-        is_error=True,
-    )
+    return failure("ArgumentError", redact(text))
 
 
 class TulvingMCPServer(MCPServer[Any]):
@@ -69,6 +73,9 @@ class TulvingMCPServer(MCPServer[Any]):
         for fn, description in tools:
             self.add_tool(fn, name=fn.__name__, description=description,
                           annotations=ANNOTATIONS[fn.__name__])
+            tool = self._tool_manager.get_tool(fn.__name__)
+            assert tool is not None
+            tool.parameters = plain_schema(tool.parameters)
             self._allowed[fn.__name__] = allowed_arguments(fn)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -110,12 +117,21 @@ class TulvingMCPServer(MCPServer[Any]):
             return _tool_error(str(exc))
 
 
+#: The tool list is fixed for a server's life and the same for every token, so a client
+#: may keep it (2026-07-28 caching hints) for an hour and share it across tokens.
+LIST_HINT = CacheHint(ttl_ms=3_600_000, scope="public")
+
+
 def build_server(service: MemoryService) -> TulvingMCPServer:
     from tulving import __version__
 
     return TulvingMCPServer(
-        service, name="tulving", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
-    )
+        service, name="tulving", version=__version__, instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        cache_hints={method: LIST_HINT for method in ("tools/list", "prompts/list",
+                                                       "resources/list",
+                                                       "resources/templates/list",
+                                                       "server/discover")})
 
 
 async def _on_signals(stop: Callable[[], None]) -> None:

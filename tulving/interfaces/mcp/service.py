@@ -11,7 +11,6 @@ access statistics and persisting the vector index).
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -20,9 +19,10 @@ import anyio
 import anyio.to_thread
 
 from tulving.domain.errors import ConfigError
+from tulving.domain.log_masking import masked_logger
 
 T = TypeVar("T")
-log = logging.getLogger("tulving.mcp")
+log = masked_logger("tulving.mcp")
 
 
 class MemoryService:

@@ -317,6 +317,7 @@ class EntryMixin(VectorMixin):
                 "SELECT 1 FROM entries WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,)
             ).fetchall()
             conn.execute("DELETE FROM embeddings WHERE entry_id = ANY(%s)", (ids,))
+            conn.execute("DELETE FROM strong_embeddings WHERE entry_id = ANY(%s)", (ids,))
             return conn.execute("DELETE FROM entries WHERE id = ANY(%s)", (ids,)).rowcount
 
         return self._atomic(work)

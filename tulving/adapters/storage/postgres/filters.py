@@ -37,6 +37,10 @@ def where(flt: EntryFilter) -> tuple[str, list[Any]]:
             "EXISTS (SELECT 1 FROM entry_tags t WHERE t.entry_id = e.id AND t.tag = ANY(%s))"
         )
         params.append(list(flt.tags))
+    if flt.without_tags is not None:
+        parts.append("NOT EXISTS (SELECT 1 FROM entry_tags t WHERE t.entry_id = e.id"
+                     " AND t.tag = ANY(%s))")
+        params.append(list(flt.without_tags))
     if flt.key_prefix is not None:
         parts.append("e.key IS NOT NULL AND starts_with(e.key, %s)")
         params.append(flt.key_prefix)

@@ -61,6 +61,9 @@ _MARK = ("INSERT INTO entry_writes (entry_id, partition, write_seq) "
          "FROM unnest(%s::text[], %s::text[]) AS u(i, p)")
 _TAGS = ("INSERT INTO entry_tags (entry_id, tag) "
          "SELECT * FROM unnest(%s::text[], %s::text[])")
+_TASKS = ("INSERT INTO enrichment_tasks (kind, target, created_at) "
+          "SELECT k, t, %s::timestamptz FROM unnest(%s::text[], %s::text[]) AS u(k, t) "
+          "ON CONFLICT (kind, target) DO NOTHING")
 _VECTORS = ("INSERT INTO embeddings (entry_id, vector) "
             "SELECT i, v::vector FROM unnest(%s::text[], %s::text[]) AS u(i, v) "
             "ON CONFLICT (entry_id) DO UPDATE SET vector = EXCLUDED.vector, indexed = TRUE")
@@ -79,7 +82,8 @@ class PlannedMixin(EntryMixin, RecordMixin):
     def commit_planned(self, check: PlanCheck, supersede: Sequence[Supersession],
                        flags: Mapping[str, Sequence[str]],
                        inserts: Sequence[tuple[MemoryEntry, Vectors | None]],
-                       audit: Sequence[AuditDraft], at: datetime) -> PlannedCommit | None:
+                       audit: Sequence[AuditDraft], at: datetime,
+                       tasks: Sequence[tuple[str, str]] = ()) -> PlannedCommit | None:
         """``WriteMarks.commit_planned`` in one message (see the module doc)."""
         if any(e.key is not None for e, _ in inserts):
             raise StorageError("commit_planned writes no keyed entry (write_many does)")
@@ -120,6 +124,9 @@ class PlannedMixin(EntryMixin, RecordMixin):
                 ids = sorted(flags)
                 script.append(cur.mogrify(_FLAGS, (at, ids, [json.dumps(list(flags[i]))
                                                               for i in ids])))
+            if tasks:
+                script.append(cur.mogrify(_TASKS, (at, [k for k, _ in tasks],
+                                                   [t for _, t in tasks])))
             if audit:
                 script.append(cur.mogrify(APPEND_AUDIT, audit_args))
             script.append("SELECT clock_timestamp() AS at")

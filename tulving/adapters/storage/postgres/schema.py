@@ -253,6 +253,29 @@ MIGRATIONS: list[list[str]] = [
                 END IF;
             END $$""",
     ],
+    # 6: enrichment tasks (tulving.ports.storage.EnrichmentTasks): the work derived from
+    # a write, queued in the write's own transaction and claimed by the replicas'
+    # background workers with a lease (FOR UPDATE SKIP LOCKED); a row goes when its result
+    # is written, in the same transaction.
+    [
+        """CREATE TABLE enrichment_tasks (
+            seq BIGSERIAL PRIMARY KEY, kind TEXT COLLATE "C" NOT NULL,
+            target TEXT COLLATE "C" NOT NULL, created_at TIMESTAMPTZ NOT NULL,
+            claimed_by TEXT, claimed_until TIMESTAMPTZ,
+            attempts INTEGER NOT NULL DEFAULT 0, failed_at TIMESTAMPTZ, error TEXT,
+            UNIQUE (kind, target))""",
+        """CREATE INDEX enrichment_tasks_open ON enrichment_tasks(kind, seq)
+            WHERE failed_at IS NULL""",
+    ],
+    # strong vectors: the strong tier's vectors beside the fast ones
+    # (``ports.storage.StrongVectors``), keyed by entry and model, with the content hash
+    # they were computed from; removed with their entry (``delete``).
+    [
+        """CREATE TABLE strong_embeddings (
+            entry_id TEXT COLLATE "C" NOT NULL, model TEXT NOT NULL,
+            content_hash TEXT NOT NULL, vector BYTEA NOT NULL,
+            PRIMARY KEY (entry_id, model))""",
+    ],
 ]
 
 

@@ -1,7 +1,7 @@
 """The PostgreSQL storage adapter: one memory shared by many agents on many machines.
 
-Assembled from small mixins (connections, entries, vectors, records); this module adds
-the engine-level figures and upkeep. See ``entries`` for the concurrency rules.
+Assembled from small mixins (connections, entries, vectors, records, the sync log,
+enrichment tasks); this module adds the engine-level figures and upkeep. See ``entries`` for the concurrency rules.
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ from psycopg import errors
 from tulving.adapters.storage.postgres.connection import translate_errors
 from tulving.adapters.storage.postgres.planned import PlannedMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
+from tulving.adapters.storage.postgres.strong import StrongVectorMixin
 from tulving.adapters.storage.postgres.sync_log import SyncLogMixin
+from tulving.adapters.storage.postgres.tasks import TaskMixin
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import tenant_key
 from tulving.ports.storage import StorageCapabilities
 
 _TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
-           "sync_tenants", "sync_deltas", "tokens")
+           "sync_tenants", "sync_deltas", "tokens", "enrichment_tasks")
 
 _INTEGRITY_CHECKS = {
     "duplicate active keys": """SELECT count(*) FROM (SELECT partition, key FROM entries
@@ -35,7 +37,7 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(PlannedMixin, SyncLogMixin):
+class PostgresStorage(PlannedMixin, StrongVectorMixin, SyncLogMixin, TaskMixin):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True

@@ -35,7 +35,7 @@ from tulving.domain.errors import ConfigError, EncryptionError, StorageError
 
 SUFFIX = ".converting"
 #: Tables whose row counts must match between the original and the copy.
-_COUNTED = ("entries", "entry_tags", "embeddings", "audit_log", "sessions", "jobs", "meta")
+_COUNTED = ("entries", "entry_tags", "embeddings", "strong_embeddings", "audit_log", "sessions", "jobs", "meta")
 
 
 @attrs.frozen

@@ -226,6 +226,8 @@ class EntryMixin(SQLiteConnections):
             for chunk in _chunks(list(entry_ids), 900):
                 marks = ",".join("?" * len(chunk))
                 self._c.execute(f"DELETE FROM embeddings WHERE entry_id IN ({marks})", chunk)
+                self._c.execute(f"DELETE FROM strong_embeddings WHERE entry_id IN ({marks})",
+                                chunk)
                 self._c.execute(f"DELETE FROM entry_tags WHERE entry_id IN ({marks})", chunk)
                 deleted += self._c.execute(
                     f"DELETE FROM entries WHERE id IN ({marks})", chunk

@@ -35,6 +35,11 @@ def where(flt: EntryFilter) -> tuple[str, list[Any]]:
             "EXISTS (SELECT 1 FROM entry_tags t WHERE t.entry_id = e.id AND "
             + _in("t.tag", flt.tags, params) + ")"
         )
+    if flt.without_tags is not None:
+        parts.append(
+            "NOT EXISTS (SELECT 1 FROM entry_tags t WHERE t.entry_id = e.id AND "
+            + _in("t.tag", flt.without_tags, params) + ")"
+        )
     if flt.key_prefix is not None:
         parts.append("e.key IS NOT NULL AND substr(e.key, 1, ?) = ?")
         params += [len(flt.key_prefix), flt.key_prefix]

@@ -32,7 +32,6 @@ so it never takes the store's lock.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 import sqlite3
@@ -44,8 +43,9 @@ from typing import Any
 import numpy as np
 
 from tulving.adapters.storage.sqlite.encryption import ERRORS, Keying
+from tulving.domain.log_masking import masked_logger
 
-log = logging.getLogger(__name__)
+log = masked_logger(__name__)
 
 
 #: fts5_aux.c's bm25 constants (FTS5 offers no way to change them).

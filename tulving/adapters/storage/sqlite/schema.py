@@ -180,4 +180,26 @@ MIGRATIONS: list[list[str]] = [
             INSERT INTO vector_log(entry_id) VALUES (new.id);
         END""",
     ],
+    # 7: enrichment tasks (tulving.ports.storage.EnrichmentTasks): the work derived from
+    # a write (vectors it deferred, a stronger encoder's vectors, extraction, summaries),
+    # queued in the write's own transaction and claimed by a background worker with a
+    # lease; a row goes when its result is written, in the same transaction.
+    [
+        """CREATE TABLE enrichment_tasks (
+            seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, target TEXT NOT NULL,
+            created_at TEXT NOT NULL, claimed_by TEXT, claimed_until TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0, failed_at TEXT, error TEXT,
+            UNIQUE (kind, target))""",
+        """CREATE INDEX enrichment_tasks_open ON enrichment_tasks(kind, seq)
+            WHERE failed_at IS NULL""",
+    ],
+    # strong vectors: the strong tier's vectors beside the fast ones
+    # (``ports.storage.StrongVectors``), keyed by entry and model, with the content hash
+    # they were computed from (a changed content makes its vector stale, not wrong).
+    [
+        """CREATE TABLE strong_embeddings (
+            entry_id TEXT NOT NULL REFERENCES entries(id) ON DELETE CASCADE,
+            model TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL,
+            PRIMARY KEY (entry_id, model)) WITHOUT ROWID""",
+    ],
 ]

@@ -3,8 +3,8 @@
 Assembled from mixins by concern, as the PostgreSQL adapter is: connections and
 lifecycle (:mod:`.connection`), entries (:mod:`.entries`), full-text search
 (:mod:`.lexical`), vectors and their change log (:mod:`.vectors`), meta, sessions,
-audit, jobs and tokens (:mod:`.records`), the sync log (:mod:`.sync_log`); this module
-adds the engine's figures and upkeep. Embedding BLOBs are the source of truth for
+audit, jobs and tokens (:mod:`.records`), the sync log (:mod:`.sync_log`), enrichment
+tasks (:mod:`.tasks`); this module adds the engine's figures and upkeep. Embedding BLOBs are the source of truth for
 vectors; the vector index beside the file is a cache rebuilt from them.
 """
 
@@ -19,7 +19,9 @@ from typing import Any
 from tulving.adapters.storage.sqlite.connection import MIRROR_FROM, VECTOR_FORMATS
 from tulving.adapters.storage.sqlite.lexical import MIRROR_AFTER_QUERIES, LexicalMixin
 from tulving.adapters.storage.sqlite.records import RecordMixin
+from tulving.adapters.storage.sqlite.strong import StrongVectorMixin
 from tulving.adapters.storage.sqlite.sync_log import SyncLogMixin
+from tulving.adapters.storage.sqlite.tasks import TaskMixin
 from tulving.adapters.storage.sqlite.vectors import VectorMixin
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import tenant_key
@@ -27,7 +29,8 @@ from tulving.domain.identity import tenant_key
 __all__ = ["MIRROR_AFTER_QUERIES", "MIRROR_FROM", "VECTOR_FORMATS", "SQLiteStorage"]
 
 
-class SQLiteStorage(VectorMixin, LexicalMixin, RecordMixin, SyncLogMixin):
+class SQLiteStorage(VectorMixin, StrongVectorMixin, LexicalMixin, RecordMixin, SyncLogMixin,
+                    TaskMixin):
     """The SQLite store (see the module docstring for its parts)."""
 
     name = "sqlite"

@@ -19,7 +19,7 @@ import contextlib
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from langgraph.store.base import (
     BaseStore,
@@ -33,15 +33,15 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
     TTLConfig,
-    get_text_at_path,
-    tokenize_path,
     validate_op_namespace,
 )
 
 from tulving import CuratedContext, Memory, MemoryEntry, NotFoundError, ValidationError
 
+from . import index as indexing
 from . import keys, values
 from .filters import matches
+from .index import Embedded, IndexSettings
 
 #: Metadata field that holds the LangGraph item.
 META = "langgraph"
@@ -60,17 +60,24 @@ class TulvingStore(BaseStore):
     Args:
         memory: the Tulving ``Memory`` (or a ``memory.view(...)``) whose identity owns
             every item; the store does not close it.
-        index: which fields of a value are its text for search, as LangGraph's
-            ``IndexConfig``: ``{"fields": ["text"]}``; ``dims`` and ``embed`` are not
-            needed (Tulving embeds with its own model) and are ignored. Default: the
-            whole value as JSON (``["$"]``), LangGraph's default.
+        index: LangGraph's ``IndexConfig``: ``fields``, the paths of a value that are
+            its text for search (default ``["$"]``, the whole value as JSON, as
+            LangGraph's default); ``embed``, your embeddings (a LangChain
+            ``Embeddings``, a function of a list of texts, sync or async, or a
+            ``"provider:model"`` string): each selected text is embedded with it and a
+            query search is ranked by the best cosine of query and text, which is the
+            ``score``, as LangGraph's stores define it; ``dims``, checked against those
+            vectors. Without ``embed``, Tulving's own model embeds the texts and its
+            hybrid ranking answers. Any other key is a TypeError.
         type: the Tulving memory type of every item (``"FACT"`` by default): it sets
             how fast an item's importance decays in curation.
         scope: Tulving visibility of the items (``"agent"``: only this agent;
             ``"personal"``: every agent of the same user; ``"workspace"``: the tenant).
         hard_delete: ``delete`` removes the entry for good instead of archiving it.
         ttl: LangGraph's ``TTLConfig`` (``default_ttl`` in minutes,
-            ``refresh_on_read``, ``sweep_interval_minutes``).
+            ``refresh_on_read``, ``sweep_interval_minutes``, ``omit_expired``). A read
+            refreshes an item's TTL when it asks (``refresh_ttl=True``) or when
+            ``refresh_on_read`` is True, not otherwise, as ``SqliteStore`` does.
     """
 
     supports_ttl = True
@@ -88,12 +95,17 @@ class TulvingStore(BaseStore):
         if not isinstance(memory, Memory):
             raise ValidationError("TulvingStore needs a tulving.Memory")
         self.memory = memory
-        fields = list((index or {}).get("fields") or ["$"])
-        self._fields = [(f, f if f == "$" else tokenize_path(f)) for f in fields]
+        self._index = IndexSettings(index)
+        #: The index configuration, as LangGraph's stores expose it.
+        self.index_config = self._index.config or None
+        #: The embeddings of ``index["embed"]`` (None: Tulving's own model).
+        self.embeddings = self._index.embeddings
         self.type = type
         self.scope = scope
         self.hard_delete = hard_delete
-        self.ttl_config = ttl
+        # BaseStore resolves a read's refresh_ttl=None from the config's refresh_on_read,
+        # True when absent; SqliteStore refreshes only when it is set: made explicit here
+        self.ttl_config: TTLConfig | None = {"refresh_on_read": False, **(ttl or {})}
         self._writes = threading.Lock()
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
@@ -115,24 +127,30 @@ class TulvingStore(BaseStore):
     # BaseStore ---------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run the operations; writes first (one transaction for the puts, last put of an
-        address wins), then reads, each result at its operation's position."""
-        ops = list(ops)
-        for op in ops:
-            validate_op_namespace(op)
-            if isinstance(op, PutOp | GetOp):
-                keys.check_depth(op.namespace)
+        address wins), then reads, each result at its operation's position. With
+        ``index["embed"]``, the batch's texts and queries are embedded first."""
+        ops = _checked(ops)
+        return self._run(ops, self._index.embed(ops))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = _checked(ops)
+        embedded = await self._index.aembed(ops)
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self._run, ops, embedded)
+
+    def _run(self, ops: list[Op], embedded: Embedded) -> list[Result]:
         writes: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
             if isinstance(op, PutOp):
                 writes[(tuple(op.namespace), op.key)] = op
         if writes:
-            self._apply_writes(list(writes.values()))
+            self._apply_writes(list(writes.values()), embedded)
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
                 results.append(self._get(op))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op))
+                results.append(self._search(op, embedded))
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op))
             elif isinstance(op, PutOp):
@@ -140,10 +158,6 @@ class TulvingStore(BaseStore):
             else:
                 raise ValueError(f"Unknown operation type: {type(op)}")
         return results
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
-        return await asyncio.get_running_loop().run_in_executor(None, self.batch, ops)
 
     # Tulving's ideas the BaseStore interface has no words for ----------------------------
     def curate(self, namespace_prefix: tuple[str, ...] | None = None, query: str | None = None,
@@ -231,7 +245,7 @@ class TulvingStore(BaseStore):
         return stopped
 
     # writes ------------------------------------------------------------------------------
-    def _apply_writes(self, ops: list[PutOp]) -> None:
+    def _apply_writes(self, ops: list[PutOp], embedded: Embedded) -> None:
         with self._writes:
             batch: list[dict[str, Any]] = []
             deletes: list[str] = []
@@ -249,7 +263,8 @@ class TulvingStore(BaseStore):
                 old = previous.metadata.get(META) if previous is not None else None
                 if isinstance(old, Mapping) and old.get("value_id"):
                     replaced.append(str(old["value_id"]))
-                batch.extend(self._entries_for(op, tulving_key, now, old))
+                vectors = embedded.puts.get((tuple(op.namespace), op.key))
+                batch.extend(self._entries_for(op, tulving_key, now, old, vectors))
             if batch:
                 self.memory.store_many(batch)
             for value_id in replaced:              # the old version's parts leave search
@@ -258,13 +273,21 @@ class TulvingStore(BaseStore):
                 self._forget(tulving_key)
 
     def _entries_for(self, op: PutOp, tulving_key: str, now: datetime,
-                     old: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+                     old: Mapping[str, Any] | None,
+                     vectors: indexing.Vectors | None) -> list[dict[str, Any]]:
         value = dict(op.value or {})
-        texts = self._texts(value, op.index)
+        texts = self._index.texts(value, op.index)
         indexed = bool(texts)
         created = old["created_at"] if isinstance(old, Mapping) else now.isoformat()
         item: dict[str, Any] = {"namespace": list(op.namespace), "key": op.key,
                                 "created_at": created, "ttl": op.ttl, "indexed": indexed}
+        if vectors is not None:
+            item["vectors"] = indexing.encode(vectors)
+            if (values.json_size(item) or 0) > values.METADATA_ROOM - 1000:
+                raise ValidationError(
+                    f"the item's {len(vectors)} vectors of {vectors.shape[1]} dimensions "
+                    f"take more than the {values.METADATA_ROOM} bytes an item keeps: "
+                    "index fewer fields of it")
         size = values.json_size({**item, "value": value})
         chunks: list[str] = []
         if size is not None and size <= values.METADATA_ROOM:
@@ -279,23 +302,6 @@ class TulvingStore(BaseStore):
                 "key": tulving_key, "metadata": {META: item},
                 "tags": keys.item_tags(op.namespace, indexed=indexed, ttl=op.ttl is not None)}
         return [head, *values.part_entries(item, chunks, value, common)]
-
-    def _texts(self, value: dict[str, Any], index: Literal[False] | list[str] | None
-               ) -> list[str]:
-        if index is False:
-            return []
-        paths = self._fields if index is None else [(p, tokenize_path(p)) for p in index]
-        texts: list[str] = []
-        for path, tokens in paths:
-            if path == "$":                        # the whole value, whatever it holds
-                texts.append(values.text_of(value))
-                continue
-            try:
-                found = get_text_at_path(value, tokens)
-            except (TypeError, ValueError):        # a part that is not JSON (bytes, ...)
-                found = []
-            texts.extend(t for t in found if t and t.strip())
-        return texts
 
     def _forget(self, tulving_key: str) -> None:
         entry = self._read(tulving_key, refresh=False)
@@ -337,11 +343,13 @@ class TulvingStore(BaseStore):
         if live:
             self.memory.touch(live)
 
-    def _search(self, op: SearchOp) -> list[SearchItem]:
+    def _search(self, op: SearchOp, embedded: Embedded) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         keys.check_depth(prefix)
         if op.limit == 0:
             return []
+        if op.query and op.query in embedded.queries:
+            return self._vector_search(op, prefix, embedded.queries[op.query])
         if op.query:
             return self._query_search(op, prefix)
         found = [e for e in self._entries([keys.indexed_tag(prefix), keys.unindexed_tag(prefix)])
@@ -360,17 +368,36 @@ class TulvingStore(BaseStore):
             hits = self.memory.search(  # as_of: a read that leaves no access record
                 op.query or "", top_k=top_k, tags=[keys.indexed_tag(prefix)],
                 as_of=None if op.refresh_ttl else self._now())
-            kept = [(h.entry, h.similarity) for h in hits
-                    if self._keep(h.entry, prefix, op.filter)]
+            kept: list[tuple[MemoryEntry, float | None]] = [
+                (h.entry, h.similarity) for h in hits if self._keep(h.entry, prefix, op.filter)]
             if len(kept) >= wanted or len(hits) < top_k or top_k >= MAX_CANDIDATES:
                 break
             top_k = min(MAX_CANDIDATES, top_k * 4)
-        # as LangGraph's stores do: unindexed items fill the page after the ranked ones
+        return self._ranked_page(op, prefix, kept)
+
+    def _vector_search(self, op: SearchOp, prefix: tuple[str, ...],
+                       query: indexing.Vectors) -> list[SearchItem]:
+        """Ranked by your embeddings, as LangGraph's stores rank: every indexed item under
+        the prefix that passes the filter, by its best cosine with the query."""
+        scored: list[tuple[MemoryEntry, float | None]] = []
+        scoreless: list[tuple[MemoryEntry, float | None]] = []
+        for entry in self._entries([keys.indexed_tag(prefix)]):
+            if entry.metadata.get(META) is None or not self._keep(entry, prefix, op.filter):
+                continue
+            score = indexing.score(query, entry.metadata[META].get("vectors"))
+            (scoreless if score is None else scored).append((entry, score))
+        scored.sort(key=lambda pair: pair[1] or 0.0, reverse=True)
+        scoreless.sort(key=lambda pair: pair[0].created_at, reverse=True)
+        return self._ranked_page(op, prefix, [*scored, *scoreless])
+
+    def _ranked_page(self, op: SearchOp, prefix: tuple[str, ...],
+                     ranked: list[tuple[MemoryEntry, float | None]]) -> list[SearchItem]:
+        """The page of a query search: the ranked items, then (as LangGraph's stores do)
+        the unindexed ones, newest first; their TTLs refreshed if the read asks."""
         rest = [e for e in self._entries([keys.unindexed_tag(prefix)])
                 if self._keep(e, prefix, op.filter)]
         rest.sort(key=lambda e: e.created_at, reverse=True)
-        ranked = [*kept, *((e, None) for e in rest)]
-        page = _page(ranked, op.offset, op.limit)
+        page = _page([*ranked, *((e, None) for e in rest)], op.offset, op.limit)
         if op.refresh_ttl:
             self._refresh([e for e, _ in page if e.metadata[META].get("ttl") is not None])
         return [self._search_item(e, s) for e, s in page]
@@ -455,6 +482,17 @@ class TulvingStore(BaseStore):
 
     def _now(self) -> datetime:
         return self.memory.now()
+
+
+def _checked(ops: Iterable[Op]) -> list[Op]:
+    """The operations, their namespaces checked as LangGraph checks them (and as deep as
+    Tulving's tags allow) before anything runs."""
+    ops = list(ops)
+    for op in ops:
+        validate_op_namespace(op)
+        if isinstance(op, PutOp | GetOp):
+            keys.check_depth(op.namespace)
+    return ops
 
 
 def _page(found: Sequence[_T], offset: int, limit: int) -> list[_T]:

@@ -139,10 +139,13 @@ class TulvingMemoryBlock(BaseMemoryBlock[str]):
         return await self._curate(memory, query, self.token_budget)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
-        """Remember flushed messages (acknowledgements left out): one ``Role: text`` turn
-        each, one transcript, as the user of their session."""
+        """Remember flushed messages (acknowledgements and tool results left out): one
+        ``Role: text`` turn each, one transcript, as the user of their session. A tool's
+        output is the framework's record of a call, not something the user said: kept,
+        it would crowd recall with JSON (LlamaIndex's own chat store keeps it)."""
         turns = [f"{_speaker(m)}: {text}" for m in messages
-                 if (text := _text(m)) and not is_acknowledgement(_role(m), text)]
+                 if _role(m) != "tool" and (text := _text(m))
+                 and not is_acknowledgement(_role(m), text)]
         if not turns:
             return
         memory = self._for(messages[0].additional_kwargs.get("session_id"))

@@ -383,6 +383,45 @@ function renderTimeline(out, entries, by) {
   }));
 }
 
+// ---- profile ----------------------------------------------------------------------------
+// The same profile as memory.profile(), MCP memory_profile and the briefing's first
+// section: every item with its type, date, evidence and a link to the memory.
+async function profileView(params) {
+  const subject = params.get("subject") || "user";
+  const form = h("form", { class: "controls", id: "profile-form" },
+    field("Subject", h("input", { name: "subject", size: 20, value: subject })),
+    h("button", { type: "submit" }, "Show"));
+  const out = h("section", { id: "profile-result", "aria-label": "Profile" });
+  put(main, h("h2", {}, "What is known"), form, out);
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    location.hash = "#/profile?" + new URLSearchParams({ subject: new FormData(form).get("subject") || "user" });
+  });
+  say("Loading profile…");
+  const { profile } = await api("GET", "/profile", { query: { subject } });
+  const items = profile.items || [];
+  put(out, items.length ? table(["Memory", "Type", "Since", "Said", "Content"], items.map((i) => h("tr", {},
+    h("td", {}, memoryLink(i.id, i.id), i.pinned ? h("div", {}, "pinned") : null, i.disputed ? h("div", {}, "disputed") : null),
+    h("td", {}, i.type), h("td", {}, day(i.since)),
+    h("td", { class: "num" }, i.evidence > 1 ? `${i.evidence}× (last ${day(i.last_seen)})` : "once"),
+    h("td", {}, i.content))), { caption: `What is known about ${profile.subject}` })
+    : h("p", { class: "muted" }, `Nothing is known about ${profile.subject} yet.`));
+  say(`${items.length} items known about ${profile.subject}.`);
+}
+
+// ---- background work (what derives from the writes and is not written yet) -------------
+async function showBacklog() {
+  const node = document.getElementById("backlog");
+  try {
+    const { stats } = await api("GET", "/stats");
+    const report = stats.enrichment || { tasks: {} };
+    const parts = Object.entries(report.tasks).flatMap(([kind, b]) =>
+      ["pending", "running", "failed"].filter((state) => b[state])
+        .map((state) => `${kind} ${b[state]} ${state}`));
+    node.textContent = "Background work: " + (parts.join(", ") || "none left");
+  } catch { node.textContent = ""; }
+}
+
 // ---- routing --------------------------------------------------------------------------
 async function route() {
   const [path, search] = location.hash.slice(1).split("?");
@@ -397,10 +436,12 @@ async function route() {
     document.getElementById("token").focus();
     return;
   }
+  showBacklog();
   try {
     if (view === "memory" && parts[1]) await memoryView(decodeURIComponent(parts.slice(1).join("/")));
     else if (view === "browse") await browseView(params);
     else if (view === "timeline") await timelineView(params);
+    else if (view === "profile") await profileView(params);
     else await curateView(params);
   } catch (err) { showError(err); }
 }
