@@ -6,7 +6,9 @@ Two bodies are bytes no schema can describe the inside of: a bundle (``POST /v1/
 the server rightly refuses (422): to test that a valid one is accepted it must be
 given valid ones. These are real bundles of the tenant the run's token is bound to
 (``CONTRACT_USER``), exported by the library; invalid ones come from the fuzzer's
-negative mode as for any body.
+negative mode as for any body. A file of another system (``POST
+/v1/import/{source_format}``) is likewise one of the fixtures in ``tests/fixtures/foreign``
+in the format the path names, whatever body the fuzzer drew.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import schemathesis
 from hypothesis import strategies as st
+from schemathesis.core.parameters import ParameterLocation
 
 #: The user the contract run's token is bound to (tests/http/test_openapi_contract.py).
 CONTRACT_USER = "u1"
@@ -39,6 +42,27 @@ def bundles(count: int = 4) -> list[bytes]:
                 memory.export(out)
                 made.append(out.getvalue())
     return made
+
+
+#: A real file of each format ``/v1/import/{source_format}`` reads (zep's is a Graphiti
+#: graph).
+FOREIGN = {"mem0": "mem0_export.json", "zep": "graphiti_graph.json",
+           "letta": "letta_agent.af", "otel": "otel_traces.json"}
+_FIXTURES = Path(__file__).parents[1] / "fixtures" / "foreign"
+
+
+@schemathesis.hook
+def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
+    """A positive body of ``/v1/import/{source_format}`` is a real file of that format (a
+    negative one is left as the fuzzer made it, to be refused)."""
+    name = FOREIGN.get(str(case.path_parameters.get("source_format", "")))
+    if case.operation.path != "/v1/import/{source_format}" or name is None:
+        return case
+    meta = case.meta
+    drawn = None if meta is None else meta.components.get(ParameterLocation.BODY)
+    if drawn is None or drawn.mode.value != "negative":
+        case.body = (_FIXTURES / name).read_bytes()
+    return case
 
 
 _BUNDLES = st.sampled_from(bundles())

@@ -79,7 +79,7 @@ from tulving.domain.curated import CuratedContext
 from tulving.domain.enrichment import EnrichmentReport, TaskFailure
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.entry_factory import check_time
-from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
+from tulving.domain.errors import ConfigError, NotVisibleError, ReadOnlyError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.memory_reports import (
     OUTCOMES,
@@ -642,6 +642,9 @@ class Memory:
 
         if not isinstance(dry_run, bool):
             raise ValidationError("dry_run must be True or False")
+        if not dry_run and self.read_only:  # even when the plan is empty: nothing applied
+            raise ReadOnlyError("consolidate(dry_run=False) writes: this Memory is "
+                                "read-only (a dry run shows the plan)")
         parsed = [MemoryType.parse(t) for t in types] if types is not None else None
         services = self._up()
         with self._lock:

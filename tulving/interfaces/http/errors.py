@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from tulving.application.plumbing import telemetry
 from tulving.domain import errors as E
 from tulving.domain.log_masking import masked_logger
 from tulving.domain.redaction import redact
@@ -92,11 +93,13 @@ def install(app: FastAPI,
     @app.exception_handler(E.TulvingError)
     async def tulving_error(_request: Request, exc: E.TulvingError) -> JSONResponse:
         exc = as_caller_sees_it(exc)
+        telemetry.note_request("error", type(exc).__name__)
         return JSONResponse(body(type(exc).__name__, str(exc)), status_code=status_for(exc))
 
     @app.exception_handler(HTTPError)
     async def http_error(_request: Request, exc: HTTPError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        telemetry.note_request("error", exc.kind)  # the access log's error type
         return JSONResponse(body(exc.kind, str(exc)), status_code=exc.status, headers=headers)
 
     async def unknown_token(request: Request) -> JSONResponse | None:
@@ -118,6 +121,7 @@ def install(app: FastAPI,
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg')}"
             for err in exc.errors()[:10])
+        telemetry.note_request("error", "ValidationError")
         return JSONResponse(body("ValidationError", problems or "malformed request"),
                             status_code=422)
 
@@ -130,12 +134,14 @@ def install(app: FastAPI,
             # FastAPI's answer to a body its JSON parser gave up on (a recursion limit
             # reached by deep nesting, among others): the input's fault, a 422 like any
             # other malformed body
+            telemetry.note_request("error", "ValidationError")
             return JSONResponse(body("ValidationError", "the request body is not JSON this "
                                      "server reads (malformed, or nested too deeply)"),
                                 status_code=422)
         headers = exc.headers
         if exc.status_code == 405:  # every method the path takes (RFC 9110), not only
             headers = {**(headers or {}), "Allow": allowed_methods(request)}  # one route's
+        telemetry.note_request("error", "HTTPError")
         return JSONResponse(body("HTTPError", str(exc.detail)), status_code=exc.status_code,
                             headers=headers)
 

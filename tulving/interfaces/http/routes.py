@@ -291,9 +291,13 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         finally:
             spool.close()
 
-    @router.post("/import/{source_format}")
+    @router.post("/import/{source_format}", responses=D.answers(*D.WRITE),
+                 openapi_extra=D.upload("application/json",
+                                        "a file of another system, in the named format"))
     async def import_from(request: Request, source_format: ForeignFormat,
-                          on_conflict: str = "newest", dry_run: bool = False,
+                          on_conflict: Literal["newest", "keep_existing",
+                                               "overwrite"] = "newest",
+                          dry_run: bool = False,
                           remap_identity: bool = False, user_id: UserQ = None,
                           workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
         # read whole (the file is parsed as one JSON document): the body limit for
@@ -308,7 +312,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         return await act(request, query_named(user_id, workspace_id, agent_id), do,
                          write=True)
 
-    @router.post("/export/{target_format}")
+    @router.post("/export/{target_format}", responses=D.answers(*D.BODY))
     async def export_to(request: Request, target_format: ExportFormat,
                         body: S.Export) -> dict[str, Any]:
         def do(m: Memory) -> dict[str, Any]:

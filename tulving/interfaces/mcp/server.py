@@ -32,6 +32,7 @@ from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.log_masking import masked_logger
 from tulving.domain.redaction import redact
 from tulving.domain.validation import first_invalid_text
+from tulving.interfaces.mcp import unreadable
 from tulving.interfaces.mcp.agent_tools import build_agent_tools
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tool_hints import ANNOTATIONS
@@ -169,6 +170,9 @@ class _StdinLines:
     def __init__(self, fd: int) -> None:
         self._fd = os.dup(fd)
         self._queue: asyncio.Queue[bytes | None] | None = None
+        #: The line handed on last: the one a parse failure the SDK reports is about
+        #: (it reads the next line only once the last one is dispatched).
+        self.last = ""
 
     def __aiter__(self) -> _StdinLines:
         return self
@@ -213,7 +217,8 @@ class _StdinLines:
         line = await self._queue.get()
         if line is None:
             raise StopAsyncIteration
-        return screen_line(line.decode("utf-8", errors="replace"))
+        self.last = screen_line(line.decode("utf-8", errors="replace"))
+        return self.last
 
 
 #: A reserved argument name: ``screen_line`` puts it in place of the arguments of a tool
@@ -246,13 +251,31 @@ def screen_line(text: str) -> str:
 
 
 async def _run_stdio(server: TulvingMCPServer) -> None:
-    """``MCPServer.run_stdio_async`` with a cancellable stdin (see above)."""
+    """``MCPServer.run_stdio_async`` with a cancellable stdin (see above), and a line the
+    SDK cannot read answered with a JSON-RPC error (``unreadable``) instead of silence."""
     from mcp.server.stdio import stdio_server
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
 
     lowlevel = server._lowlevel_server  # the SDK's own Client reaches it the same way
-    stdin: Any = _StdinLines(sys.stdin.fileno())
-    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    stdin = _StdinLines(sys.stdin.fileno())
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+        relay, relayed = create_context_streams[SessionMessage | Exception](0)
+
+        async def screen() -> None:
+            async with relay:
+                async for item in read_stream:
+                    if isinstance(item, Exception):  # the line in stdin.last: answered
+                        with contextlib.suppress(anyio.ClosedResourceError,
+                                                 anyio.BrokenResourceError):
+                            await write_stream.send(SessionMessage(unreadable.answer(stdin.last)))
+                        continue
+                    await relay.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(screen)
+            await lowlevel.run(relayed, write_stream, lowlevel.create_initialization_options())
+            tg.cancel_scope.cancel()
 
 
 def check_host(host: str) -> str:
