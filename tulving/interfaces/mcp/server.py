@@ -11,6 +11,7 @@ all end the server promptly with the Memory closed.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -170,9 +171,9 @@ class _StdinLines:
     def __init__(self, fd: int) -> None:
         self._fd = os.dup(fd)
         self._queue: asyncio.Queue[bytes | None] | None = None
-        #: The line handed on last: the one a parse failure the SDK reports is about
-        #: (it reads the next line only once the last one is dispatched).
-        self.last = ""
+        #: The lines handed on and not yet relayed, oldest first: the SDK makes one item
+        #: of each (a message, or the exception of a line it cannot read), in order.
+        self.handed: collections.deque[str] = collections.deque()
 
     def __aiter__(self) -> _StdinLines:
         return self
@@ -217,8 +218,9 @@ class _StdinLines:
         line = await self._queue.get()
         if line is None:
             raise StopAsyncIteration
-        self.last = screen_line(line.decode("utf-8", errors="replace"))
-        return self.last
+        screened = screen_line(line.decode("utf-8", errors="replace"))
+        self.handed.append(screened)
+        return screened
 
 
 #: A reserved argument name: ``screen_line`` puts it in place of the arguments of a tool
@@ -265,10 +267,11 @@ async def _run_stdio(server: TulvingMCPServer) -> None:
         async def screen() -> None:
             async with relay:
                 async for item in read_stream:
-                    if isinstance(item, Exception):  # the line in stdin.last: answered
+                    line = stdin.handed.popleft() if stdin.handed else ""  # the item's
+                    if isinstance(item, Exception):  # a line the SDK cannot read: answered
                         with contextlib.suppress(anyio.ClosedResourceError,
                                                  anyio.BrokenResourceError):
-                            await write_stream.send(SessionMessage(unreadable.answer(stdin.last)))
+                            await write_stream.send(SessionMessage(unreadable.answer(line)))
                         continue
                     await relay.send(item)
 
