@@ -41,7 +41,10 @@ CORPUS = Path(__file__).parents[1] / "fixtures" / "secrets_corpus"
 
 def write(door: Door, tag: str) -> tuple[list[str], list[str], str]:
     """The memories written through ``door``: their ids, keys and what the door showed."""
-    rows = [{"content": c, "type": "FACT", "key": f"{tag}/cred{i}", "tags": [tag],
+    # Each door's memories say which door wrote them: doors that share a store would
+    # otherwise write identical contents, which search returns as one hit.
+    rows = [{"content": f"{c} (via {tag})", "type": "FACT", "key": f"{tag}/cred{i}",
+             "tags": [tag],
              "scope": "personal"} for i, c in enumerate(MEMORIES)]
     if isinstance(door, CLIDoor):  # one process: `store --jsonl`
         outcome = door.store_many(rows)
@@ -116,7 +119,7 @@ def test_what_one_door_writes_every_door_shows_masked(
     for reader in readers[door.name]:
         assert_masked(read(reader, ids, keys), f"{reader.name} reading {door.name}'s")
     raw: list[Any] = [back_channel.stored(door.path, i) for i in ids]
-    assert raw == MEMORIES, "the rows hold the values (masked on the way out)"
+    assert raw == [f"{c} (via {tag})" for c in MEMORIES], "the rows hold the values (masked on the way out)"
 
 
 # -------------------------------------------- formats of the third corpus, keys, cost

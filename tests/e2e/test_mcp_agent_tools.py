@@ -25,7 +25,8 @@ async def test_remember_profile_consolidate_list_and_erase(
     async with Client(server_params()) as client:
         said = await client.call_tool(
             "memory_remember",
-            {"text": "Ann: I live in Lisbon. My favourite editor is Helix.", "subject": "Ann"})
+            {"text": "Ann: I live in Lisbon. My favourite editor is Helix.", "subject": "Ann",
+             "wait": True})  # answer after what is read off the turns
         assert not said.is_error, text(said)
         types = [e["type"] for e in said.structured_content["entries"]]
         assert "EPISODE" in types and "FACT" in types

@@ -49,7 +49,7 @@ ARGS: dict[str, dict[str, str]] = {
                        "reason": "the release calendar moved"},
     "memory_stats": {},
     "memory_remember": {"text": "Ann: I moved to Porto last spring and I drink green tea.",
-                        "subject": "Ann"},
+                        "subject": "Ann", "wait": "true"},
     "memory_profile": {"subject": "Ann"},
     "memory_consolidate": {"apply": "false", "types": '["FACT"]', "tags": '["ops"]'},
     "memory_list": {"limit": "5", "cursor": "(the next_cursor of a first page)",

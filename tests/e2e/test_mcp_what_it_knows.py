@@ -42,10 +42,15 @@ async def test_profile_and_briefings_over_mcp(server_params: Callable[..., Any])
         await _call(client, "memory_remember", {"text": "\n".join(chat_turns())})
 
         profile = await _call(client, "memory_profile", {})
-        items = profile.structured_content["profile"]["items"]
-        assert {i["content"] for i in items} == {*USER_PREFERENCES, *USER_FACTS}
+        items = profile.structured_content["profile"]["items"]  # ids, not the texts again
+        shown = text(profile)
+        assert all(content in shown for content in (*USER_PREFERENCES, *USER_FACTS))
+        assert PROJECT_FACT not in shown and DECISION not in shown
+        assert len(items) == len(USER_PREFERENCES) + len(USER_FACTS)
+        assert [i["type"] for i in items] == sorted(
+            (i["type"] for i in items), key=lambda t: t != "PREFERENCE")  # preferences first
         for item in items:
-            assert item["id"] in text(profile)
+            assert item["id"] in shown
         for budget in (300, 500, 1500):
             briefing = await _call(client, "memory_curate", {"token_budget": budget})
             assert briefing.structured_content["token_count"] <= budget

@@ -163,6 +163,13 @@ def profile_facts(profile: Profile) -> dict[str, Any]:
         facts["preferences"] = {k: item(v) for k, v in profile.preferences.items()}
     if profile.other:
         facts["other"] = [{"id": it.id, "type": it.type} for it in profile.other]
+    if profile.items:  # the text's order (pinned, preferences, facts, the rest)
+        facts["items"] = [
+            {"id": it.id, "type": it.type, "since": it.since.date().isoformat(),
+             **({"pinned": True} if it.pinned else {}),
+             **({"evidence": it.evidence} if it.evidence > 1 else {})}
+            for it in profile.items
+        ]
     result: dict[str, Any] = scrub(facts)
     return result
 
