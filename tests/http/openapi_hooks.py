@@ -19,7 +19,7 @@ from pathlib import Path
 
 import schemathesis
 from hypothesis import strategies as st
-from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.meta import REQUEST_SHAPE_PROBES, CoverageScenario
 
 #: The user the contract run's token is bound to (tests/http/test_openapi_contract.py).
 CONTRACT_USER = "u1"
@@ -58,9 +58,12 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
     name = FOREIGN.get(str(case.path_parameters.get("source_format", "")))
     if case.operation.path != "/v1/import/{source_format}" or name is None:
         return case
-    meta = case.meta
-    drawn = None if meta is None else meta.components.get(ParameterLocation.BODY)
-    if drawn is None or drawn.mode.value != "negative":
+    meta = case.meta  # only a case meant to be valid: a negative one stays as it was made
+    scenario = getattr(meta.phase.data, "scenario", None) if meta is not None else None
+    probe = scenario in REQUEST_SHAPE_PROBES or scenario == CoverageScenario.MISSING_PARAMETER
+    valid = meta is not None and meta.generation.mode.value == "positive" and all(
+        part.mode.value == "positive" for part in meta.components.values())
+    if meta is None or (valid and not probe):
         case.body = (_FIXTURES / name).read_bytes()
     return case
 
