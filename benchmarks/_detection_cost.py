@@ -23,12 +23,12 @@ def main() -> None:
     with open(sys.argv[2]) as handle:
         queries = json.load(handle)
     choice = sys.argv[3]
-    from tulving import Memory
+    from tulving import Memory, redact
     from tulving.domain import redaction
 
     shown = getattr(redaction, "shown_content", None) or (
         lambda e: redaction.redact_stored(e.content, e.key))
-    redaction.redact("warm up: load the rule sets")
+    redact("warm up: load the rule sets")  # tulving.redact installs them (the domain's alone has none)
     with Memory(":memory:", agent_id="bench", embedder="hashing", vectors="exact") as m:
         began = time.perf_counter()
         for start in range(0, len(texts), 500):

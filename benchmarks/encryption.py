@@ -36,7 +36,8 @@ from _corpus import CORPORA, wait_for_mirror
 from search_scale import PreEmbedded, timed_together
 
 from tulving import Memory
-from tulving.application.governance.encryption import change_store_encryption, parse_encryption
+from tulving.application.bootstrap import change_encryption
+from tulving.application.governance.encryption import parse_encryption
 from tulving.domain import sealing
 
 KEY_ENV = "TULVING_BENCH_ENCRYPTION_KEY"
@@ -141,7 +142,7 @@ def run(size: int, n_queries: int, folder: Path) -> None:
     kdf = timed(lambda: sealing.subkey(key, salt, "probe"))  # type: ignore[arg-type]
     copy = folder / f"convert-{size}.db"
     shutil.copy(paths["plain"], copy)
-    convert = timed(lambda: change_store_encryption(str(copy), None, key))
+    convert = timed(lambda: change_encryption(str(copy), None, key))
     print(f"key derivation (PBKDF2-SHA512, 256k, once per process and file): {kdf:.2f} s")
     print(f"tulving encrypt of the plain store (export + check + rename): {convert:.1f} s")
 

@@ -53,8 +53,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import _redaction_before as before
 
+from tulving.application.plumbing.rule_set_source import install_rule_sets
 from tulving.domain import pii, redaction
 
+install_rule_sets()  # the rule sets a Memory masks with (the domain alone has none)
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -20,7 +20,9 @@ with issue 35's target:
 * cold open to the first search answer and the peak RSS of that process (a fresh
   subprocess that opens the store, searches, then curates), beside a fresh process
   doing the same first answer on the raw engines (FTS5 top-10 and the vector engine's
-  own open and knn);
+  own open and knn); and the start-up apart (``startup.py``): ``import tulving``,
+  ``tulving --help`` and the first answer, each beside ``import numpy``, by wall and CPU
+  time (on a shared machine the CPU figure is the one to read);
 * search (lexical, semantic, hybrid top-10) and curate (2,000 tokens) p50/p95 with query
   embedding excluded, beside raw FTS5 bm25, the raw knn and both with their rows
   (``search_scale.py``'s and ``curate_scale.py``'s raw paths), interleaved;
@@ -48,6 +50,8 @@ from _corpus import realistic_queries, realistic_texts, wait_for_mirror
 from _raw_vectors import engine_name, raw_knn
 from curate_scale import raw_engines
 from search_scale import PreEmbedded, timed_together
+from startup import measure as measure_startup
+from startup import report as startup_report
 
 from tulving import Memory
 from tulving.application.retrieval.search import build_filter
@@ -259,6 +263,7 @@ def main() -> None:
     opened = fresh_process(COLD_OPEN, str(path), VECTORS or "default")
     engine = opened["vectors"]
     raw_opened = fresh_process(RAW_COLD_OPEN, str(path), engine)
+    started = measure_startup(path)
     rows = latencies(path, queries)
 
     big = n > 500_000
@@ -276,6 +281,7 @@ def main() -> None:
     print(f"  cold open to first answer  {opened['first_answer_s']:9.2f} s   "
           f"[{verdict(opened['first_answer_s'] <= open_target)} <= {open_target:.0f} s]  "
           f"raw engines {raw_opened['first_answer_s']:.2f} s")
+    print("\n".join(startup_report(started)))
     print(f"  peak RSS of that process   {opened['peak_rss_mb']:9,.0f} MB  "
           f"[{verdict(opened['peak_rss_mb'] <= rss_target)} <= {rss_target:,} MB]  "
           f"raw engines {raw_opened['peak_rss_mb']:,.0f} MB (open, search, curate)")

@@ -5,10 +5,13 @@ an adapter that is NOT yet opened, for a fresh store per test; calling it again 
 same ``name`` in the same test must return a new adapter over the SAME data (used for
 persistence checks when ``capabilities.persistent``). The suite opens and closes it.
 
-Optional capabilities (``tulving.ports.storage``) are checked for an adapter that
-implements them, and skipped with the reason for one that does not: ``BriefReader``,
-``VectorChangeLog``, ``EntryCensus``, ``EnrichmentTasks``, ``StrongVectors``; a
-``ReadOnlyOpen`` adapter's suite also supplies
+Every optional capability (``tulving.ports.storage``) is checked for an adapter that
+implements it, and skipped with the reason for one that does not: ``BriefReader``,
+``VectorChangeLog``, ``EntryCensus``, ``StrongVectors``, ``EnrichmentTasks``
+(``contract_tests.enrichment``), ``ReadTransactions``, ``TokenSessions``, ``UnlockedOpen``
+(``contract_tests.server_reads``), ``WriteMarks`` (``contract_tests.write_marks``),
+``SyncLog`` (its own suite, ``contract_tests.sync_log``); a ``ReadOnlyOpen`` adapter's
+suite also supplies
 ``open_read_only(name)`` (a new instance over the same store, opened read-only) and an
 ``EncryptionChange`` adapter's ``reopen_with_key(name, key)``; without them the case
 fails, saying which fixture is missing.
@@ -29,7 +32,9 @@ import pytest
 from contract_tests.builders import ALICE, BOB, Clockwork, make_entry
 from contract_tests.enrichment import EnrichmentContract
 from contract_tests.governance import GovernanceContract
+from contract_tests.server_reads import ServerReadsContract
 from contract_tests.shared_state import SharedStateContract
+from contract_tests.write_marks import WriteMarksContract
 from tulving.domain.audit_chain import verify_chain
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import EntryBrief
@@ -58,7 +63,8 @@ def _vec(seed: int, dim: int = 8) -> Any:
     return v / np.linalg.norm(v)
 
 
-class StorageContract(GovernanceContract, SharedStateContract, EnrichmentContract):
+class StorageContract(GovernanceContract, SharedStateContract, EnrichmentContract,
+                      ServerReadsContract, WriteMarksContract):
     """Base class of the storage suite; subclass it and provide ``make_storage``."""
 
     @pytest.fixture

@@ -17,15 +17,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tulving.domain.errors import StorageError, ValidationError
-from tulving.ports.storage import (
+from tulving.domain.sync_records import (
     DELTA_MERGED,
     DELTA_PENDING,
     DELTA_QUARANTINED,
     DELTA_STORED,
-    Storage,
     SyncDelta,
-    SyncLog,
 )
+from tulving.ports.storage import Storage, SyncLog
 
 T1 = "u1\x1f"
 T2 = "u2\x1fw"

@@ -13,12 +13,17 @@ from typing import Any
 import pytest
 
 from tulving.adapters.clock import ManualClock
+from tulving.application.plumbing.rule_set_source import install_rule_sets
 
 os.environ.setdefault("TULVING_PLUGINS", "tulving")
 # The strong model is converted once per machine for the suite (not into the user's own
 # cache), and every process a test starts (CLI, servers, README blocks) finds it there.
 os.environ.setdefault("TULVING_MODEL_CACHE",
                       str(Path(tempfile.gettempdir()) / "tulving-test-model-cache"))
+
+# The tests' composition: unit tests call the domain's redaction directly, without a
+# Memory or tulving.redact() to install the rule sets it masks with (see rule_set_source).
+install_rule_sets()
 
 # onnxruntime crashes creating a session in a process that imported usearch before it
 # (see tulving/adapters/vectors/usearch_index.py, which imports it first); test modules

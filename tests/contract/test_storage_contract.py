@@ -60,25 +60,3 @@ class TestInMemoryStorage(StorageContract):
     def back_channel(self, storage: Storage) -> BackChannel:
         assert isinstance(storage, InMemoryStorage)
         return InMemoryBackChannel(storage)
-
-
-def _with_port_defaults() -> type:
-    """The in-memory adapter with its own ``write``, ``get`` and ``count`` replaced by the
-    defaults the port gives an adapter that subclasses it."""
-    return type("InMemoryWithPortDefaults", (InMemoryStorage,), {
-        "write": Storage.write, "get": Storage.get, "count": Storage.count})
-
-
-class TestStoragePortDefaults(StorageContract):
-    """The port's derivable methods pass the whole suite when an adapter leaves them to
-    the port (a third party writes fewer methods, and the defaults cannot drift)."""
-
-    @pytest.fixture
-    def make_storage(self) -> Callable[..., Storage]:
-        cls = _with_port_defaults()
-        return lambda name="default": cls()
-
-    @pytest.fixture
-    def back_channel(self, storage: Storage) -> BackChannel:
-        assert isinstance(storage, InMemoryStorage)
-        return InMemoryBackChannel(storage)

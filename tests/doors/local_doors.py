@@ -305,8 +305,11 @@ class CLIDoor(Door):
         return self.run("history", _arg(id_or_key, "key"))
 
     def op_search(self, query: Any, top_k: Any = None, tags: Any = None, since: Any = None,
-                  mode: Any = None, extra: dict[str, Any] | None = None) -> Outcome:
+                  mode: Any = None, extra: dict[str, Any] | None = None,
+                  min_score: Any = None) -> Outcome:
         argv = ["search", _arg(query, "query")]
+        if min_score is not None:
+            argv += ["--min-score", _arg(min_score, "min_score")]
         for name, value in (extra or {}).items():
             argv += [f"--{name}", _arg(value, name)]
         if top_k is not None:

@@ -44,7 +44,9 @@ def tool_call(op: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             raise Unsupported("memory_search has no since argument")
         return "memory_search", {"query": args["query"],
                                  **given(top_k=args.get("top_k"), tags=args.get("tags"),
-                                         mode=args.get("mode")), **(args.get("extra") or {})}
+                                         mode=args.get("mode"),
+                                         min_score=args.get("min_score")),
+                                 **(args.get("extra") or {})}
     if op == "curate":
         return "memory_curate", given(query=args.get("query"),
                                       token_budget=args.get("token_budget"),

@@ -15,7 +15,7 @@ def test_stats_show_the_backlog_a_closed_writer_left(tulving: Callable[..., Any]
                                                      store: str) -> None:
     memory = Memory(store, agent_id="e2e", embedder="hashing", vectors="exact")
     memory.startup()._up().enricher.stop()  # nothing runs: the tasks stay for the next open
-    memory._up().writer.write([{"content": f"note {i} on the staging rollout",
+    memory._up().writes.write([{"content": f"note {i} on the staging rollout",
                                 "type": "EPISODE"} for i in range(3)], "store",
                               defer_vectors=True)
     memory.close()

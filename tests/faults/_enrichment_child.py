@@ -56,7 +56,7 @@ def opened(path: str, pause: float) -> Memory:
 
 def main(path: str, mode: str, pause: float, batches: int) -> None:
     memory = opened(path, pause)
-    writer = memory._up().writer
+    writer = memory._up().writes
     if mode in ("write", "write-close"):
         for b in range(batches):
             outcomes = writer.write(

@@ -21,10 +21,10 @@ from tulving import ConfigError, Memory
 from tulving.application.plumbing.telemetry import tenant_hash
 from tulving.domain.identity import tenant_key
 from tulving.domain.records import JobRecord
+from tulving.domain.sync_records import DELTA_QUARANTINED
 from tulving.interfaces.auth.bearer_tokens import registry_for
 from tulving.interfaces.http import create_app
 from tulving.interfaces.http.observability import ACCESS_LOGGER, ObservabilityOptions
-from tulving.ports.storage import DELTA_QUARANTINED
 
 LOCAL = ("127.0.0.1", 50000)
 

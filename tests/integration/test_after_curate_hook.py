@@ -1,5 +1,7 @@
-"""``tulving_after_curate``: plugins post-process a curated block in registration order,
-and a replacement over the budget is dropped (the budget is the promise of curate())."""
+"""``tulving_after_curate``: plugins post-process a curated block in pluggy's order (the
+last registered first, ``tryfirst``/``trylast`` as marked), each on the previous one's
+result, and a replacement over the budget is dropped (the budget is the promise of
+curate())."""
 
 from __future__ import annotations
 
@@ -50,11 +52,17 @@ def plugins() -> Iterator[Callable[..., None]]:
     registry.reset()
 
 
-def test_hooks_run_in_registration_order_and_see_the_request(
+class LateShout:
+    @hookimpl(trylast=True)
+    def tulving_after_curate(self, content: str, context: CurateContext) -> str:
+        return content.upper()
+
+
+def test_hooks_run_in_pluggys_order_and_see_the_request(
     make_memory: Callable[..., Any], plugins: Callable[..., None]
 ) -> None:
     footer = Footer()
-    plugins(footer, Shout())
+    plugins(Shout(), footer)  # pluggy calls the last registered first
     memory = make_memory()
     memory.store("We deploy with blue-green releases", type="DECISION", key="deploy")
     block = memory.curate("how do we deploy?", token_budget=200)
@@ -69,13 +77,23 @@ def test_hooks_run_in_registration_order_and_see_the_request(
         "(MEMORY AS OF TODAY)")
 
 
+def test_trylast_runs_after_a_hook_registered_before_it(
+    make_memory: Callable[..., Any], plugins: Callable[..., None]
+) -> None:
+    plugins(Footer(), LateShout())  # registered last, called last: trylast
+    memory = make_memory()
+    memory.store("We deploy with blue-green releases", type="DECISION", key="deploy")
+    assert memory.curate("how do we deploy?", token_budget=200).content.endswith(
+        "(MEMORY AS OF TODAY)")
+
+
 def test_a_replacement_over_the_budget_is_dropped_with_a_warning(
     make_memory: Callable[..., Any], plugins: Callable[..., None]
 ) -> None:
-    plugins(Flood(), Footer())
+    plugins(Footer(), Flood())  # the flood is called first, the footer after it
     memory = make_memory()
     memory.store("We deploy with blue-green releases", type="DECISION", key="deploy")
-    with pytest.warns(TulvingWarning, match="after-curate-0"):
+    with pytest.warns(TulvingWarning, match="after-curate-1"):
         block = memory.curate("how do we deploy?", token_budget=200)
     assert "filler" not in block.content
     assert block.content.endswith("(memory as of today)")  # the next hook still ran

@@ -31,16 +31,15 @@ def test_budget_is_never_exceeded_and_counted_with_headers(make_memory: Any) -> 
     m = make_memory()
     _fill(m)
     tokenizer = m.ctx.tokenizer
-    for budget in (0, 1, 5, 17, 64, 250, 1000, 4000):
+    for budget in (50, 51, 64, 250, 1000, 4000):
         result = m.curate("billing incident", token_budget=budget)
         assert result.token_count == tokenizer.count(result.content) <= budget
         assert result.budget_remaining == budget - result.token_count
-    assert m.curate("billing", token_budget=0).content == ""
 
 
 def test_negative_and_bad_budgets_raise(make_memory: Any) -> None:
     m = make_memory()
-    for bad in (-1, 2.5, "100", None, True):
+    for bad in (-1, 0, 49, 200_001, 2.5, "100", None, True):
         with pytest.raises(ValidationError):
             m.curate("x", token_budget=bad)
     with pytest.raises(ValidationError):

@@ -20,7 +20,7 @@ import pytest
 
 from tulving import LockError, Memory
 from tulving.adapters.storage.sqlite import SQLiteStorage
-from tulving.application.governance.encryption import change_store_encryption
+from tulving.application.bootstrap import change_encryption
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.errors import ConfigError, EncryptionError, EncryptionKeyError
 from tulving.domain.query import EntryFilter
@@ -67,7 +67,7 @@ def test_encrypt_then_rekey_then_decrypt_keeps_everything(tmp_path: Path) -> Non
         ".usearch", ".usearch.json", ".usearch.ids.npy", ".usearch.order.npy", ".hnsw",
         ".hnsw.json")]
     assert all(p.exists() for p in plain_caches)
-    result = change_store_encryption(str(path), None, NEW)
+    result = change_encryption(str(path), None, NEW)
     assert result.encrypted_after and result.entries == len(ids)
     assert not any(p.exists() for p in plain_caches)  # the plain caches went first
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("m.db.conv")] == []
@@ -79,14 +79,14 @@ def test_encrypt_then_rekey_then_decrypt_keeps_everything(tmp_path: Path) -> Non
     sealed = Path(str(path) + ".hnsw.sealed")
     assert sealed.exists()
 
-    change_store_encryption(str(path), NEW, OLD)  # rekey
+    change_encryption(str(path), NEW, OLD)  # rekey
     assert entry_ids(path, NEW) is None and entry_ids(path, OLD) == ids
     resealed = sealed.read_bytes()
     with Memory(path, agent_id="a", embedder="hashing", encryption=OLD) as memory:
         assert memory.search(MARKER)
     assert sealed.read_bytes() == resealed  # opened under the new key, not rebuilt
 
-    change_store_encryption(str(path), OLD, None)  # decrypt
+    change_encryption(str(path), OLD, None)  # decrypt
     assert path.read_bytes().startswith(b"SQLite format 3")
     assert not sealed.exists()
     assert entry_ids(path, None) == ids
@@ -97,11 +97,11 @@ def test_a_wrong_old_key_converts_nothing(tmp_path: Path) -> None:
     make_store(path, OLD)
     before = path.read_bytes()
     with pytest.raises(EncryptionKeyError):
-        change_store_encryption(str(path), NEW, OLD)
+        change_encryption(str(path), NEW, OLD)
     with pytest.raises(EncryptionKeyError, match="is encrypted"):
-        change_store_encryption(str(path), None, NEW)  # "encrypt" an encrypted store
+        change_encryption(str(path), None, NEW)  # "encrypt" an encrypted store
     with pytest.raises(ConfigError, match="same"):
-        change_store_encryption(str(path), OLD, EncryptionKey(OLD.secret))
+        change_encryption(str(path), OLD, EncryptionKey(OLD.secret))
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "m.db", "m.db.hnsw.sealed", "m.db.lock"]
@@ -112,7 +112,7 @@ def test_a_plain_store_given_an_old_key_converts_nothing(tmp_path: Path) -> None
     make_store(path, None)
     before = path.read_bytes()
     with pytest.raises(EncryptionError, match="not encrypted"):
-        change_store_encryption(str(path), OLD, NEW)
+        change_encryption(str(path), OLD, NEW)
     assert path.read_bytes() == before
 
 
@@ -122,7 +122,7 @@ def test_an_open_store_is_not_converted(tmp_path: Path) -> None:
     with Memory(path, agent_id="a", embedder="hashing") as memory:
         memory.store("held open", type="FACT")
         with pytest.raises(LockError):
-            change_store_encryption(str(path), None, NEW)
+            change_encryption(str(path), None, NEW)
     assert entry_ids(path, None) is not None
 
 
@@ -130,19 +130,19 @@ def test_no_store_no_conversion(tmp_path: Path) -> None:
     from tulving.domain.errors import StorageError
 
     with pytest.raises(StorageError, match="no store"):
-        change_store_encryption(str(tmp_path / "absent.db"), None, NEW)
+        change_encryption(str(tmp_path / "absent.db"), None, NEW)
 
 
 # -- kill -9 in the middle ---------------------------------------------------------------
 
 _CHILD = """
 import sys
-from tulving.application.governance.encryption import change_store_encryption
+from tulving.application.bootstrap import change_encryption
 from tulving.domain.encryption_key import EncryptionKey
 old = EncryptionKey(sys.argv[2].encode()) if sys.argv[2] else None
 new = EncryptionKey(sys.argv[3].encode()) if sys.argv[3] else None
 print("go", flush=True)
-change_store_encryption(sys.argv[1], old, new)
+change_encryption(sys.argv[1], old, new)
 print("done", flush=True)
 """
 

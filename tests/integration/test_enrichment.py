@@ -26,7 +26,7 @@ TURNS = [f"turn {i}: the quarterly {word} review moved to Lisbon"
 
 def deferred(memory: Memory, contents: list[str]) -> list[str]:
     """Write ``contents`` as one batch whose vectors the worker computes."""
-    outcomes = memory._up().writer.write(
+    outcomes = memory._up().writes.write(
         [{"content": c, "type": "EPISODE"} for c in contents], "store", defer_vectors=True)
     return [o.entry.id for o in outcomes]
 
@@ -206,7 +206,7 @@ def test_a_task_queued_by_a_write_that_fails_does_not_exist(
     memory = make_memory()
     memory.startup()._up().enricher.stop()
     with pytest.raises(ValidationError):
-        memory._up().writer.write([{"content": "fine", "type": "FACT"},
+        memory._up().writes.write([{"content": "fine", "type": "FACT"},
                                    {"content": "", "type": "FACT"}], "store",
                                   defer_vectors=True)
     assert memory.stats().enrichment.tasks == {}

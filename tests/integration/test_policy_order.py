@@ -1,5 +1,5 @@
-"""The built-in write policies run before every third-party ``tulving_before_write``,
-and no plugin selection switches them off (issue 46: they ran last under pluggy 1.7)."""
+"""The built-in write policies run before every third-party ``tulving_before_write``
+(pluggy orders them: ``tryfirst``), and no plugin selection switches them off."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ import pytest
 
 from tulving import Memory, MemoryType
 from tulving.adapters.clock import ManualClock
-from tulving.application.writing.write_hooks import apply_before_write, before_write_order
+from tulving.application.writing.write_hooks import apply_before_write
 from tulving.domain.entry import MemoryEntry, content_hash
+from tulving.domain.errors import ConfigError
 from tulving.domain.write_policy import parse_policy
 from tulving.plugins import registry
+from tulving.plugins.chain import PluginHooks
 from tulving.plugins.hooks import WriteContext
 from tulving.plugins.hookspecs import BUILTIN_POLICIES, hookimpl
 
@@ -65,7 +67,8 @@ def test_builtins_run_before_a_policy_whose_result_depends_on_order(
     tmp_path: Path, manager_with: Any
 ) -> None:
     pm = manager_with(Appender())
-    assert next(impl.plugin_name for impl in before_write_order(pm.hook)) == BUILTIN_POLICIES
+    steps = PluginHooks.of(pm).before_write.steps()
+    assert [step.plugin_name for step in steps] == [BUILTIN_POLICIES, "third-party-0"]
     with _memory(tmp_path, policy={"pii": "redact"}) as memory:
         entry = memory.store("Reach Dana at dana@example.com", type="FACT")
     # The built-in redacted Dana's address, then the plugin appended its own (which the
@@ -89,6 +92,23 @@ def test_a_third_party_policy_never_sees_what_the_builtins_remove(
         assert raw not in joined
 
 
+class Eager:
+    """A third-party policy that asks to run first: it would see the raw entry."""
+
+    @hookimpl(tryfirst=True)
+    def tulving_before_write(self, entry: MemoryEntry) -> None:
+        return None
+
+
+def test_a_policy_pluggy_would_call_before_the_builtins_is_refused(
+    tmp_path: Path, manager_with: Any
+) -> None:
+    manager_with(Eager())
+    with pytest.raises(ConfigError, match="third-party-0 would run before"), \
+            _memory(tmp_path) as memory:
+        memory.store("anything", type="FACT")
+
+
 @pytest.mark.parametrize("env", [
     {"TULVING_DISABLE_PLUGINS": "builtin"},
     {"TULVING_PLUGINS": "some-other-distribution"},
@@ -99,7 +119,8 @@ def test_plugin_selection_does_not_switch_the_builtins_off(
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     pm, reg = registry.build_manager()
-    assert reg.names("storage") == []  # the selection did apply to the entry points
+    # the built-in adapters and policies are registered by import, not by entry point
+    assert {"sqlite", "memory", "postgres"} <= set(reg.names("storage"))
     assert pm.has_plugin(BUILTIN_POLICIES)
     now = datetime(2026, 1, 1, tzinfo=UTC)
     entry = MemoryEntry(id="e1", content="card 4111 1111 1111 1111", type=MemoryType.FACT,
@@ -107,4 +128,4 @@ def test_plugin_selection_does_not_switch_the_builtins_off(
                         valid_from=now, last_accessed_at=now)
     context = WriteContext(agent_id="a", tenant="t", operation="store",
                            policy=parse_policy({"pii": "redact"}))
-    assert "4111" not in apply_before_write(pm.hook, entry, context).content
+    assert "4111" not in apply_before_write(PluginHooks.of(pm), entry, context).content

@@ -20,26 +20,30 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
-from tulving.application.agent_memory.jobs import KeyedRememberJobs
 from tulving.application.agent_memory.procedures import working_memory
 from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
-from tulving.application.agent_memory.read_off_turns import ReadOffTurns
-from tulving.application.agent_memory.remembering import Rememberer
-from tulving.application.agent_memory.session_writes import SessionWrites
 from tulving.application.agent_memory.sessions import SessionManager
-from tulving.application.curation.curator import Curator
 from tulving.application.governance.audit import AuditTrail
-from tulving.application.governance.encryption import require_encrypted
-from tulving.application.governance.integrity import Governance
+from tulving.application.governance.encryption import (
+    convert_store,
+    parse_encryption,
+    require_encrypted,
+)
 from tulving.application.plumbing.composition import default_names, resolve
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.deferred_vectors import DeferredVectors
 from tulving.application.plumbing.enrichment import Enricher
 from tulving.application.plumbing.llm_gateway import DEFAULT_MAX_CALLS, LLMGateway
+from tulving.application.plumbing.memory_settings import (
+    DEFAULT,
+    MemorySettings,
+    normalise_location,
+)
+from tulving.application.plumbing.rule_set_source import install_rule_sets
 from tulving.application.plumbing.vector_sync import (
     check_model,
     embed_missing,
@@ -48,51 +52,32 @@ from tulving.application.plumbing.vector_sync import (
     save_index,
 )
 from tulving.application.plumbing.warnings_once import warn_once
-from tulving.application.portability.importer import ImportTarget
-from tulving.application.portability.sync import LocalSide
 from tulving.application.retrieval.access import AccessTracker
 from tulving.application.retrieval.expansion import QueryExpander
 from tulving.application.retrieval.options import SearchOptions
 from tulving.application.retrieval.search import Searcher
 from tulving.application.retrieval.strong import StrongTier
 from tulving.application.retrieval.strong_enrichment import backfill, register_strong
-from tulving.application.writing.writer import Writer
 from tulving.domain.encryption_key import EncryptionKey
 from tulving.domain.entry import MemoryEntry
-from tulving.domain.errors import ConfigError, StorageError
+from tulving.domain.errors import ConfigError, LockError, StorageError
 from tulving.domain.identity import Identity
 from tulving.domain.write_policy import WritePolicy
+from tulving.plugins.chain import PluginHooks
 from tulving.plugins.registry import AdapterContext, get_manager
-from tulving.ports.storage import ReadOnlyOpen
+from tulving.ports.storage import ReadOnlyOpen, Storage, UnlockedOpen
 
-Progress = Callable[[str, int, int], None]
+if TYPE_CHECKING:  # composed on first use (Services)
+    from tulving.application.agent_memory.jobs import KeyedRememberJobs
+    from tulving.application.agent_memory.remembering import Rememberer
+    from tulving.application.agent_memory.session_writes import SessionWrites
+    from tulving.application.curation.curator import Curator
+    from tulving.application.governance.integrity import Governance
+    from tulving.application.portability.importer import ImportTarget
+    from tulving.application.portability.sync import LocalSide
 
 #: How many of the active session's latest entries curate() puts first.
 WORKING_MEMORY_IN_CURATE = 5
-
-
-@attrs.frozen
-class Settings:
-    """What ``Memory(...)`` was given, checked and parsed (no I/O: the constructor stays
-    cheap): where the store is, the adapter choices (names, instances or ``DEFAULT``)
-    with their options, and the settings the services take."""
-
-    location: str
-    read_only: bool
-    choices: Mapping[str, Any]
-    options: Mapping[str, Mapping[str, Any]]
-    context_window: int
-    llm_expansion: bool
-    expansion_weight: float
-    progress: Progress | None
-    signing_key: bytes | None
-    encryption: EncryptionKey | None
-    ranker: str = "fused"
-    #: the strong tier's encoder (an embedder name or instance; None: no strong tier),
-    #: its adapter options and the re-scoring knobs (``SearchOptions.strong_*``)
-    strong: Any = None
-    strong_options: Mapping[str, Any] = attrs.field(factory=dict)
-    strong_knobs: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 class AccessRecorder(Protocol):
@@ -114,34 +99,120 @@ class NotRecorded:
         return None
 
 
-@attrs.frozen
-class Services:
-    """A Memory's composed services over its opened adapters (``ctx``)."""
+_T = TypeVar("_T")
 
-    ctx: MemoryContext
-    llm: LLMGateway
-    access: AccessRecorder
-    audit: AuditTrail
-    governance: Governance
-    writer: SessionWrites
-    searcher: Searcher
-    curator: Curator
-    sessions: SessionManager
-    rememberer: Rememberer
-    imports: ImportTarget
-    #: The enrichment kinds and their worker (plumbing.enrichment); a view shares its
-    #: root's, and only the root (``owns_adapters``) stops it.
-    enricher: Enricher
-    #: True when these services opened the adapters (``startup``), False on a view: only
-    #: the opener closes them.
-    owns_adapters: bool
+
+class Services:
+    """A Memory's composed services over its opened adapters (``ctx``).
+
+    What every read uses (access statistics, search, the audit trail, sessions) is
+    composed with the Memory; the rest (the write path and its governance, curation,
+    remembering, imports) on first use, each once, so a process that only searches
+    never loads the modules of the others (cosmicpython's rule: nothing heavy before it
+    is needed).
+    """
+
+    def __init__(self, settings: MemorySettings, ctx: MemoryContext, llm: LLMGateway,
+                 policy: Callable[[], WritePolicy], enricher: Enricher, *,
+                 owns_adapters: bool) -> None:
+        read_only = settings.read_only
+        self.ctx = ctx
+        self.llm = llm
+        #: The enrichment kinds and their worker (plumbing.enrichment); a view shares its
+        #: root's, and only the root (``owns_adapters``) stops it.
+        self.enricher = enricher
+        #: True when these services opened the adapters (``startup``), False on a view:
+        #: only the opener closes them.
+        self.owns_adapters = owns_adapters
+        self._settings = settings
+        self._policy = policy
+        self._lock = threading.RLock()  # a service's build may ask for another
+        self.access: AccessRecorder = (NotRecorded() if read_only
+                                       else AccessTracker(ctx.storage, ctx.clock))
+        self.searcher = Searcher(
+            ctx, SearchOptions(expansion_weight=settings.expansion_weight,
+                               ranker=settings.ranker, **settings.strong_knobs),
+            QueryExpander(llm) if settings.llm_expansion else None,
+            StrongTier(ctx.strong, ctx.storage) if ctx.strong is not None else None)
+        self.audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
+                                record_reads=policy().audit_reads and not read_only,
+                                read_only=read_only)
+        self.sessions = SessionManager(ctx, llm, self._summarise)
+
+    def composed(self, name: str) -> bool:
+        """Whether the service held as ``name`` (``_writes``, ...) was composed yet."""
+        return name in self.__dict__
+
+    def _once(self, name: str, build: Callable[[], _T]) -> _T:
+        """The service ``name``, composed by ``build`` the first time it is asked for."""
+        found = self.__dict__.get(name)
+        if found is None:
+            with self._lock:
+                found = self.__dict__.get(name)
+                if found is None:
+                    found = self.__dict__[name] = build()
+        return found
+
+    @property
+    def governance(self) -> Governance:
+        from tulving.application.governance.integrity import Governance
+
+        return self._once("_governance", lambda: Governance(
+            self.ctx, self._policy(), self.audit, self._settings.signing_key))
+
+    @property
+    def writes(self) -> SessionWrites:
+        """The write path, in the session each write belongs to (``SessionWrites``)."""
+        from tulving.application.agent_memory.session_writes import SessionWrites
+        from tulving.application.writing.writer import Writer
+
+        return self._once("_writes", lambda: SessionWrites(
+            Writer(self.ctx, self.governance, self.audit, self.enricher), self.sessions,
+            self._policy,
+            read_only=self._settings.read_only, location=self._settings.location))
+
+    @property
+    def curator(self) -> Curator:
+        return self._once("_curator", self._curator)
+
+    @property
+    def rememberer(self) -> Rememberer:
+        from tulving.application.agent_memory.remembering import Rememberer
+
+        return self._once("_rememberer", lambda: Rememberer(
+            self.ctx, self.llm, self.sessions, self._write_batch, self._policy, self.writes,
+            self.enricher))
+
+    @property
+    def imports(self) -> ImportTarget:
+        from tulving.application.portability.importer import ImportTarget
+
+        return self._once("_imports", lambda: ImportTarget(
+            self.ctx, self.audit, self.governance.seal, self._policy,
+            self._settings.progress))
 
     @property
     def jobs(self) -> KeyedRememberJobs:
         return self.rememberer.jobs
 
+    def _curator(self) -> Curator:
+        from tulving.application.curation.curator import Curator
+
+        curator = Curator(self.ctx, self.searcher)
+        curator.working_memory = lambda: explicit_working_memory(self.ctx, self.sessions)
+        return curator
+
+    def _summarise(self, fields: dict[str, Any], session_id: str | None) -> MemoryEntry:
+        return self.writes.write([fields], "summarize", session_id=session_id)[0].entry
+
+    def _write_batch(self, batch: list[dict[str, Any]], operation: str,
+                     session_id: str | None) -> list[MemoryEntry]:
+        return [o.entry for o in self.writes.write(batch, operation, session_id=session_id)]
+
     def sync_side(self) -> LocalSide:
         """This Memory's side of sync (``portability.sync``)."""
+        from tulving.application.portability.sync import LocalSide
+
         return LocalSide(self.imports, self.flush_reads)
 
     def flush_reads(self) -> None:
@@ -150,7 +221,7 @@ class Services:
         self.audit.flush()
 
 
-def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], WritePolicy],
+def bootstrap(settings: MemorySettings, identity: Identity, policy: Callable[[], WritePolicy],
               serial: threading.RLock, *, shared: Services | None = None) -> Services:
     """The services of a Memory of ``identity``: over adapters opened now (``shared`` is
     None: ``Memory.startup``) or over those ``shared`` opened (``Memory.view``). ``policy``
@@ -162,8 +233,11 @@ def bootstrap(settings: Settings, identity: Identity, policy: Callable[[], Write
         else:
             ctx = attrs.evolve(shared.ctx, identity=identity, current_session=None)
             llm = shared.llm
-        services = _compose(settings, ctx, llm, policy, owns_adapters=shared is None,
-                            enricher=shared.enricher if shared is not None else None)
+        enricher = shared.enricher if shared is not None else _enricher(ctx, settings)
+        services = Services(settings, ctx, llm, policy, enricher,
+                            owns_adapters=shared is None)
+        if shared is None:
+            _register_rooms(services)
         if not settings.read_only:  # a reader ends no session and runs no job: both write
             services.sessions.recover()
             if services.jobs.mine():
@@ -190,10 +264,11 @@ def resume_enrichment(enricher: Enricher) -> None:
         enricher.wake()
 
 
-def _open(settings: Settings, identity: Identity, serial: threading.RLock,
+def _open(settings: MemorySettings, identity: Identity, serial: threading.RLock,
           opened: contextlib.ExitStack) -> tuple[MemoryContext, LLMGateway]:
     """The adapters, opened and reconciled (model checked, missing vectors embedded, the
     index caught up with storage); each one's release is pushed on ``opened``."""
+    install_rule_sets()  # what redaction masks with: a process-wide loader, installed once
     opts = settings.options
     key = settings.encryption
     choices = settings.choices
@@ -233,7 +308,7 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
     pm, _registry = get_manager()
     ctx = MemoryContext(
         identity=identity, storage=storage, clock=clock, embedder=embedder,
-        vectors=vectors, tokenizer=tokenizer, llm=gateway.llm, hooks=pm.hook,
+        vectors=vectors, tokenizer=tokenizer, llm=gateway.llm, hooks=PluginHooks.of(pm),
         context_window=settings.context_window, serial=serial, strong=strong,
     )
     if embedder is None:
@@ -249,47 +324,24 @@ def _open(settings: Settings, identity: Identity, serial: threading.RLock,
     return ctx, gateway
 
 
-def _compose(settings: Settings, ctx: MemoryContext, llm: LLMGateway,
-             policy: Callable[[], WritePolicy], *, owns_adapters: bool,
-             enricher: Enricher | None) -> Services:
-    read_only = settings.read_only
-    searcher = Searcher(ctx, SearchOptions(expansion_weight=settings.expansion_weight,
-                                           ranker=settings.ranker, **settings.strong_knobs),
-                        QueryExpander(llm) if settings.llm_expansion else None,
-                        StrongTier(ctx.strong, ctx.storage) if ctx.strong is not None else None)
-    if enricher is None:
-        enricher = Enricher(ctx, read_only=read_only)
-        if ctx.embedder is not None:
-            enricher.register(DeferredVectors(ctx))
-        register_strong(ctx, enricher, searcher.strong)
-    access: AccessRecorder = NotRecorded() if read_only else AccessTracker(ctx.storage,
-                                                                          ctx.clock)
-    audit = AuditTrail(ctx.storage, ctx.clock, ctx.identity,
-                       record_reads=policy().audit_reads and not read_only,
-                       read_only=read_only)
-    governance = Governance(ctx, policy(), audit, settings.signing_key)
+def _enricher(ctx: MemoryContext, settings: MemorySettings) -> Enricher:
+    """The root Memory's enrichment kinds and worker: the fast vectors a write may defer
+    (the rooms above register theirs); a view shares its root's."""
+    enricher = Enricher(ctx, read_only=settings.read_only)
+    if ctx.embedder is not None:
+        enricher.register(DeferredVectors(ctx))
+    return enricher
 
-    def summarise(fields: dict[str, Any], session_id: str | None) -> MemoryEntry:
-        return writes.write([fields], "summarize", session_id=session_id)[0].entry
 
-    def write_batch(batch: list[dict[str, Any]], operation: str,
-                    session_id: str | None) -> list[MemoryEntry]:
-        return [o.entry for o in writes.write(batch, operation, session_id=session_id)]
+def _register_rooms(services: Services) -> None:
+    """The root's enrichment kinds that need its services: the strong tier's vectors and
+    what is read off remembered turns (its write path is composed when a task runs)."""
+    from tulving.application.agent_memory.read_off_turns import ReadOffTurns
 
-    sessions = SessionManager(ctx, llm, summarise)
-    writes = SessionWrites(Writer(ctx, governance, audit, enricher), sessions, policy,
-                           read_only=read_only, location=settings.location)
-    if enricher.handler(READ_OFF) is None:  # a view shares its root's (registered once)
-        enricher.register(ReadOffTurns(ctx, llm, writes))
-    curator = Curator(ctx, searcher)
-    curator.working_memory = lambda: explicit_working_memory(ctx, sessions)
-    return Services(
-        ctx=ctx, llm=llm, access=access, audit=audit, governance=governance,
-        writer=writes, searcher=searcher, curator=curator, sessions=sessions,
-        rememberer=Rememberer(ctx, llm, sessions, write_batch, policy, writes, enricher),
-        imports=ImportTarget(ctx, audit, governance.seal, policy, settings.progress),
-        enricher=enricher, owns_adapters=owns_adapters,
-    )
+    enricher = services.enricher
+    register_strong(services.ctx, enricher, services.searcher.strong)
+    if enricher.handler(READ_OFF) is None:
+        enricher.register(ReadOffTurns(services.ctx, services.llm, lambda: services.writes))
 
 
 def explicit_working_memory(ctx: MemoryContext, sessions: SessionManager
@@ -306,7 +358,8 @@ def stop_workers(services: Services) -> None:
     """Stop the background workers after the work in hand (before the Memory's lock is
     taken to close: a running job or enrichment waits for it). A view stops its own job
     queue; the enrichment worker is its root's."""
-    services.jobs.stop()
+    if services.composed("_rememberer"):  # no job queue was ever made otherwise
+        services.jobs.stop()
     if services.owns_adapters:
         services.enricher.stop()
 
@@ -325,3 +378,64 @@ def shut_down(services: Services) -> None:
     finally:
         if services.owns_adapters:
             ctx.storage.close()
+
+
+# -- the two smaller compositions: a store alone, and a store with its caches -----------
+
+def open_store_alone(location: str, *, storage: Any = DEFAULT,
+                     options: Mapping[str, Any] | None = None,
+                     encryption: Any = None) -> Storage:
+    """The storage adapter of ``location`` alone (no embedder, no vector index), built as
+    a Memory would build it from the same settings and opened, migrations included (close
+    it when done): what the token commands write through beside a running server.
+
+    A single-writer store (``UnlockedOpen``: SQLite) is opened without its writer lock,
+    after its migrations ran under that lock if nobody held it, so a server can start (or
+    keep running) beside it; a store with several writers (PostgreSQL) is used as it
+    opened; one that can do neither is refused while its lock is held."""
+    location = normalise_location(location)
+    key = parse_encryption(encryption)
+    context = AdapterContext(location=location, encryption=key)
+    default = default_names(location)["storage"]
+    store: Storage = resolve("storage", storage, default, context, options)
+    require_encrypted(key, store, None)
+    try:
+        store.open()  # migrations run under the writer lock when nobody holds it
+    except LockError:
+        if not isinstance(store, UnlockedOpen):
+            raise
+    else:
+        if not isinstance(store, UnlockedOpen):
+            return store
+        store.close()  # hold the lock no longer than the migrations took
+    store = resolve("storage", storage, default, context, options)
+    assert isinstance(store, UnlockedOpen)
+    store.open_unlocked()
+    return store
+
+
+def change_encryption(location: str, old: EncryptionKey | None, new: EncryptionKey | None,
+                      *, storage: Any = DEFAULT, vectors: Any = DEFAULT) -> Any:
+    """``tulving encrypt`` / ``rekey`` / ``decrypt`` of the closed store at ``location``:
+    its storage adapter and every vector cache it may have beside it, built here, and
+    the conversion in its safe order (``governance.encryption.convert_store``)."""
+    location = normalise_location(location)
+    defaults = default_names(location, encrypted=old is not None)
+    store = resolve("storage", storage, defaults["storage"],
+                    AdapterContext(location=location, encryption=old))
+    # The caches as the store has them now (under the old key): when encrypting or
+    # decrypting, every one goes (a plain store may hold a usearch and an hnsw cache).
+    choices = ([vectors] if vectors != DEFAULT
+               else [defaults["vectors"], *(["usearch", "hnsw"] if old is None else [])])
+    caches = []
+    for choice in dict.fromkeys(choices):
+        try:
+            caches.append(resolve("vectors", choice, None,
+                                  AdapterContext(location=location, encryption=old)))
+        except ConfigError:  # an adapter that is not installed has no cache here
+            continue
+    resealed = None
+    if old is not None and new is not None:
+        resealed = resolve("vectors", vectors, defaults["vectors"],
+                           AdapterContext(location=location, encryption=new))
+    return convert_store(store, caches, resealed, old, new)

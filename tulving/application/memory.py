@@ -14,95 +14,81 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from types import TracebackType
-from typing import IO, Any, Literal, overload
+from typing import IO, TYPE_CHECKING, Any, Literal, overload
 
 import attrs
 
-from tulving.application.agent_memory.jobs import KeyedRememberJobs, RememberJob
-from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
-from tulving.application.agent_memory.session_writes import CURRENT_SESSION
-from tulving.application.agent_memory.sessions import Session
-from tulving.application.bootstrap import (
-    Services,
-    Settings,
-    bootstrap,
-    shut_down,
-    stop_workers,
+from tulving.application.plumbing.memory_settings import (
+    DEFAULT,
+    MemorySettings,
+    normalise_location,
 )
-from tulving.application.curation.after_curate import apply_after_curate
-from tulving.application.curation.curator import Curator
-from tulving.application.governance import corrections, erasure, retention
-from tulving.application.governance.audit import AuditCheck
-from tulving.application.governance.encryption import parse_encryption
-from tulving.application.governance.erasure import ErasureReport
-from tulving.application.governance.integrity import (
-    HealthReport,
-    IntegrityReport,
-    load_signing_key,
-)
-from tulving.application.governance.retention import (
-    PurgeReport,
-    RetentionReport,
-    RollbackReport,
-)
-from tulving.application.plumbing.composition import DEFAULT, normalise_location
-from tulving.application.plumbing.context import MemoryContext
-from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.application.plumbing.operation_spans import trace_methods
 from tulving.application.plumbing.text_guard import guard_methods
-from tulving.application.plumbing.vector_sync import catch_up, save_index
-from tulving.application.plumbing.write_order import writing
-from tulving.application.portability.bundle_format import DEFAULT_MAX_BYTES
-from tulving.application.portability.exporter import ExportReport
-from tulving.application.portability.formats.translation import (
-    DEFAULT_MAX_BYTES as FOREIGN_MAX_BYTES,
-)
-from tulving.application.portability.importer import ImportReport
-from tulving.application.portability.lines_import import LinesReport
-from tulving.application.portability.sync import SyncRemote, SyncReport
-from tulving.application.portability.sync_service import SyncService
-from tulving.application.retrieval import lookup
-from tulving.application.retrieval.options import SearchOptions
-from tulving.application.retrieval.search import Searcher, build_filter
-from tulving.application.upkeep.census import Readiness, StoreCensus
-from tulving.application.upkeep.eviction import EvictionReport, evict
-from tulving.application.upkeep.maintenance import (
-    InspectReport,
-    MaintenancePurge,
-    MaintenanceReport,
-    ReembedReport,
-    ReindexReport,
-    VacuumReport,
-)
-from tulving.application.upkeep.statistics import store_stats
-from tulving.domain.curated import CuratedContext
-from tulving.domain.enrichment import EnrichmentReport, TaskFailure
-from tulving.domain.entry import MemoryEntry
-from tulving.domain.entry_factory import check_time
 from tulving.domain.errors import ConfigError, NotVisibleError, ReadOnlyError, ValidationError
 from tulving.domain.identity import Identity
-from tulving.domain.memory_reports import (
-    OUTCOMES,
-    ConsolidationReport,
-    Profile,
-    StatsReport,
-    StoreReport,
-)
-from tulving.domain.migration_reports import MigrationExport, MigrationReport
-from tulving.domain.query import EntryFilter, SearchResult
+from tulving.domain.input_limits import QUERY, TOKEN_BUDGET, check_search_limits
+from tulving.domain.query import EntryFilter
 from tulving.domain.query_expansion import parse_search_settings, parse_strong_settings
-from tulving.domain.records import AuditRecord, SessionRecord
 from tulving.domain.representation import parse_writing
 from tulving.domain.types import MemoryType, Scope
 from tulving.domain.write_policy import WritePolicy, parse_policy
-from tulving.plugins.hooks import CurateContext
-from tulving.ports.storage import (
-    ReadTransactions,
-    StorageCapabilities,
-    SyncLog,
-    TokenStore,
-    WriteOutcome,
-)
+
+if TYPE_CHECKING:  # what the signatures name; each service loads when a call needs it
+    from tulving.application.agent_memory.jobs import KeyedRememberJobs, RememberJob
+    from tulving.application.agent_memory.sessions import Session
+    from tulving.application.bootstrap import Services
+    from tulving.application.curation.curator import Curator
+    from tulving.application.governance.audit import AuditCheck
+    from tulving.application.governance.erasure import ErasureReport
+    from tulving.application.governance.integrity import HealthReport, IntegrityReport
+    from tulving.application.governance.retention import (
+        PurgeReport,
+        RetentionReport,
+        RollbackReport,
+    )
+    from tulving.application.plumbing.context import MemoryContext
+    from tulving.application.plumbing.llm_gateway import LLMGateway
+    from tulving.application.portability.exporter import ExportReport
+    from tulving.application.portability.importer import ImportReport
+    from tulving.application.portability.lines_import import LinesReport
+    from tulving.application.portability.sync import SyncRemote, SyncReport
+    from tulving.application.portability.sync_service import SyncService
+    from tulving.application.retrieval.lookup import EntryPage
+    from tulving.application.retrieval.search import Searcher
+    from tulving.application.upkeep.census import Readiness, StoreCensus
+    from tulving.application.upkeep.eviction import EvictionReport
+    from tulving.application.upkeep.maintenance import (
+        InspectReport,
+        MaintenancePurge,
+        MaintenanceReport,
+        ReembedReport,
+        ReindexReport,
+        VacuumReport,
+    )
+    from tulving.domain.curated import CuratedContext
+    from tulving.domain.enrichment import EnrichmentReport, TaskFailure
+    from tulving.domain.entry import MemoryEntry
+    from tulving.domain.memory_reports import (
+        ConsolidationReport,
+        Profile,
+        StatsReport,
+        StoreReport,
+    )
+    from tulving.domain.migration_reports import MigrationExport, MigrationReport
+    from tulving.domain.query import SearchResult
+    from tulving.domain.records import AuditRecord, SessionRecord
+    from tulving.ports.storage import StorageCapabilities, TokenStore, WriteOutcome
+
+#: ``Memory.import_bundle``'s default cap on a bundle's size (``portability.bundle_format``'s
+#: ``DEFAULT_MAX_BYTES``; a test keeps the two equal).
+BUNDLE_MAX_BYTES = 8 * 1024**3
+#: ``Memory.import_from``'s default cap on a foreign file (``portability.formats.
+#: translation``'s ``DEFAULT_MAX_BYTES``; the same test keeps them equal).
+FOREIGN_MAX_BYTES = 256 * 1024 * 1024
+#: ``_write``'s "the session this write belongs to": the current one (``CURRENT_SESSION``
+#: of ``agent_memory.session_writes``, looked up when a write runs).
+_CURRENT: Any = object()
 
 Progress = Callable[[str, int, int], None]
 
@@ -171,6 +157,10 @@ class Memory:
         search_options = adapter_options.pop("search", {})
         expansion, weight, ranker = parse_search_settings(search_options)
         strong, strong_options, strong_knobs = parse_strong_settings(search_options)
+        from tulving.application.governance.encryption import parse_encryption
+        from tulving.application.governance.signing_key import load_signing_key
+        from tulving.application.retrieval.options import SearchOptions
+
         SearchOptions(ranker=ranker)  # an unknown ranker fails here, before anything opens
         unknown = set(adapter_options) - set(choices)
         if unknown:
@@ -181,12 +171,12 @@ class Memory:
         # encryption at rest (see governance.encryption): the key is read now, so a
         # missing one fails before anything opens
         key = parse_encryption(encryption)
-        settings = Settings(location, read_only, choices, adapter_options, context_window,
-                            expansion, weight, progress, signing_key, key, ranker,
-                            strong, strong_options, strong_knobs)
+        settings = MemorySettings(location, read_only, choices, adapter_options,
+                                  context_window, expansion, weight, progress, signing_key,
+                                  key, ranker, strong, strong_options, strong_knobs)
         self._settle(identity, settings, parsed_policy, threading.RLock(), None)
 
-    def _settle(self, identity: Identity, settings: Settings, policy: WritePolicy,
+    def _settle(self, identity: Identity, settings: MemorySettings, policy: WritePolicy,
                 lock: threading.RLock, parent: Memory | None) -> None:
         """Every field of a Memory, set once here (a view is settled with its parent's
         settings, policy and lock); the services come from ``bootstrap``."""
@@ -212,6 +202,8 @@ class Memory:
             if self._closed:
                 raise ConfigError("this Memory is closed")
             if self._services is None:
+                from tulving.application.bootstrap import bootstrap
+
                 self._services = bootstrap(self._settings, self.identity,
                                            lambda: self.policy, self._lock)
             return self
@@ -236,6 +228,8 @@ class Memory:
         identity = Identity(agent_id, user_id, workspace_id, self.identity.model_id)
         view = Memory.__new__(Memory)
         view._settle(identity, self._settings, self.policy, self._lock, self)
+        from tulving.application.bootstrap import bootstrap
+
         with self._lock:
             view._services = bootstrap(self._settings, identity, lambda: view.policy,
                                        self._lock, shared=shared)
@@ -260,11 +254,15 @@ class Memory:
         cache and release the store; idempotent. A view's close leaves the store open."""
         services = self._services
         if services is not None:
+            from tulving.application.bootstrap import stop_workers
+
             stop_workers(services)  # before the lock: a running job waits for it
         with self._lock:
             services, self._services = self._services, None
             self._closed = True
             if services is not None:
+                from tulving.application.bootstrap import shut_down
+
                 shut_down(services)
 
     def __enter__(self) -> Memory:
@@ -278,6 +276,8 @@ class Memory:
 
     def flush(self) -> None:
         """Write batched access statistics and the vector index cache now."""
+        from tulving.application.plumbing.vector_sync import save_index
+
         services = self._up()
         services.flush_reads()
         if services.ctx.vectors is not None:
@@ -355,6 +355,8 @@ class Memory:
         outcome = self._write([fields], "store")[0]
         if not report:
             return outcome.entry
+        from tulving.domain.memory_reports import OUTCOMES, StoreReport
+
         return StoreReport(outcome.entry, OUTCOMES.get(outcome.decision or "add", "added"),
                            outcome.superseded.id if outcome.superseded else
                            outcome.entry.supersedes if outcome.decision in (
@@ -390,16 +392,20 @@ class Memory:
 
         services = self._up()
         with self._lock:  # before the store's transactions (plumbing.write_order)
-            return store_lines(services.ctx, services.writer, lines, source=source,
+            return store_lines(services.ctx, services.writes, lines, source=source,
                                batch_size=batch_size, progress=progress)
 
     def _write(
         self, batch: list[dict[str, Any]], operation: str, *,
-        session_id: str | None = CURRENT_SESSION,
+        session_id: str | None = _CURRENT,
     ) -> list[WriteOutcome]:
         """The one write path (``agent_memory.session_writes``), in the session this
         write belongs to (the current one unless the caller names one)."""
-        return self._up().writer.write(batch, operation, session_id=session_id)
+        if session_id is _CURRENT:
+            from tulving.application.agent_memory.session_writes import CURRENT_SESSION
+
+            session_id = CURRENT_SESSION
+        return self._up().writes.write(batch, operation, session_id=session_id)
 
     # reads ----------------------------------------------------------------------------
     def _fresh(self) -> MemoryContext:
@@ -407,10 +413,14 @@ class Memory:
         committed when this Memory is a reader (a writer's index follows its own writes)."""
         ctx = self.ctx
         if self.read_only:
+            from tulving.application.plumbing.vector_sync import catch_up
+
             catch_up(ctx)
         return ctx
 
     def _resolve(self, key_or_id: str, *, include_archived: bool = False) -> MemoryEntry:
+        from tulving.application.retrieval import lookup
+
         services = self._up()
         try:
             return lookup.resolve(services.ctx, key_or_id, include_archived=include_archived)
@@ -423,6 +433,8 @@ class Memory:
         """The active entry with this id or key, raw (not redacted); with ``as_of``, the
         entry as the store held it at that transaction time; with ``include_archived``,
         also an archived version by its id (an older version from ``history``)."""
+        from tulving.application.retrieval import lookup
+
         if not isinstance(include_archived, bool):
             raise ValidationError("include_archived must be True or False")
         services = self._up()
@@ -441,6 +453,8 @@ class Memory:
 
     def list_keys(self, prefix: str = "") -> list[str]:
         """The keys of the active entries this identity sees, starting with ``prefix``."""
+        from tulving.application.retrieval import lookup
+
         return lookup.list_keys(self.ctx, prefix)
 
     def list_entries(
@@ -454,10 +468,13 @@ class Memory:
         until: datetime | None = None,
         include_archived: bool = False,
         scope: Scope | str | None = None,
-    ) -> lookup.EntryPage:
+    ) -> EntryPage:
         """Every visible entry, with or without a key, oldest first, ``limit`` at a time;
         pass the page's ``next_cursor`` back for the next one (None: no more). With
         ``scope`` a page may come back short before the last one (see ``next_cursor``)."""
+        from tulving.application.retrieval import lookup
+        from tulving.application.retrieval.search import build_filter
+
         if not isinstance(include_archived, bool):
             raise ValidationError("include_archived must be True or False")
         flt = attrs.evolve(build_filter(self.ctx, types, tags, since, until),
@@ -470,6 +487,8 @@ class Memory:
 
     def history(self, key: str) -> list[MemoryEntry]:
         """Every version of ``key``, newest first, following the supersede chain."""
+        from tulving.application.retrieval import lookup
+
         return lookup.history(self.ctx, key)
 
     def forget(self, key_or_id: str, *, hard: bool = False) -> MemoryEntry:
@@ -478,7 +497,7 @@ class Memory:
         with self._lock:  # the lock before the store's transaction (plumbing.write_order)
             entry = self._resolve(key_or_id, include_archived=hard)
             services.governance.check_may_change(entry, "forget")
-            return services.writer.writer.forget(entry, key_or_id, hard=hard)
+            return services.writes.writer.forget(entry, key_or_id, hard=hard)
 
     def search(
         self,
@@ -495,6 +514,9 @@ class Memory:
     ) -> list[SearchResult]:
         """Hybrid (default), semantic, lexical or key search over visible active entries;
         with ``as_of``, over the entries as the store held them at that transaction time."""
+        from tulving.application.retrieval.search import build_filter
+
+        check_search_limits(query, top_k, min_score)
         services = self._up()
         flt = build_filter(self._fresh(), types, tags, since, until, as_of, recall=True)
         results = services.searcher.search(query, top_k, mode, flt, min_score)
@@ -526,6 +548,12 @@ class Memory:
         left, keys (``CuratedEntry.section`` names each). Secrets are redacted.
         ``explain=True`` also reports every ranked candidate (``.candidates``): its score
         broken down, shown in full, truncated, as an index line or left out, and its cost."""
+        from tulving.application.curation.after_curate import apply_after_curate
+        from tulving.application.retrieval.search import build_filter
+        from tulving.plugins.hooks import CurateContext
+
+        QUERY.check(query)
+        TOKEN_BUDGET.check(token_budget)
         services = self._up()
         flt = build_filter(self._fresh(), types, tags, since, until, recall=True)
         result = services.curator.curate(query, token_budget, mode, flt, weights,
@@ -553,6 +581,8 @@ class Memory:
     def session(self, goal: str | None = None) -> Session:
         """``with memory.session(goal) as s:`` an explicit session, ended (and summarised)
         on exit. An implicit session opened by earlier writes yields to it."""
+        from tulving.application.agent_memory.sessions import Session
+
         record = self.start_session(goal)
         return Session(record, lambda: self._end_session(only=record.id))
 
@@ -561,6 +591,8 @@ class Memory:
         services = self._up()
         sessions = services.sessions
         if not self.read_only:  # the summary reads what was read off the session's turns
+            from tulving.application.agent_memory.read_off_turns import KIND as READ_OFF
+
             services.enricher.wait(kinds=[READ_OFF])
         with self._lock:
             return sessions.end(reason, only=only)
@@ -650,7 +682,7 @@ class Memory:
         with self._lock:
             return consolidate(
                 services.ctx, services.llm,
-                lambda fields: services.writer.write([fields], "consolidate")[0].entry,
+                lambda fields: services.writes.write([fields], "consolidate")[0].entry,
                 services.ctx.clock.now(), dry_run=dry_run, types=parsed, tags=tags,
                 subject=self.identity.user_id or "user",
             )
@@ -664,6 +696,7 @@ class Memory:
     def record_outcome(self, key_or_id: str, success: bool) -> MemoryEntry:
         """Count one success or failure on a PROCEDURE entry."""
         from tulving.application.agent_memory.procedures import with_outcome
+        from tulving.application.plumbing.write_order import writing
 
         services = self._up()
         with self._lock:
@@ -693,6 +726,8 @@ class Memory:
     def evict(self, threshold: float = 0.05, *, dry_run: bool = False) -> EvictionReport:
         """Archive (reason ``evicted``) entries whose decayed importance fell below
         ``threshold``; DECISION and pinned entries are exempt. Idempotent."""
+        from tulving.application.upkeep.eviction import evict
+
         services = self._up()
         services.access.flush()
         with self._lock:
@@ -702,6 +737,8 @@ class Memory:
         """Counts by type and tag, the storage engine's figures, the adapters in use, the
         LLM's calls and fallbacks, pending jobs, the current session and the background
         work not written yet (``enrichment``)."""
+        from tulving.application.upkeep.statistics import store_stats
+
         services = self._up()
         ctx = self._fresh()
         return store_stats(ctx, services.llm.stats(), len(services.jobs.mine()),
@@ -729,7 +766,7 @@ class Memory:
     def retry_enrichment(self, kind: str | None = None) -> int:
         """Queue failed enrichment tasks (of ``kind``, or all) again; how many."""
         services = self._up()
-        writes = services.writer
+        writes = services.writes
         writes.require_writable("retry_enrichment")
         return services.enricher.retry_failed(kind)
 
@@ -801,7 +838,9 @@ class Memory:
         default so history chains and corrections survive the trip. ``encryption``
         (``"env:NAME"``, ``"file:PATH"``, as for the store) encrypts the whole bundle,
         manifest included (see ``portability.bundle_crypto``)."""
+        from tulving.application.governance.encryption import parse_encryption
         from tulving.application.portability.exporter import export
+        from tulving.application.retrieval.search import build_filter
 
         for name, flag in (("include_archived", include_archived),
                            ("include_embeddings", include_embeddings), ("redact", redact)):
@@ -841,7 +880,7 @@ class Memory:
         on_conflict: str = "newest",
         dry_run: bool = False,
         remap_identity: bool = False,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_bytes: int = BUNDLE_MAX_BYTES,
         encryption: Any = None,
         new_ids: str = "keep",
     ) -> ImportReport:
@@ -853,6 +892,8 @@ class Memory:
         its own (derived from the bundle's), so no bundle reaches or probes another
         tenant's ids (what the server does for its tenants); ``"keep"`` keeps the
         bundle's ids and refuses one another tenant holds."""
+        from tulving.application.governance.encryption import parse_encryption
+
         bundle_key = parse_encryption(encryption)
         imports = self._up().imports
         importer = imports.importer(reembedding=reembedding, on_conflict=on_conflict,
@@ -901,6 +942,7 @@ class Memory:
         ``"letta"`` (an agent file whose memory blocks are the pinned memories). Either
         imports back through ``import_from`` with nothing lost that the format holds."""
         from tulving.application.portability.migration import export_to
+        from tulving.application.retrieval.search import build_filter
 
         for name, flag in (("include_archived", include_archived), ("redact", redact)):
             if not isinstance(flag, bool):
@@ -924,6 +966,8 @@ class Memory:
         the deltas end to end: the server stores them without being able to read them,
         and every device of the tenant must use the same key. Interrupted at any point,
         a second call converges (see ``portability.sync``)."""
+        from tulving.application.governance.encryption import parse_encryption
+        from tulving.application.plumbing.write_order import writing
         from tulving.application.portability.sync import sync
         from tulving.version import __version__
 
@@ -941,12 +985,19 @@ class Memory:
         """The server's side of sync for this Memory's tenant (``tulving serve``'s
         ``/v1/sync``; see ``portability.sync_service``): ConfigError when the store keeps
         no sync log."""
+        from tulving.application.portability.sync_service import SyncService
+
         # not startup() every call: it waits for this Memory's lock, which a merge holds
         # for its whole import
         return SyncService(self._up().sync_side())
 
     def sync_filter(self) -> EntryFilter:
-        """Everything this identity sees, archived versions included (what sync sends)."""
+        """Deprecated (nothing used it; it goes in the next release): everything this
+        identity sees, archived versions included, what sync sends."""
+        import warnings
+
+        warnings.warn("Memory.sync_filter() is deprecated and goes in the next release",
+                      DeprecationWarning, stacklevel=2)
         return self._up().sync_side().visible()
 
     def clear(self, *, scope: str, confirm: bool = False, hard: bool = False) -> int:
@@ -965,7 +1016,7 @@ class Memory:
             services.access.flush()
             doomed = [e for e in services.ctx.storage.query(flt)
                       if e.scope is chosen and e.agent_id == me.agent_id]
-            return services.writer.writer.forget_many(doomed, {"scope": chosen.value},
+            return services.writes.writer.forget_many(doomed, {"scope": chosen.value},
                                                       hard=hard)
 
     # governance (logic in application/governance/) -----------------------------------
@@ -987,6 +1038,8 @@ class Memory:
         with self._lock:  # the lock before the store's transaction (plumbing.write_order)
             original = self._resolve(key_or_id)
             services.governance.check_may_change(original, "correct")
+            from tulving.application.governance import corrections
+
             fixed, _ = corrections.correct(services.ctx, original, new_content, fields,
                                            self._write)
         return fixed
@@ -997,16 +1050,22 @@ class Memory:
         with self._lock:  # the lock before the store's transaction (plumbing.write_order)
             anchor: str | None = None
             if isinstance(point, datetime):
+                from tulving.domain.entry_factory import check_time
+
                 moment = check_time("point", point)
             else:
                 entry = self._resolve(point, include_archived=True)
                 anchor, moment = entry.id, entry.created_at
             assert moment is not None
+            from tulving.application.governance import retention
+
             return retention.rollback_to(services.ctx, services.audit, moment, anchor)
 
     def apply_retention(self, policy: Mapping[str, Any]) -> RetentionReport:
         """Archive by per-scope TTL and max entries: ``{"agent": {"ttl_days": 30}}``;
         the report maps each scope to what was archived in it."""
+        from tulving.application.governance import retention
+
         services = self._up()
         with self._lock:
             return retention.apply_retention(services.ctx, services.audit, policy)
@@ -1016,6 +1075,8 @@ class Memory:
     ) -> PurgeReport:
         """Hard-delete archived entries; what audit, history chains or summaries' sources
         need stays unless ``force=True``; ``dry_run`` only counts."""
+        from tulving.application.governance import retention
+
         services = self._up()
         with self._lock:
             return retention.purge(services.ctx, services.audit, older_than, force=force,
@@ -1024,6 +1085,8 @@ class Memory:
     def erase(self, *, user_id: str | None = None, workspace_id: str | None = None,
               agent_id: str | None = None) -> ErasureReport:
         """Delete every entry of a data subject for good (see ``application.governance.erasure``)."""
+        from tulving.application.governance import erasure
+
         services = self._up()
         services.flush_reads()
         with self._lock:
@@ -1065,6 +1128,8 @@ class Memory:
     def audit_refusal(self, inputs: Mapping[str, str], details: Mapping[str, str]) -> None:
         """Record in this identity's audit chain that a caller was refused (a door: a
         token that named another tenant), in a transaction of its own."""
+        from tulving.application.plumbing.write_order import writing
+
         services = self._up()
         with writing(services.ctx):
             services.audit.record("refused", dict(inputs), details=dict(details))
@@ -1093,6 +1158,8 @@ class Memory:
     def read_scope(self) -> AbstractContextManager[None]:
         """What one request reads, read in one read transaction of a store that has them
         (PostgreSQL); nothing on others."""
+        from tulving.ports.storage import ReadTransactions
+
         storage = self._up().ctx.storage
         return storage.reading() if isinstance(storage, ReadTransactions) else nullcontext()
 
@@ -1102,6 +1169,8 @@ class Memory:
 
     def keeps_sync_log(self) -> bool:
         """Whether the store keeps the server's sync log (``ports.storage.SyncLog``)."""
+        from tulving.ports.storage import SyncLog
+
         return isinstance(self._up().ctx.storage, SyncLog)
 
     def store_census(self, tenants: Iterable[str] = ()) -> StoreCensus:
@@ -1137,12 +1206,12 @@ class Memory:
 
 
 # Every method that takes text refuses a string that is not valid Unicode (a lone
-# surrogate) with a ValidationError naming the argument, before it runs (issue 34).
+# surrogate) with a ValidationError naming the argument, before it runs.
 guard_methods(Memory, (
     "view", "store", "store_many", "get", "list_keys", "list_entries", "history", "forget",
     "search", "curate", "count_tokens", "session", "start_session", "remember", "consolidate",
     "profile", "record_outcome", "procedures", "clear", "review", "correct", "rollback_to",
     "apply_retention", "erase", "audit_log"))
 # Every memory operation in an OpenTelemetry span (when the `otel` extra is installed)
-# and timed for the server's metrics (issue 43; the table: plumbing.operation_spans).
+# and timed for the server's metrics (the table: plumbing.operation_spans).
 trace_methods(Memory)

@@ -106,10 +106,6 @@ def injection_signals(text: str) -> list[str]:
     return signals
 
 
-def looks_like_injection(text: str) -> bool:
-    return bool(injection_signals(text))
-
-
 def needs_review(trust: float, text: str) -> list[str]:
     """Signals that hold content for review: only low-trust sources are screened."""
     if trust >= LOW_TRUST_THRESHOLD:

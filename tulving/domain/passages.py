@@ -56,7 +56,7 @@ Span = tuple[int, int]
 @attrs.frozen
 class PassageChoice:
     """How a passage is chosen; each field is an ablation row of the long-memory
-    benchmarks (``benchmarks/_variants.py``). ``PLAIN`` is the rule before issue 47
+    benchmarks (``benchmarks/_variants.py``). ``PLAIN`` is the earlier rule
     (every query word alike, no lists, one passage)."""
 
     opening_weight: float = 0.5

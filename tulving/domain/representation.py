@@ -9,7 +9,7 @@ unit-length sum of its own vector and ``context_weight`` times each of theirs
 stored content never changes, only the vector.
 
 Why a sum of vectors the model has already computed, and not a second model pass over the
-context and the memory together (rule 2, until issue 35): the second pass read the memory
+context and the memory together (rule 2, the earlier rule): the second pass read the memory
 again with up to 600 characters before it, so short turns cost about four times the
 model's own embedding (LoCoMo ingest 0.24x the raw model, long texts 0.41x), for recall
 the mix keeps within a point on LoCoMo (hybrid R@5 / R@10 / greedy cov@1000, tune | hold:

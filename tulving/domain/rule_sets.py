@@ -2,10 +2,12 @@
 
 Vendor credential formats and national identifier checks change every month; they come
 from maintained libraries (detect-secrets' plugins, python-stdnum's validators), which are
-engines the domain must not import. So an adapter hands the domain a *loader* once, at
-the package root (``tulving/__init__.py`` installs the default), and the domain calls it
-on first use: importing ``tulving`` stays cheap, and the domain names no library. The
-rules themselves are plain :class:`~tulving.domain.detection.Rule` values.
+engines the domain must not import. So the composition hands the domain a *loader* (the
+registry's ``detectors`` adapter, installed by
+:mod:`tulving.application.plumbing.rule_set_source` when the first Memory opens or the
+first text is masked without one), and the domain calls it on first use: importing
+``tulving`` does nothing, and the domain names no library. The rules themselves are
+plain :class:`~tulving.domain.detection.Rule` values.
 
 Without an installed loader (the domain used on its own) the sets are empty and only
 Tulving's own context rules apply.
@@ -46,6 +48,12 @@ def install(loader: Callable[[], RuleSets] | None) -> None:
     global _loader, _loaded
     with _lock:
         _loader, _loaded = loader, None
+
+
+def installed() -> bool:
+    """Whether a loader was installed (the composition installs the default only if not:
+    a test's or an embedding program's own loader stays)."""
+    return _loader is not None
 
 
 def current() -> RuleSets:

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain.curated import CuratedContext
 from tulving.domain.enrichment import EnrichmentReport
 from tulving.domain.entry import MemoryEntry
@@ -20,7 +21,6 @@ from tulving.domain.memory_reports import StatsReport
 from tulving.domain.query import SearchResult
 from tulving.domain.redaction import (
     Shown,
-    redact,
     shown_content,
     shown_key,
     shown_tags,

@@ -1,9 +1,9 @@
 """Built-in adapters, registered through the same hook a third-party package uses.
 
-This module is the target of the package's own ``tulving`` entry point (see
-pyproject.toml), so removing a built-in is a one-line change here and nowhere else. The
-built-in write policies are not here: the host registers them itself, first
-(:func:`tulving.plugins.registry.build_manager`), so selecting plugins cannot drop them.
+The host registers this module by import (:data:`tulving.plugins.registry.DEFAULT_PLUGINS`),
+not through an entry point, so a checkout that was never pip-installed has its adapters
+and no plugin selection drops them; removing a built-in is a one-line change here and
+nowhere else. The built-in write policies are :mod:`tulving.plugins.policies`.
 """
 
 from __future__ import annotations
@@ -62,3 +62,7 @@ def tulving_register_adapters(registry: AdapterRegistry) -> None:
         description="character estimate with a safety margin; no dependency")
     add("clock", "system", f"{_A}.clock:create_system", description="wall clock, UTC")
     add("clock", "manual", f"{_A}.clock:create_manual", description="settable, for tests")
+    add("detectors", "default", f"{_A}.detectors:load_default",
+        requires=("detect_secrets", "stdnum"),
+        description="the rule sets redaction masks with: betterleaks, detect-secrets, "
+                    "python-stdnum (a loader the domain calls on first use)")

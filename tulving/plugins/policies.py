@@ -1,8 +1,8 @@
 """Built-in write policies, run through the same ``tulving_before_write`` hook a
 third-party policy package implements.
 
-Registered by :mod:`tulving.plugins.builtin` (the package's own entry point), so they run
-first and a third-party policy sees the already-cleaned entry. The policy values come
+Registered by import (:data:`tulving.plugins.registry.DEFAULT_PLUGINS`) and marked
+``tryfirst``, so they run first and a third-party policy sees the already-cleaned entry. The policy values come
 from the Memory that writes (``WriteContext.policy``); a caller that builds a context
 without one gets the defaults (private sections stripped, low-trust injections held).
 """
@@ -17,7 +17,7 @@ from tulving.plugins.hookspecs import hookimpl
 _DEFAULT = WritePolicy()
 
 
-@hookimpl
+@hookimpl(tryfirst=True)
 def tulving_before_write(entry: MemoryEntry, context: WriteContext) -> MemoryEntry | None:
     policy = context.policy if isinstance(context.policy, WritePolicy) else _DEFAULT
     result = enforce(entry, policy)

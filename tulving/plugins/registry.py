@@ -1,6 +1,9 @@
-"""Adapter registry: adapters are chosen by name and loaded from entry points.
+"""Adapter registry: adapters are chosen by name; the plugin manager that fills it.
 
-Factories are registered as ``"module:attr"`` strings and imported only when chosen, so
+The built-in adapters and write policies are registered by import
+(:data:`DEFAULT_PLUGINS`, as simonw/llm registers its default plugins), so neither an
+allow- or block-list nor a checkout that was never pip-installed can drop them; entry
+points of the ``tulving`` group are for third-party packages. Factories are registered as ``"module:attr"`` strings and imported only when chosen, so
 listing what is installed never imports an optional dependency, and a known adapter whose
 extra is missing gives a ConfigError naming the extra to install.
 """
@@ -20,9 +23,10 @@ import pluggy
 from tulving.distribution import NAMES, missing_extra
 from tulving.domain.errors import ConfigError
 from tulving.plugins import hookspecs
+from tulving.plugins.chain import HookChain
 
 ENTRY_POINT_GROUP = "tulving"
-KINDS = ("storage", "vectors", "embedder", "llm", "tokenizer", "clock")
+KINDS = ("storage", "vectors", "embedder", "llm", "tokenizer", "clock", "detectors")
 #: Comma-separated distribution names whose plugins may load (empty: all installed).
 ALLOW_ENV = "TULVING_PLUGINS"
 #: Comma-separated entry-point names never to load.
@@ -67,7 +71,6 @@ class Registry:
 
     def __init__(self) -> None:
         self._specs: dict[tuple[str, str], AdapterSpec] = {}
-        self._current_plugin = "?"
 
     def add(
         self,
@@ -79,19 +82,26 @@ class Registry:
         description: str = "",
         aliases: tuple[str, ...] = (),
         requires: tuple[str, ...] = (),
+        plugin: str = "?",
     ) -> None:
+        """Register ``target`` as the ``kind`` adapter ``name`` (and its ``aliases``) for
+        ``plugin``; a name another plugin registered already is a ConfigError."""
         if kind not in KINDS:
-            raise ConfigError(f"plugin {self._current_plugin} registers unknown kind {kind!r}")
+            raise ConfigError(f"plugin {plugin} registers unknown kind {kind!r}")
         for label in (name, *aliases):
             existing = self._specs.get((kind, label))
-            if existing is not None and existing.plugin != self._current_plugin:
+            if existing is not None and existing.plugin != plugin:
                 raise ConfigError(
                     f"{kind} adapter {label!r} registered twice: by {existing.plugin} "
-                    f"and {self._current_plugin}"
+                    f"and {plugin}"
                 )
             self._specs[(kind, label)] = AdapterSpec(
-                kind, label, target, extra, self._current_plugin, description, tuple(requires)
+                kind, label, target, extra, plugin, description, tuple(requires)
             )
+
+    def for_plugin(self, plugin: str) -> PluginRegistry:
+        """The view ``tulving_register_adapters`` of ``plugin`` gets: its adds are its."""
+        return PluginRegistry(self, plugin)
 
     def names(self, kind: str) -> list[str]:
         return sorted(name for (k, name) in self._specs if k == kind)
@@ -142,6 +152,22 @@ class Registry:
             raise ConfigError(f"bad options for {kind} adapter {name!r}: {exc}") from exc
 
 
+@attrs.frozen
+class PluginRegistry:
+    """One plugin's side of the :class:`Registry` (an
+    :class:`~tulving.plugins.hooks.AdapterRegistry`): what it adds is recorded as its own,
+    so a name two plugins claim is refused naming both."""
+
+    registry: Registry
+    plugin: str
+
+    def add(self, kind: str, name: str, target: str, *, extra: str | None = None,
+            description: str = "", aliases: tuple[str, ...] = (),
+            requires: tuple[str, ...] = ()) -> None:
+        self.registry.add(kind, name, target, extra=extra, description=description,
+                          aliases=aliases, requires=requires, plugin=self.plugin)
+
+
 #: Adapters we know of that live in packages other than this one.
 _KNOWN_EXTERNAL: Mapping[tuple[str, str], str] = {
     ("storage", "redis"): "no released package yet",
@@ -170,25 +196,33 @@ def _dist_names(dist: str) -> set[str]:
     return set(NAMES) if name in NAMES else {name}
 
 
+#: The plugins of this package, registered by import under these names before any entry
+#: point is read (simonw/llm's ``DEFAULT_PLUGINS``).
+DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("builtin", "tulving.plugins.builtin"),
+    (hookspecs.BUILTIN_POLICIES, "tulving.plugins.policies"),
+)
+
+
 def build_manager() -> tuple[pluggy.PluginManager, Registry]:
-    """Load plugins from the ``tulving`` entry-point group; honours the allow/block lists.
+    """Register the built-ins, then the ``tulving`` entry points the allow/block lists let
+    through, and ask every plugin for its adapters.
 
-    The built-in write policies are registered first, by import, before any entry point
-    is read: no allow- or block-list can switch them off (that is a setting of the
-    policy itself, ``Memory(..., policy=...)``), and
-    :func:`tulving.application.writing.write_hooks.apply_before_write` runs them before
-    every third-party ``tulving_before_write``.
+    The built-in adapters and write policies (:data:`DEFAULT_PLUGINS`) come in by import:
+    no allow- or block-list switches them off (a policy's parts are settings of the
+    policy itself, ``Memory(..., policy=...)``), and their ``tryfirst`` mark puts the
+    policies before every third-party ``tulving_before_write``
+    (:mod:`tulving.plugins.chain`). Entry points are registered in reverse name order so
+    that pluggy, which calls the last registered first, calls them by name. An entry
+    point under a name already registered (an older install's ``builtin``) is skipped.
     """
-    from tulving.plugins import policies
-
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    pm.register(policies, name=hookspecs.BUILTIN_POLICIES)
+    for name, module in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(module), name=name)
     allow, block = {_canonical(a) for a in _csv_env(ALLOW_ENV)}, _csv_env(BLOCK_ENV)
-    registry = Registry()
-    for ep in sorted(
-        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
-    ):
+    for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
+                     key=lambda e: e.name, reverse=True):
         dist = ep.dist.name if ep.dist is not None else ""
         if ep.name in block or (
             allow and not allow & _dist_names(dist) and _canonical(ep.name) not in allow
@@ -200,13 +234,19 @@ def build_manager() -> tuple[pluggy.PluginManager, Registry]:
             plugin = ep.load()
         except Exception as exc:  # a broken plugin must say which one it is
             raise ConfigError(f"plugin {ep.name!r} ({dist}) failed to load: {exc}") from exc
-        pm.register(plugin, name=ep.name)
+        if not pm.is_registered(plugin):
+            pm.register(plugin, name=ep.name)
     pm.check_pending()
-    for impl in pm.hook.tulving_register_adapters.get_hookimpls():
-        registry._current_plugin = impl.plugin_name
-        impl.function(registry=registry)
-    registry._current_plugin = "?"
-    return pm, registry
+    return pm, collect_adapters(pm)
+
+
+def collect_adapters(pm: pluggy.PluginManager) -> Registry:
+    """A registry filled by every plugin's ``tulving_register_adapters``, each called by
+    pluggy with a view that records its adds as that plugin's."""
+    registry = Registry()
+    for step in HookChain(pm, "tulving_register_adapters").steps():
+        step(registry=registry.for_plugin(step.plugin_name))
+    return registry
 
 
 def get_manager() -> tuple[pluggy.PluginManager, Registry]:

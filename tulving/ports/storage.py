@@ -16,19 +16,21 @@ implements ``Storage``, their union. Invariants (checked by
 
 Optional capabilities are declared, never probed: each is a small ``runtime_checkable``
 protocol below that an adapter implements when it can, and the contract suite checks it
-for every adapter that does (``contract_tests.storage``): ``BriefReader`` (search reads
-its rerank candidates as four columns), ``ReadOnlyOpen`` (opened beside a writer in
-another process), ``EncryptionChange`` (the store re-written under another key),
-``VectorChangeLog``, ``SyncLog``, ``ReadTransactions``, ``TokenSessions``,
-``WriteMarks`` and ``EnrichmentTasks``. What every adapter has and a capability it may lack, as a flag, is in
+for every adapter that does (``contract_tests.storage``), skipping with the capability's
+name for one that does not: ``BriefReader`` (search reads its rerank candidates as four
+columns), ``ReadOnlyOpen`` (opened beside a writer in another process),
+``UnlockedOpen`` (opened beside its writer for a row or two), ``EncryptionChange`` (the
+store re-written under another key), ``VectorChangeLog``, ``SyncLog``,
+``EnrichmentTasks``, ``StrongVectors`` (the strong tier's vectors, looked up by id),
+``EntryCensus``, ``ReadTransactions``, ``TokenSessions`` and ``WriteMarks``. What every adapter has, and a capability it may lack as a flag, is in
 ``StorageCapabilities``.
 
-An adapter may implement the protocols structurally, or subclass ``Storage`` (a plain
-class then, no longer a protocol) to inherit the defaults of the methods derivable from
-others: ``write`` (a batch of one), ``get`` (``get_many`` of one) and ``count`` (the size
-of ``ids_matching``). The logic every adapter shares (the sync log's rules, batching, the
-two sides of a conflict link) is in ``tulving.domain.sync_records`` and
-``tulving.domain.storage_helpers``; the names stay importable from here.
+An adapter may implement the protocols structurally, or subclass
+:class:`tulving.ports.storage_base.StorageBase`, which asks for a core of 22 methods and
+derives every other one of ``Storage`` from them (the three built-in stores subclass
+it). The logic every adapter shares (the sync log's rules, batching, the two sides of a
+conflict link) is in ``tulving.domain.sync_records`` and
+``tulving.domain.storage_helpers`` (importing those names from here is deprecated).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -51,21 +53,33 @@ from tulving.domain.records import (
     SessionRecord,
     TokenRecord,
 )
-from tulving.domain.storage_helpers import conflict_sides as conflict_sides
-from tulving.domain.storage_helpers import iter_batches as iter_batches
-from tulving.domain.sync_records import DELTA_MERGED as DELTA_MERGED
-from tulving.domain.sync_records import DELTA_PENDING as DELTA_PENDING
-from tulving.domain.sync_records import DELTA_QUARANTINED as DELTA_QUARANTINED
-from tulving.domain.sync_records import DELTA_STATES as DELTA_STATES
-from tulving.domain.sync_records import DELTA_STORED as DELTA_STORED
-from tulving.domain.sync_records import DEVICE_PATTERN as DEVICE_PATTERN
-from tulving.domain.sync_records import SyncDelta as SyncDelta
-from tulving.domain.sync_records import adopted_watermark as adopted_watermark
-from tulving.domain.sync_records import check_sync_device as check_sync_device
-from tulving.domain.sync_records import check_sync_state as check_sync_state
-from tulving.domain.sync_records import checked_adoption as checked_adoption
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
+
+if TYPE_CHECKING:
+    from tulving.domain.sync_records import SyncDelta
+
+#: Names this module re-exported from the domain; importing one from here still works for
+#: a release, with a DeprecationWarning naming where it lives.
+_MOVED = {
+    **dict.fromkeys(("conflict_sides", "iter_batches"), "tulving.domain.storage_helpers"),
+    **dict.fromkeys(("DELTA_MERGED", "DELTA_PENDING", "DELTA_QUARANTINED", "DELTA_STATES",
+                     "DELTA_STORED", "DEVICE_PATTERN", "SyncDelta", "adopted_watermark",
+                     "check_sync_device", "check_sync_state", "checked_adoption"),
+                    "tulving.domain.sync_records"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    import warnings
+
+    warnings.warn(f"{__name__}.{name} is deprecated: import it from {home} (the name "
+                  "goes from here in the next release)", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(home), name)
 
 
 @attrs.frozen
@@ -113,9 +127,8 @@ class EntryStore(Protocol):
     deletion, full-text search and access statistics."""
 
     def write(self, entry: MemoryEntry, embedding: Vectors | None = None) -> WriteOutcome:
-        """Insert ``entry`` (superseding its key, see module doc) and its vector.
-        Default (for an adapter that subclasses the port): a batch of one."""
-        return self.write_many([(entry, embedding)])[0]
+        """Insert ``entry`` (superseding its key, see module doc) and its vector."""
+        ...
 
     def write_many(
         self, items: Sequence[tuple[MemoryEntry, Vectors | None]]
@@ -131,10 +144,9 @@ class EntryStore(Protocol):
         """The entry with this id, active or archived, regardless of partition.
 
         Visibility is decided by the caller, which must raise ScopeError rather than
-        pretend an invisible entry does not exist. Default: ``get_many`` of one id.
+        pretend an invisible entry does not exist.
         """
-        found = self.get_many([entry_id])
-        return found[0] if found else None
+        ...
 
     def get_many(self, entry_ids: Sequence[str]) -> list[MemoryEntry]:
         """Entries for the ids that exist, in the order of ``entry_ids``."""
@@ -156,10 +168,8 @@ class EntryStore(Protocol):
         ...
 
     def count(self, flt: EntryFilter) -> int:
-        """How many entries match ``flt`` (the same entries ``query`` would return).
-        Default: the size of ``ids_matching``; an engine that can count without listing
-        should."""
-        return len(self.ids_matching(flt))
+        """How many entries match ``flt`` (the same entries ``query`` would return)."""
+        ...
 
     def ids_matching(self, flt: EntryFilter) -> set[str]:
         """Ids matching ``flt`` (cheap allow-lists for filtered vector search)."""
@@ -539,6 +549,23 @@ class ReadOnlyOpen(Protocol):
 
     read_only: bool
     """Whether this instance was opened read-only."""
+
+
+@runtime_checkable
+class UnlockedOpen(Protocol):
+    """Optional: a single-writer store that a door may open beside the process holding
+    its writer lock, to write a row or two that the engine itself serialises against that
+    process's transactions (the token commands beside a running server: one row of the
+    tokens table, ordered by SQLite's busy timeout). Without it, a store whose lock is
+    held cannot be opened by such a door; a store with several writers needs no lock.
+
+    Invariants: ``open_unlocked()`` opens the store as ``open()`` does except that it
+    takes no writer lock (the composition first tries ``open()``, so a store that needs
+    a migration is migrated under the lock when nobody holds it); what is written
+    through it is seen by the lock holder at its next read.
+    """
+
+    def open_unlocked(self) -> None: ...
 
 
 @runtime_checkable

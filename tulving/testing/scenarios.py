@@ -1,6 +1,6 @@
 """Scenarios that tests of several doors share (library, CLI, HTTP, MCP, the plugins).
 
-``preference_scenario``: issue 40's cold-start case. Two important preferences and twelve
+``preference_scenario``: the cold-start case. Two important preferences and twelve
 turns of small talk; a briefing of 300 tokens must show both preferences, whatever door
 asks for it.
 """

@@ -17,7 +17,7 @@ SECRET_KEY = "sk-live-0123456789abcdefABCDEF"
 
 def _all_text(memory: Any) -> str:
     """Every active entry's content and metadata, for "no secret anywhere" checks."""
-    hits = memory.search("kairos", top_k=200, mode="lexical")
+    hits = memory.search("kairos", top_k=100, mode="lexical")
     return "\n".join(h.entry.content + json.dumps(h.entry.metadata) for h in hits)
 
 

@@ -2,12 +2,13 @@
 scanner of the gitleaks lineage) and detect-secrets' plugins for credential formats (with
 a few plugins of Tulving's own, written to detect-secrets' plugin interface, for formats
 both lack), python-stdnum's validators for national identifiers, cards and IBANs, and
-phonenumbers' metadata for phone numbers. The domain receives them as data through
-:func:`tulving.domain.rule_sets.install`."""
+phonenumbers' metadata for phone numbers. The domain receives them as data:
+:func:`load_default` is the registry's ``detectors`` adapter, a loader the composition
+installs with :func:`tulving.domain.rule_sets.install`
+(``tulving.application.plumbing.rule_set_source``)."""
 
 from __future__ import annotations
 
-from tulving.domain import rule_sets
 from tulving.domain.rule_sets import RuleSets
 
 
@@ -30,8 +31,3 @@ def load_default() -> RuleSets:
                            f"{betterleaks_rules.engine_version()}, "
                            f"python-stdnum {version('python-stdnum')}, "
                            f"phonenumbers {version('phonenumbers')}")
-
-
-def install_default() -> None:
-    """Make :func:`load_default` the domain's rule-set loader (nothing is imported yet)."""
-    rule_sets.install(load_default)

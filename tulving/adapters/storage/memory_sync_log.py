@@ -17,7 +17,7 @@ import attrs
 
 from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.errors import StorageError
-from tulving.ports.storage import (
+from tulving.domain.sync_records import (
     DELTA_PENDING,
     DELTA_STORED,
     SyncDelta,
@@ -41,7 +41,7 @@ class SyncState:
                          dict(self.marks))
 
 
-class SyncLogMixin:
+class InMemorySyncLog:
     """Needs ``_lock``, ``transaction()``, ``_sync`` (a :class:`SyncState`) and
     ``_merge_locks``."""
 

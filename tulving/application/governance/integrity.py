@@ -8,10 +8,8 @@ Corrections, rollback/retention and erasure live in their own modules.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
@@ -19,35 +17,15 @@ from tulving.application.governance.audit import AuditTrail
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.write_order import writing
 from tulving.domain.entry import MemoryEntry, content_hash
-from tulving.domain.errors import ConfigError, ValidationError
+from tulving.domain.errors import ValidationError
 from tulving.domain.query import EntryFilter
 from tulving.domain.reports import Report
-from tulving.domain.signing import MIN_KEY_BYTES, sign, signature_valid
+from tulving.domain.signing import sign, signature_valid
 from tulving.domain.types import ArchiveReason, ReviewStatus
 from tulving.domain.write_policy import WritePolicy, check_may_change, may_change
 
 #: Trust bands of the health report: [0, 0.6) low, [0.6, 0.85) medium, [0.85, 1] high.
 TRUST_BANDS = (("low", 0.6), ("medium", 0.85), ("high", float("inf")))
-
-
-def load_signing_key(policy: WritePolicy, environ: Any = None) -> bytes | None:
-    """The HMAC key from the environment, or None when signing is off."""
-    env = os.environ if environ is None else environ
-    if policy.signing is False:
-        return None
-    raw = env.get(policy.signing_key_env)
-    if not raw:
-        if policy.signing is True:
-            raise ConfigError(
-                f"policy signing=True needs a key in the environment variable {policy.signing_key_env}"
-            )
-        return None
-    key = raw.encode("utf-8")
-    if len(key) < MIN_KEY_BYTES:
-        raise ConfigError(
-            f"the signing key in {policy.signing_key_env} is shorter than {MIN_KEY_BYTES} bytes"
-        )
-    return key
 
 
 @attrs.frozen

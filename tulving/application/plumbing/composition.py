@@ -1,4 +1,4 @@
-"""The composition root: the one place that turns configuration into adapters.
+"""How the composition (``application/bootstrap.py``) turns a choice into an adapter.
 
 Adapters are named (``storage="sqlite"``) or passed as instances; names resolve through
 the plugin registry (entry points), so this module never imports a concrete adapter.
@@ -13,14 +13,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from tulving.application.plumbing.memory_settings import DEFAULT
 from tulving.application.plumbing.telemetry import engines_traced
 from tulving.application.plumbing.traced_ports import traced_port
 from tulving.distribution import DEFAULT_PARTS
-from tulving.domain.errors import ConfigError
 from tulving.plugins.registry import AdapterContext, get_manager
 
-#: Marker for "use the default for this location".
-DEFAULT: Any = "__default__"
+__all__ = ["DEFAULT", "default_names", "resolve"]  # DEFAULT: memory_settings' marker
 
 
 def default_names(location: str, *, encrypted: bool = False) -> dict[str, str | None]:
@@ -37,22 +36,6 @@ def default_names(location: str, *, encrypted: bool = False) -> dict[str, str | 
                      and not os.path.exists(location + ".usearch.json")):
         return {"storage": "sqlite", "vectors": "hnsw"}
     return {"storage": "sqlite", "vectors": "usearch"}
-
-
-def normalise_location(path: str | os.PathLike[str] | None) -> str:
-    if path is None:
-        return ""
-    if isinstance(path, os.PathLike):
-        path = os.fspath(path)
-    if not isinstance(path, str):
-        raise ConfigError(f"path must be a str or os.PathLike, got {type(path).__name__}")
-    if "\x00" in path:
-        raise ConfigError("path contains a NUL character")
-    if path.startswith(("postgresql://", "postgres://")) or path == ":memory:":
-        return path
-    if path and os.path.isdir(path):
-        return os.path.join(path, "memory.db")
-    return os.path.expanduser(path)
 
 
 def resolve(

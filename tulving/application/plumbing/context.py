@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
 from tulving.domain.identity import Identity
 from tulving.domain.representation import CONTEXT_WINDOW
+from tulving.plugins.chain import PluginHooks
 from tulving.ports.clock import Clock
 from tulving.ports.embedder import Embedder
 from tulving.ports.llm import LLM
@@ -27,8 +27,8 @@ class MemoryContext:
     vectors: VectorIndex | None
     tokenizer: Tokenizer | None
     llm: LLM | None
-    #: pluggy hook relay (``pm.hook``) for write policies and curate post-processing.
-    hooks: Any
+    #: The plugin manager's chained hooks: write policies and curate post-processing.
+    hooks: PluginHooks | None
     #: The id of the session this identity is in now, asked of the store at each call
     #: (``agent_memory.sessions``): every process of one agent sees the same session, so
     #: a session started through one server replica is the one another ends.

@@ -1,4 +1,4 @@
-"""What an operator sees of the library's work: OpenTelemetry spans and timings (issue 43).
+"""What an operator sees of the library's work: OpenTelemetry spans and timings.
 
 OpenTelemetry is optional (the ``otel`` extra installs ``opentelemetry-api`` alone): the
 API is imported lazily here and nowhere else in the library, so without it every call
@@ -28,6 +28,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -53,6 +54,9 @@ MAX_TEXT = 1000
 MAX_RECORDS = 20
 
 _UNSET: Any = object()
+#: ``_find_api``'s answer while nothing in the process has imported OpenTelemetry: no
+#: provider can have been set, so every span would be a no-op; asked again next time.
+_DORMANT: Any = object()
 
 
 @attrs.frozen
@@ -139,11 +143,15 @@ def capture_content() -> bool:
 
 
 def _api() -> Any:
-    """The ``opentelemetry.trace`` module, or None (not installed, or tracing off);
-    looked up once (``TULVING_TRACING`` is read then), again after ``configure``."""
+    """The ``opentelemetry.trace`` module, or None (not installed, tracing off, or not
+    imported by anyone yet); looked up once it is (``TULVING_TRACING`` is read then),
+    again after ``configure``."""
     found = _state.api
     if found is _UNSET:
-        found = _state.api = _find_api()
+        found = _find_api()
+        if found is _DORMANT:
+            return None
+        _state.api = found
     return found
 
 
@@ -153,6 +161,12 @@ def _find_api() -> Any:
         enabled = os.environ.get(TRACING_ENV, "").strip().lower() not in ("off", "0", "false")
     if not enabled:
         return None
+    if (_state.provider is None and "opentelemetry.trace" not in sys.modules
+            and not os.environ.get("OTEL_PYTHON_TRACER_PROVIDER")):
+        # Whoever sets a provider imports OpenTelemetry first (the SDK's setup, the
+        # auto-instrumentation's sitecustomize); until then a span would be a no-op, so
+        # a Memory does not pay for importing it.
+        return _DORMANT
     try:
         from opentelemetry import trace
     except ImportError:
@@ -167,6 +181,8 @@ def tracer() -> Any:
         from tulving.version import __version__
 
         trace = _api()
+        if trace is None and _state.api is _UNSET:
+            return None  # dormant: looked up again at the next operation
         if trace is None:
             found = None
         elif _state.provider is not None:

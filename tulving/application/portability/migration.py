@@ -24,6 +24,7 @@ from tulving.application.portability.exporter import pages, scrubbed, written_wh
 from tulving.application.portability.formats.af_writer import blocks_of, write_af
 from tulving.application.portability.formats.letta import read_letta
 from tulving.application.portability.formats.mem0 import read_mem0
+from tulving.application.portability.formats.names import READ_FORMATS, WRITE_FORMATS
 from tulving.application.portability.formats.otel import read_otel, write_otel
 from tulving.application.portability.formats.translation import (
     DEFAULT_MAX_BYTES,
@@ -42,8 +43,9 @@ from tulving.domain.query import EntryFilter
 Reader = Callable[[object, Placement], Translation]
 READERS: dict[str, Reader] = {"mem0": read_mem0, "zep": read_zep, "letta": read_letta,
                               "otel": read_otel}
+assert tuple(READERS) == READ_FORMATS
 #: The formats ``export_to`` writes.
-WRITERS = ("letta", "otel")
+WRITERS = WRITE_FORMATS
 _BATCH = 1000
 
 

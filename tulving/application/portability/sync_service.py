@@ -47,15 +47,15 @@ from tulving.domain.errors import ConfigError, ScopeError, StorageError, Validat
 from tulving.domain.log_masking import masked_logger
 from tulving.domain.sealing import is_sealed
 from tulving.domain.sync_answers import PushAnswer, TenantAnswer
-from tulving.ports.storage import (
+from tulving.domain.sync_records import (
     DELTA_MERGED,
     DELTA_PENDING,
     DELTA_QUARANTINED,
     DELTA_STORED,
     SyncDelta,
-    SyncLog,
     check_sync_device,
 )
+from tulving.ports.storage import SyncLog
 
 log_ = masked_logger(__name__)
 

@@ -19,14 +19,9 @@ import attrs
 from tulving.application.plumbing.context import MemoryContext
 from tulving.domain.enrichment import TaskBacklog
 from tulving.domain.reports import Report
+from tulving.domain.sync_records import DELTA_PENDING, DELTA_QUARANTINED
 from tulving.ports.embedder import Preloads
-from tulving.ports.storage import (
-    DELTA_PENDING,
-    DELTA_QUARANTINED,
-    EnrichmentTasks,
-    EntryCensus,
-    SyncLog,
-)
+from tulving.ports.storage import EnrichmentTasks, EntryCensus, SyncLog
 
 #: Deltas counted per tenant and state at most (a count beyond it reads as this many).
 MAX_DELTAS = 100_000

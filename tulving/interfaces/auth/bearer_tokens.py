@@ -35,8 +35,7 @@ from tulving.domain.records import SessionRecord, TokenRecord
 from tulving.interfaces.auth.token_door import adopt_token_file, open_token_store, token_file_for
 from tulving.ports.storage import TokenSessions, TokenStore
 
-__all__ = ["TOKEN_PREFIX", "TokenRecord", "TokenRegistry", "adopt_token_file",
-           "registry_for", "token_file_for"]
+__all__ = ["TOKEN_PREFIX", "TokenRecord", "TokenRegistry", "registry_for"]
 
 TOKEN_PREFIX = "tlv_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")

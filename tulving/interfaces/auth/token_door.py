@@ -1,10 +1,10 @@
 """The store's token table without a ``Memory``: what ``tulving serve token ...`` and
 ``tulving mcp token ...`` open.
 
-Only the storage adapter is built (no embedder, no vector index), as ``Memory`` would
-build it from the same settings, and opened (migrations included). A SQLite store is opened without its
-writer lock (after migrating under it when nobody holds it), so a server can start or run
-beside a token command: a token command writes one row of the tokens table, which SQLite serialises against the server's
+Only the storage adapter is built (no embedder, no vector index), by the bootstrap as
+``Memory`` would build it from the same settings, and opened (migrations included). A
+SQLite store is opened without its writer lock (``UnlockedOpen``: after migrating under it
+when nobody holds it), so a server can start or run beside a token command: a token command writes one row of the tokens table, which SQLite serialises against the server's
 own transactions (its busy timeout), and which the server reads at the next request. No
 other table is written through this door, so nothing the server caches (the vector index,
 the full-text mirror) can go stale. A server of an older version keeps its tokens in a
@@ -20,16 +20,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tulving.application.governance.encryption import parse_encryption, require_encrypted
-from tulving.application.plumbing.composition import (
-    DEFAULT,
-    default_names,
-    normalise_location,
-    resolve,
-)
-from tulving.domain.errors import LockError, StorageError
+from tulving.application.bootstrap import open_store_alone
+from tulving.application.plumbing.memory_settings import DEFAULT, normalise_location
+from tulving.domain.errors import StorageError
 from tulving.domain.records import TokenRecord
-from tulving.plugins.registry import AdapterContext
 from tulving.ports.storage import TokenStore
 
 
@@ -74,32 +68,13 @@ def adopt_token_file(location: str, store: TokenStore) -> int:
 
 def open_token_store(location: str, *, storage: Any = DEFAULT,
                      options: Mapping[str, Any] | None = None, encryption: Any = None) -> Any:
-    """The opened storage adapter of ``location`` (close it when done). A SQLite store is
-    opened without its writer lock (see the module doc), after its migrations ran under
-    that lock if nobody held it, so a server can start (or keep running) beside it."""
-    location = normalise_location(location)
-    key = parse_encryption(encryption)
-    context = AdapterContext(location=location, encryption=key)
-    default = default_names(location)["storage"]
-    store = resolve("storage", storage, default, context, options)
-    require_encrypted(key, store, None)
+    """The opened store of ``location`` for its token table (close it when done): the
+    store alone, opened beside a server that holds it
+    (``bootstrap.open_store_alone``), with an older version's token file moved in."""
+    store = open_store_alone(location, storage=storage, options=options,
+                             encryption=encryption)
     try:
-        store.open()  # migrations run under the writer lock when nobody holds it
-    except LockError:
-        if getattr(store, "name", None) != "sqlite":
-            raise
-    else:
-        if getattr(store, "name", None) != "sqlite":
-            return _adopted(location, store)
-        store.close()  # hold the lock no longer than the migrations took
-    store = resolve("storage", storage, default, context, {**(options or {}), "lock": False})
-    store.open()
-    return _adopted(location, store)
-
-
-def _adopted(location: str, store: Any) -> Any:
-    try:
-        adopt_token_file(location, store)
+        adopt_token_file(normalise_location(location), store)
     except BaseException:
         store.close()
         raise

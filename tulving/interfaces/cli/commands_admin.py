@@ -8,7 +8,6 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from tulving.application.upkeep.maintenance import InspectReport
 from tulving.distribution import install_command
 from tulving.domain.errors import TulvingError, ValidationError
 from tulving.interfaces import render
@@ -93,6 +92,8 @@ def _evict(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
 
 def _maintenance(memory: Memory, args: argparse.Namespace, out: Output) -> int:
+    from tulving.application.upkeep.maintenance import InspectReport
+
     before = parse_time("--archived-before", args.archived_before) if args.archived_before else None
     if args.action != "purge" and (args.dry_run or before or args.force):
         raise ValidationError("--dry-run, --archived-before and --force apply to purge only")

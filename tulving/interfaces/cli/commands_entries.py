@@ -9,7 +9,6 @@ import shlex
 import sys
 from typing import Any
 
-from tulving.application.portability.lines_import import LinesRefused
 from tulving.domain.errors import SecurityError, ValidationError
 from tulving.interfaces import render
 from tulving.interfaces.cli.config import add_common, add_json, hint
@@ -120,6 +119,8 @@ def _store(memory: Any, args: argparse.Namespace, out: Output) -> int:
 
 
 def _import(memory: Any, args: argparse.Namespace, out: Output) -> int:
+    from tulving.application.portability.lines_import import LinesRefused
+
     if "\x00" in args.jsonl:
         raise SecurityError("--jsonl path contains a NUL character")
     if args.jsonl == "-":

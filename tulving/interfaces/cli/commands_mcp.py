@@ -6,7 +6,6 @@ import argparse
 import os
 from typing import Any
 
-from tulving.application.plumbing.composition import DEFAULT
 from tulving.domain.errors import ValidationError
 from tulving.domain.log_masking import masked_logger
 from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
@@ -111,6 +110,7 @@ def _open_for_serving(settings: Any, read_only: bool) -> Any:
 def _with_registry(args: argparse.Namespace, fn: Any) -> Any:
     """``fn(registry)`` over the store's token table, opened without a ``Memory`` (and
     beside a server that holds a SQLite store: see ``interfaces.auth.token_door``)."""
+    from tulving.application.plumbing.memory_settings import DEFAULT
     from tulving.interfaces.auth.bearer_tokens import TokenRegistry
     from tulving.interfaces.auth.token_door import open_token_store
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tulving.application.portability.migration import READERS, WRITERS
+from tulving.application.portability.formats.names import READ_FORMATS, WRITE_FORMATS
 from tulving.domain.errors import ValidationError
 from tulving.interfaces.cli.commands_entries import TYPES
 from tulving.interfaces.cli.config import add_common, add_json
 from tulving.interfaces.cli.output import OK, USAGE, Output, confirmed
 from tulving.interfaces.jsonl import parse_time
 
-FOREIGN = tuple(READERS)
-EXPORTS = WRITERS
+FOREIGN = READ_FORMATS
+EXPORTS = WRITE_FORMATS
 SCOPES = ("agent", "session", "personal", "shared", "workspace", "model_specific")
 
 

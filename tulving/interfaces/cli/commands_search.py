@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from tulving.domain.errors import ValidationError
+from tulving.domain.input_limits import MIN_SCORE, TOKEN_BUDGET, TOP_K
 from tulving.interfaces import render
 from tulving.interfaces.cli.commands_entries import TYPES
 from tulving.interfaces.cli.config import add_common, add_json
@@ -32,12 +33,13 @@ def _filters(p: argparse.ArgumentParser) -> None:
 def register(sub: Any, run_with_memory: Any) -> None:
     p = sub.add_parser("search", help="ranked hybrid search (meaning + words)")
     p.add_argument("query")
-    p.add_argument("--top-k", "-n", type=int, default=10, help="how many results (default 10)")
+    p.add_argument("--top-k", "-n", type=int, default=10,
+                   help=f"how many results (default 10; {TOP_K.bounds_text()})")
     p.add_argument("--mode", choices=("hybrid", "semantic", "lexical", "key"), default="hybrid")
     p.add_argument("--min-score", type=float, default=None,
-                   help="only results scoring at least this (0..1; in hybrid mode a "
-                        "calibrated probability that the memory answers the query: 0.04 "
-                        "keeps ~80%% of answers and drops ~60%% of the hits of questions "
+                   help=f"only results scoring at least this ({MIN_SCORE.bounds_text()}; "
+                        "in hybrid mode a calibrated probability that the memory answers "
+                        "the query: 0.04 keeps ~80%% of answers and drops ~60%% of the hits of questions "
                         "nothing stored answers)")
     _filters(p)
     add_json(p)
@@ -46,7 +48,8 @@ def register(sub: Any, run_with_memory: Any) -> None:
 
     p = sub.add_parser("curate", help="the memories that matter, packed into a token budget")
     p.add_argument("query", nargs="?", help="the task at hand (omit with --orient)")
-    p.add_argument("--budget", "-b", type=int, default=2000, help="token budget (default 2000)")
+    p.add_argument("--budget", "-b", type=int, default=2000,
+                   help=f"token budget (default 2000; {TOKEN_BUDGET.bounds_text()})")
     p.add_argument(
         "--orient",
         action="store_true",

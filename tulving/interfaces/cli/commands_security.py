@@ -17,7 +17,6 @@ import os
 import secrets
 from typing import Any
 
-from tulving.application.governance.encryption import change_store_encryption, parse_encryption
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.interfaces.cli.config import add_common, add_json, open_memory, settings_from
 from tulving.interfaces.cli.output import OK, Output
@@ -71,6 +70,9 @@ def _keygen(args: argparse.Namespace, out: Output) -> int:
 
 
 def _convert(args: argparse.Namespace, out: Output, action: str) -> int:
+    from tulving.application.bootstrap import change_encryption
+    from tulving.application.governance.encryption import parse_encryption
+
     settings = settings_from(args)
     current = settings.encryption
     if action == "encrypt":
@@ -89,7 +91,7 @@ def _convert(args: argparse.Namespace, out: Output, action: str) -> int:
         old = parse_encryption(current)
         new_source = args.new_key if action == "rekey" else None
         new = parse_encryption(new_source) if new_source else None
-    result = change_store_encryption(settings.path, old, new)
+    result = change_encryption(settings.path, old, new)
     if args.reindex:
         memory = open_memory(settings, encryption=new_source if new is not None else None)
         try:

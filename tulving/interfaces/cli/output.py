@@ -10,8 +10,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain import errors as E
-from tulving.domain.redaction import redact
 from tulving.interfaces.render import scrub
 
 OK, NOT_FOUND, USAGE, CONFIG, STORAGE, SECURITY, INTEGRITY, FAILURE = 0, 1, 2, 3, 4, 5, 6, 7

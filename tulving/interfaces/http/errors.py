@@ -12,9 +12,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from tulving.application.plumbing import telemetry
+from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain import errors as E
 from tulving.domain.log_masking import masked_logger
-from tulving.domain.redaction import redact
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 
 log = masked_logger("tulving.http")

@@ -30,7 +30,7 @@ from tulving.application.portability.sync_service import is_encrypted
 from tulving.domain.errors import TulvingError
 from tulving.domain.identity import tenant_key
 from tulving.domain.log_masking import masked_logger
-from tulving.ports.storage import (
+from tulving.domain.sync_records import (
     DELTA_MERGED,
     DELTA_PENDING,
     DELTA_QUARANTINED,

@@ -33,7 +33,7 @@ from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from tulving.application.plumbing.telemetry import OperationRecord, tenant_hash
-from tulving.ports.storage import DELTA_PENDING, DELTA_QUARANTINED
+from tulving.domain.sync_records import DELTA_PENDING, DELTA_QUARANTINED
 
 #: Request and operation latency buckets (seconds).
 LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)

@@ -199,7 +199,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         return await act(request, query_named(user_id, workspace_id, agent_id), do)
 
     @router.post("/sessions/start", responses=D.answers(*D.WRITE))
-    async def session_start(request: Request, body: S.Session) -> dict[str, Any]:
+    async def session_start(request: Request, body: S.SessionStart) -> dict[str, Any]:
         return await act(request, named(body),
                          lambda m: {"session": render.scrub(_session(m.start_session(body.goal)))},
                          write=True)

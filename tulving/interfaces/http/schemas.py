@@ -1,7 +1,7 @@
 """Request bodies of the ``/v1`` API: strict, bounded, and named like the Python API they
 call. Responses are the rendered shapes of ``render`` plus ``schema_version``.
 
-Strict means no coercion (issue 34): unknown fields are 422, a string is not a bool
+Strict means no coercion: unknown fields are 422, a string is not a bool
 (``{"apply": "yes"}`` must not apply a consolidation), a bool is not a number
 (``importance: true``), and a time is an ISO-8601 string, never a number
 (``valid_from: 1.5`` is not the epoch) nor a numeric string."""
@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Path
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from tulving.domain.input_limits import MIN_SCORE, QUERY, TOKEN_BUDGET, TOP_K
 from tulving.domain.validation import first_invalid_text
 from tulving.interfaces.http.grammars import (
     CONTENT,
@@ -81,7 +82,7 @@ SourceTypeName = Literal["user_explicit", "user_input", "correction", "agent_run
 
 #: A time in a body or a query: ISO-8601 text only.
 Time = Annotated[datetime, BeforeValidator(_iso_time)]
-Query = Field(min_length=1, max_length=4000, pattern=FILLED)
+Query = Field(min_length=QUERY.low, max_length=QUERY.high, pattern=FILLED)
 
 
 class Body(BaseModel):
@@ -156,14 +157,14 @@ class Recall(Body):
 
 class Search(Body):
     query: str = Query
-    top_k: WholeNumber = Field(default=10, ge=1, le=100)
+    top_k: WholeNumber = Field(default=10, ge=TOP_K.low, le=TOP_K.high)
     mode: Literal["hybrid", "semantic", "lexical", "key"] = "hybrid"
     types: list[MemoryTypeName] | None = None
     tags: list[Tag] | None = Field(default=None, max_length=64)
     since: Time | None = None
     until: Time | None = None
     min_score: float | None = Field(
-        default=None, ge=0, le=1,
+        default=None, ge=MIN_SCORE.low, le=MIN_SCORE.high,
         description="only results scoring at least this; in hybrid mode a calibrated "
                     "probability of relevance (0.04 keeps ~80% of answers)")
     as_of: Time | None = None
@@ -175,8 +176,8 @@ class Curate(Body):
         "if": {"properties": {"mode": {"const": "query"}}, "required": ["mode"]},
         "then": {"required": ["query"], "properties": {"query": {"type": "string"}}}})
 
-    query: str | None = Field(default=None, min_length=1, max_length=4000, pattern=FILLED)
-    token_budget: WholeNumber = Field(default=2000, ge=50, le=200_000)
+    query: str | None = Field(default=None, min_length=1, max_length=QUERY.high, pattern=FILLED)
+    token_budget: WholeNumber = Field(default=2000, ge=TOKEN_BUDGET.low, le=TOKEN_BUDGET.high)
     #: Omitted: ``query`` with a query, ``orient`` (the cold-start briefing) without one.
     mode: Literal["query", "orient"] | None = None
     types: list[MemoryTypeName] | None = None
@@ -196,7 +197,7 @@ class Correct(Body):
     pinned: bool | None = None
 
 
-class Session(Body):
+class SessionStart(Body):
     goal: str | None = Field(default=None, max_length=2000)
 
 

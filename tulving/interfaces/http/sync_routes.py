@@ -33,14 +33,13 @@ from fastapi.responses import Response
 
 from tulving.application.portability.sync_service import MAX_PAGE, MAX_SEQ, delta_dict
 from tulving.domain.log_masking import masked_logger
-from tulving.domain.sync_records import DEVICE_PATTERN
+from tulving.domain.sync_records import DELTA_PENDING, DEVICE_PATTERN
 from tulving.interfaces.http import documented as D
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
 from tulving.interfaces.http.grammars import IDENTITY, IDENTITY_MAX
 from tulving.interfaces.http.limits import bounded
 from tulving.interfaces.http.tenancy import Tenancy
-from tulving.ports.storage import DELTA_PENDING
 
 #: A device's name (``tulving.domain.sync_records.DEVICE_PATTERN``, anchored).
 DEVICE = rf"^{DEVICE_PATTERN}$"

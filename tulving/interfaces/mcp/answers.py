@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.memory_reports import (
     ConsolidationReport,
@@ -25,7 +26,7 @@ from tulving.domain.memory_reports import (
     StatsReport,
 )
 from tulving.domain.query import SearchResult
-from tulving.domain.redaction import redact, shown_key, shown_tags
+from tulving.domain.redaction import shown_key, shown_tags
 from tulving.interfaces.render import Shown, entry_line, scrub
 
 

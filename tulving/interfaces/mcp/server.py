@@ -29,9 +29,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 
+from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.log_masking import masked_logger
-from tulving.domain.redaction import redact
 from tulving.domain.validation import first_invalid_text
 from tulving.interfaces.mcp import unreadable
 from tulving.interfaces.mcp.agent_tools import build_agent_tools

@@ -23,7 +23,7 @@ def _lower(value: Any) -> Any:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-#: Put in the ``Annotated[...]`` of a bool or number argument: no coercion (issue 34): a
+#: Put in the ``Annotated[...]`` of a bool or number argument: no coercion: a
 #: string is not a bool (``{"apply": "yes"}`` must not apply a consolidation) and a bool
 #: is not a number (``importance: true``). Leniency stays for enum spellings only.
 STRICT = Strict()

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain.errors import NotFoundError, NotVisibleError, TulvingError, ValidationError
-from tulving.domain.redaction import redact
+from tulving.domain.input_limits import MIN_SCORE, QUERY, TOKEN_BUDGET, TOP_K
 from tulving.interfaces import render
 from tulving.interfaces.mcp.answers import (
     curated_refs,
@@ -190,12 +191,13 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
             str,
             Field(
                 description="What you are looking for, in plain words.",
-                min_length=1,
-                max_length=4000,
+                min_length=QUERY.low,
+                max_length=QUERY.high,
             ),
         ],
         top_k: Annotated[
-            int, STRICT, Field(ge=1, le=100, description="How many results (default 10).")
+            int, STRICT, Field(ge=TOP_K.low, le=TOP_K.high,
+                               description="How many results (default 10).")
         ] = 10,
         types: Types = None,
         tags: Tags = None,
@@ -207,7 +209,7 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         min_score: Annotated[
             float | None,
             STRICT,
-            Field(ge=0, le=1, description=(
+            Field(ge=MIN_SCORE.low, le=MIN_SCORE.high, description=(
                 "Only results scoring at least this. In hybrid mode a score is a "
                 "calibrated probability that the memory answers the query, comparable "
                 "across queries: 0.04 keeps about 80% of answers and drops about 60% of "
@@ -225,14 +227,14 @@ def build_tools(service: MemoryService) -> list[tuple[Callable[..., Any], str]]:
         query: Annotated[
             str | None,
             Field(description="The task at hand. Omit it for the briefing (mode='orient').",
-                  max_length=4000),
+                  max_length=QUERY.high),
         ] = None,
         token_budget: Annotated[
             int,
             STRICT,
             Field(
-                ge=50,
-                le=200_000,
+                ge=TOKEN_BUDGET.low,
+                le=TOKEN_BUDGET.high,
                 description="Hard cap on the returned context's tokens (default 2000).",
             ),
         ] = 2000,

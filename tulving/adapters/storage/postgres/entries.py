@@ -35,14 +35,15 @@ from tulving.adapters.storage.postgres.codec import (
 )
 from tulving.adapters.storage.postgres.connection import Conn, translate_errors
 from tulving.adapters.storage.postgres.filters import where
-from tulving.adapters.storage.postgres.vectors import VectorMixin
+from tulving.adapters.storage.postgres.vectors import PostgresVectors
 from tulving.adapters.storage.rows import json_tuple
 from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.errors import StorageError, ValidationError
 from tulving.domain.query import EntryFilter, ScoredId
+from tulving.domain.storage_helpers import conflict_sides
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
-from tulving.ports.storage import Archival, Supersession, WriteOutcome, conflict_sides
+from tulving.ports.storage import Archival, Supersession, WriteOutcome
 
 T = TypeVar("T")
 
@@ -120,7 +121,7 @@ def _set_indexed(conn: Conn, ids: Sequence[str], indexed: bool) -> None:
         )
 
 
-class EntryMixin(VectorMixin):
+class PostgresEntries(PostgresVectors):
     # -- writes ----------------------------------------------------------------------
 
     @translate_errors

@@ -34,11 +34,11 @@ from psycopg.rows import dict_row
 
 from tulving.adapters.storage.postgres.codec import INSERT_ENTRY, as_vector, entry_params
 from tulving.adapters.storage.postgres.connection import translate_errors
-from tulving.adapters.storage.postgres.entries import SUPERSEDE, EntryMixin, supersede_params
+from tulving.adapters.storage.postgres.entries import SUPERSEDE, PostgresEntries, supersede_params
 from tulving.adapters.storage.postgres.records import (
     APPEND_AUDIT,
     LOCK_TENANT,
-    RecordMixin,
+    PostgresRecords,
     audit_params,
     audit_records_of,
 )
@@ -73,7 +73,7 @@ def _vector_text(vector: Vectors) -> str:
     return "[" + ",".join(f"{float(x):.7g}" for x in as_vector(vector)) + "]"
 
 
-class PlannedMixin(EntryMixin, RecordMixin):
+class PlannedMixin(PostgresEntries, PostgresRecords):
     def plans_ahead(self) -> bool:
         """``WriteMarks``: not inside a transaction (see ``commit_planned``)."""
         return self._outer() is None

@@ -155,7 +155,7 @@ def audit_records_of(drafts: Sequence[AuditDraft], rows: Sequence[AuditRow],
             for d, (at, details), f in zip(drafts, rows, found, strict=True)]
 
 
-class RecordMixin(PgConnections):
+class PostgresRecords(PgConnections):
     # -- meta ------------------------------------------------------------------------
 
     @translate_errors

@@ -149,7 +149,7 @@ MIGRATIONS: list[list[str]] = [
             ON CONFLICT DO NOTHING""",
         "DELETE FROM meta WHERE name = 'mcp_tokens'",
     ],
-    # 5: short write locks (issue 44). A tenant's writing transactions are counted in
+    # 5: short write locks. A tenant's writing transactions are counted in
     # ``tenant_writes`` (bumped under the tenant's write lock, so the count is the order
     # they committed in), and every entry row a writing transaction inserts or changes
     # is marked with that count in ``entry_writes`` (by statement triggers reading the

@@ -14,12 +14,13 @@ from psycopg import errors
 from tulving.adapters.storage.postgres.connection import translate_errors
 from tulving.adapters.storage.postgres.planned import PlannedMixin
 from tulving.adapters.storage.postgres.schema import SCHEMA_VERSION
-from tulving.adapters.storage.postgres.strong import StrongVectorMixin
-from tulving.adapters.storage.postgres.sync_log import SyncLogMixin
-from tulving.adapters.storage.postgres.tasks import TaskMixin
+from tulving.adapters.storage.postgres.strong import PostgresStrongVectors
+from tulving.adapters.storage.postgres.sync_log import PostgresSyncLog
+from tulving.adapters.storage.postgres.tasks import PostgresTasks
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import tenant_key
 from tulving.ports.storage import StorageCapabilities
+from tulving.ports.storage_base import StorageBase
 
 _TABLES = ("entries", "entry_tags", "embeddings", "sessions", "audit_log", "jobs", "meta",
            "sync_tenants", "sync_deltas", "tokens", "enrichment_tasks")
@@ -37,7 +38,8 @@ _INTEGRITY_CHECKS = {
 }
 
 
-class PostgresStorage(PlannedMixin, StrongVectorMixin, SyncLogMixin, TaskMixin):
+class PostgresStorage(PlannedMixin, PostgresStrongVectors, PostgresSyncLog, PostgresTasks,
+                      StorageBase):
     name = "postgres"
     capabilities = StorageCapabilities(
         persistent=True, multi_process_writers=True, native_vectors=True

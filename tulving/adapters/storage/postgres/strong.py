@@ -13,7 +13,7 @@ from tulving.adapters.storage.postgres.connection import Conn, PgConnections, tr
 from tulving.ports.embedder import Vectors
 
 
-class StrongVectorMixin(PgConnections):
+class PostgresStrongVectors(PgConnections):
     @translate_errors
     def strong_vectors_for(self, model: str, entry_ids: Sequence[str]) -> dict[str, Vectors]:
         ids = list(dict.fromkeys(entry_ids))

@@ -24,7 +24,7 @@ import psycopg
 from tulving.adapters.storage.postgres.connection import Conn, PgConnections, translate_errors
 from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.errors import StorageError
-from tulving.ports.storage import (
+from tulving.domain.sync_records import (
     DELTA_PENDING,
     DELTA_STORED,
     SyncDelta,
@@ -42,7 +42,7 @@ def _delta(row: Any) -> SyncDelta:
                      bool(row["e2e"]), row["pushed_at"], row["state"], row["reason"])
 
 
-class SyncLogMixin(PgConnections):
+class PostgresSyncLog(PgConnections):
     @translate_errors
     def sync_append(self, tenant: str, device: str, data: bytes, *, e2e: bool,
                     at: datetime) -> tuple[SyncDelta, bool]:

@@ -16,7 +16,7 @@ _CLAIMABLE = ("kind = %s AND failed_at IS NULL"
               " AND (claimed_until IS NULL OR claimed_until < %s)")
 
 
-class TaskMixin(PgConnections):
+class PostgresTasks(PgConnections):
     @translate_errors
     def add_tasks(self, kind: str, targets: Sequence[str], at: datetime) -> int:
         unique = list(dict.fromkeys(targets))

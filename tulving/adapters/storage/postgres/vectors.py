@@ -21,7 +21,7 @@ DIMENSION_META = "pg_vector_dimension"
 HNSW_INDEX = "embeddings_hnsw"
 
 
-class VectorMixin(PgConnections):
+class PostgresVectors(PgConnections):
     _dimension: int | None = None
 
     # -- dimension and index DDL (shared with the pgvector adapter) -------------------

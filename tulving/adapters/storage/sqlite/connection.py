@@ -120,6 +120,14 @@ class SQLiteConnections:
         self._rows, self._rows_at_commit = 0, -1  # see _row_count
         self._merge_locks = TenantLocks()  # sync merge claims (sync_log)
 
+    def open_unlocked(self) -> None:
+        """``UnlockedOpen``: open beside the process that holds the writer lock (no lock
+        taken; the composition tried ``open()`` first, which migrates under it)."""
+        with self._lock:
+            if self._conn is None:
+                self._use_lock = False
+            self.open()
+
     def open(self) -> None:
         with self._lock:
             if self._conn is not None:

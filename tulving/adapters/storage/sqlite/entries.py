@@ -30,9 +30,10 @@ from tulving.adapters.storage.sqlite.filters import where
 from tulving.domain.entry import EntryBrief, MemoryEntry
 from tulving.domain.errors import StorageError
 from tulving.domain.query import EntryFilter
+from tulving.domain.storage_helpers import conflict_sides
 from tulving.domain.types import ArchiveReason
 from tulving.ports.embedder import Vectors
-from tulving.ports.storage import Archival, Supersession, WriteOutcome, conflict_sides
+from tulving.ports.storage import Archival, Supersession, WriteOutcome
 
 # Tags ride along in the same statement (unit-separator joined): one query per read.
 _SELECT = (
@@ -51,7 +52,7 @@ _UPDATE = (
 )
 
 
-class EntryMixin(SQLiteConnections):
+class SQLiteEntries(SQLiteConnections):
     @staticmethod
     def _entries(rows: Sequence[sqlite3.Row]) -> list[MemoryEntry]:
         return [

@@ -29,7 +29,7 @@ from tulving.domain.records import (
 )
 
 
-class RecordMixin(SQLiteConnections):
+class SQLiteRecords(SQLiteConnections):
     def get_meta(self, name: str) -> str | None:
         rows = self._fetch("SELECT value FROM meta WHERE name = ?", (name,))
         return str(rows[0][0]) if rows else None

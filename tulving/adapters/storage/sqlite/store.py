@@ -18,20 +18,23 @@ from typing import Any
 
 from tulving.adapters.storage.sqlite.connection import MIRROR_FROM, VECTOR_FORMATS
 from tulving.adapters.storage.sqlite.lexical import MIRROR_AFTER_QUERIES, LexicalMixin
-from tulving.adapters.storage.sqlite.records import RecordMixin
-from tulving.adapters.storage.sqlite.strong import StrongVectorMixin
-from tulving.adapters.storage.sqlite.sync_log import SyncLogMixin
-from tulving.adapters.storage.sqlite.tasks import TaskMixin
-from tulving.adapters.storage.sqlite.vectors import VectorMixin
+from tulving.adapters.storage.sqlite.records import SQLiteRecords
+from tulving.adapters.storage.sqlite.strong import SQLiteStrongVectors
+from tulving.adapters.storage.sqlite.sync_log import SQLiteSyncLog
+from tulving.adapters.storage.sqlite.tasks import SQLiteTasks
+from tulving.adapters.storage.sqlite.vectors import SQLiteVectors
 from tulving.domain.errors import ConfigError
 from tulving.domain.identity import tenant_key
+from tulving.ports.storage_base import StorageBase
 
 __all__ = ["MIRROR_AFTER_QUERIES", "MIRROR_FROM", "VECTOR_FORMATS", "SQLiteStorage"]
 
 
-class SQLiteStorage(VectorMixin, StrongVectorMixin, LexicalMixin, RecordMixin, SyncLogMixin,
-                    TaskMixin):
-    """The SQLite store (see the module docstring for its parts)."""
+class SQLiteStorage(SQLiteVectors, SQLiteStrongVectors, LexicalMixin, SQLiteRecords,
+                    SQLiteSyncLog, SQLiteTasks, StorageBase):
+    """The SQLite store (see the module docstring for its parts). A ``StorageBase`` whose
+    engine does every method better in SQL: it overrides them all, so the core the base
+    derives from (``insert``, ``add_audit``, ``put_job``, ...) is never asked of it."""
 
     name = "sqlite"
 

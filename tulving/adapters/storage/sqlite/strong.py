@@ -8,11 +8,11 @@ from collections.abc import Sequence
 
 from tulving.adapters.storage.half_vectors import from_bytes, to_bytes
 from tulving.adapters.storage.sqlite.connection import _chunks
-from tulving.adapters.storage.sqlite.entries import EntryMixin
+from tulving.adapters.storage.sqlite.entries import SQLiteEntries
 from tulving.ports.embedder import Vectors
 
 
-class StrongVectorMixin(EntryMixin):
+class SQLiteStrongVectors(SQLiteEntries):
     def strong_vectors_for(self, model: str, entry_ids: Sequence[str]) -> dict[str, Vectors]:
         out: dict[str, Vectors] = {}
         with self._read() as conn:

@@ -22,7 +22,7 @@ from typing import Any
 from tulving.adapters.storage.rows import parse_ts, ts
 from tulving.adapters.storage.tenant_locks import TenantLocks
 from tulving.domain.errors import StorageError
-from tulving.ports.storage import (
+from tulving.domain.sync_records import (
     DELTA_PENDING,
     DELTA_STORED,
     SyncDelta,
@@ -42,7 +42,7 @@ def _delta(row: Any) -> SyncDelta:
                      str(row[6]), row[7])
 
 
-class SyncLogMixin:
+class SQLiteSyncLog:
     """Needs the store's ``transaction()``, ``_c`` and ``_fetch``."""
 
     transaction: Any

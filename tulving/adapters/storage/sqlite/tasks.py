@@ -18,7 +18,7 @@ _CLAIMABLE = ("kind = ? AND failed_at IS NULL"
               " AND (claimed_until IS NULL OR claimed_until < ?)")
 
 
-class TaskMixin(SQLiteConnections):
+class SQLiteTasks(SQLiteConnections):
     def add_tasks(self, kind: str, targets: Sequence[str], at: datetime) -> int:
         if not targets:
             return 0

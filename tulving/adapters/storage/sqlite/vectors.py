@@ -7,14 +7,14 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tulving.adapters.storage.sqlite.connection import _chunks
-from tulving.adapters.storage.sqlite.entries import _SELECT, EntryMixin
+from tulving.adapters.storage.sqlite.entries import _SELECT, SQLiteEntries
 from tulving.adapters.storage.sqlite.filters import where
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import EntryFilter
 from tulving.ports.embedder import Vectors
 
 
-class VectorMixin(EntryMixin):
+class SQLiteVectors(SQLiteEntries):
     def vectors_for(self, entry_ids: Sequence[str]) -> dict[str, Vectors]:
         out: dict[str, Vectors] = {}
         with self._read() as conn:

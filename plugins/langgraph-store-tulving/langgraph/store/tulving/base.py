@@ -45,8 +45,10 @@ from .index import Embedded, IndexSettings
 
 #: Metadata field that holds the LangGraph item.
 META = "langgraph"
-#: How deep a query search reads into Tulving's ranking at most to fill a filtered page.
-MAX_CANDIDATES = 1000
+#: How deep a query search reads into Tulving's ranking at most to fill a filtered page:
+#: the most results one search returns (top_k's bound in Tulving's input limits,
+#: docs/reference/limits.md).
+MAX_CANDIDATES = 100
 _PAGE = 1000
 #: The most characters of an item's text its entry indexes (Tulving keeps 100,000; the
 #: parts of a big value carry the rest).
