@@ -57,3 +57,27 @@ def files_beside(path: Path) -> dict[str, int]:
     modification time: a reader must add or touch none."""
     return {p.name: p.stat().st_mtime_ns for p in path.parent.iterdir()
             if p.is_file() and not p.name.endswith(("-wal", "-shm"))}
+
+
+def access_lines(log: Path, after: int = 0) -> list[dict[str, Any]]:
+    """The server's access-log lines (JSON, ``event`` ``request``) written after byte
+    ``after`` of its log (``log_size`` before a call): which route each request reached,
+    as the server recorded it."""
+    import json
+
+    with open(log, "rb") as handle:
+        handle.seek(after)
+        text = handle.read().decode("utf-8", "replace")
+    lines = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("event") == "request":
+            lines.append(record)
+    return lines
+
+
+def log_size(log: Path) -> int:
+    return log.stat().st_size

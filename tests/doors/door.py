@@ -10,7 +10,7 @@ MCP tools name them:
 - ``search(query, top_k, tags, since, mode)``, ``curate(query, token_budget, mode)``,
   ``list_keys(prefix)``, ``list_entries()``, ``stats()``, ``profile(subject)``;
 - ``remember(text)``, ``start_session(goal)``, ``consolidate(apply)``,
-  ``import_bundle(data)``.
+  ``import_bundle(data, dry_run)``.
 
 A value is passed as given, wrong types included: each door sends it the way its medium
 can (a JSON body, a tool argument, an argv string, a keyword argument) or raises

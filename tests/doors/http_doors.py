@@ -17,31 +17,32 @@ from urllib.parse import quote
 import httpx
 
 from tests.doors.door import Door, given, store_fields, utf8_or_unsupported
-from tests.doors.outcome import HTTP_STATUS, Outcome, typed
+from tests.doors.outcome import CLIENT_STATUS, HTTP_STATUS, Outcome, typed
 from tests.e2e.conftest import ROOT
 
 TS_CLIENT = ROOT / "clients" / "typescript"
 TS_DRIVER = Path(__file__).with_name("ts_door.mjs")
 
 
-#: Operations whose text travels in the URL (a path segment or a query parameter).
-IN_URL = {"get": "id_or_key", "forget": "id_or_key", "history": "id_or_key",
-          "audit": "id_or_key", "profile": "subject", "list_keys": "prefix"}
-NO_URL_FORM = ("a URL carries UTF-8 bytes: a lone surrogate has no percent-encoding "
-               "(the JSON bodies carry it as an escape)")
+#: Operations whose text travels in the query string (an id or key travels in the path).
+IN_QUERY = {"profile": "subject", "list_keys": "prefix"}
+NO_QUERY_FORM = ("a query string is decoded as UTF-8 with replacement: a lone surrogate "
+                 "sent as bytes would arrive as U+FFFD, not as itself (the JSON bodies "
+                 "carry it as an escape, the path as bytes the server refuses)")
 
 
-def url_text_or_unsupported(op: str, args: dict[str, Any], why: str = NO_URL_FORM) -> None:
-    """Unsupported when the text an operation puts in the URL cannot be encoded."""
-    if op in IN_URL:
-        utf8_or_unsupported(args.get(IN_URL[op]), why)
+def query_text_or_unsupported(op: str, args: dict[str, Any]) -> None:
+    """Unsupported when the text an operation puts in the query cannot be encoded."""
+    if op in IN_QUERY:
+        utf8_or_unsupported(args.get(IN_QUERY[op]), NO_QUERY_FORM)
 
 
-def _segments(id_or_key: Any) -> str:
-    """An id or key as URL path segments, each percent-encoded (dots too, so ``..``
-    reaches the server as the text it is instead of being resolved by the client)."""
-    parts = str(id_or_key).split("/")
-    return "/".join(quote(p, safe="").replace(".", "%2E") for p in parts)
+def _segment(id_or_key: Any) -> str:
+    """An id or key as one URL path segment, percent-encoded whole (``/`` and ``.``
+    too, so nothing is resolved or split on the way); a lone surrogate as the bytes
+    Python's ``surrogatepass`` makes of it, which are not UTF-8."""
+    raw = str(id_or_key).encode("utf-8", "surrogatepass")
+    return quote(raw, safe="").replace(".", "%2E")
 
 
 class HTTPRawDoor(Door):
@@ -60,7 +61,7 @@ class HTTPRawDoor(Door):
         self.http.close()
 
     def call(self, op: str, **args: Any) -> Outcome:
-        url_text_or_unsupported(op, args)
+        query_text_or_unsupported(op, args)
         return super().call(op, **args)
 
     def send(self, method: str, path: str, *, body: Any = None, params: Any = None,
@@ -96,7 +97,7 @@ class HTTPRawDoor(Door):
         return self.send("POST", "/v1/store", body=self._body(store_fields(**args)))
 
     def op_get(self, id_or_key: Any) -> Outcome:
-        return self.send("GET", f"/v1/memory/{_segments(id_or_key)}", params=self._params())
+        return self.send("GET", f"/v1/memory/{_segment(id_or_key)}", params=self._params())
 
     def op_store_deep(self, depth: int) -> Outcome:
         text = (b'{"content": "x", "type": "FACT", "metadata": {"a": ' + b"[" * depth
@@ -105,7 +106,7 @@ class HTTPRawDoor(Door):
                          headers={"content-type": "application/json"})
 
     def op_forget(self, id_or_key: Any, hard: bool = False) -> Outcome:
-        return self.send("DELETE", f"/v1/forget/{_segments(id_or_key)}",
+        return self.send("DELETE", f"/v1/forget/{_segment(id_or_key)}",
                          params=self._params(hard=str(hard).lower()))
 
     def op_correct(self, id_or_key: Any, content: Any, reason: Any = None) -> Outcome:
@@ -113,11 +114,11 @@ class HTTPRawDoor(Door):
             {"memory_id": id_or_key, "content": content, **given(reason=reason)}))
 
     def op_history(self, id_or_key: Any) -> Outcome:
-        return self.send("GET", f"/v1/memory/{_segments(id_or_key)}/history",
+        return self.send("GET", f"/v1/memory/{_segment(id_or_key)}/history",
                          params=self._params())
 
     def op_audit(self, id_or_key: Any) -> Outcome:
-        return self.send("GET", f"/v1/memory/{_segments(id_or_key)}/audit",
+        return self.send("GET", f"/v1/memory/{_segment(id_or_key)}/audit",
                          params=self._params())
 
     def op_search(self, query: Any, extra: dict[str, Any] | None = None,
@@ -149,8 +150,9 @@ class HTTPRawDoor(Door):
     def op_consolidate(self, apply: Any = False) -> Outcome:
         return self.send("POST", "/v1/consolidate", body=self._body({"apply": apply}))
 
-    def op_import_bundle(self, data: bytes) -> Outcome:
-        return self.send("POST", "/v1/import", params=self._params(), content=data,
+    def op_import_bundle(self, data: bytes, dry_run: bool = False) -> Outcome:
+        return self.send("POST", "/v1/import",
+                         params=self._params(dry_run=str(dry_run).lower()), content=data,
                          headers={"content-type": "application/zip"})
 
 
@@ -189,19 +191,13 @@ class ClientDoor(Door):
     def close(self) -> None:
         self.client.close()
 
-    def call(self, op: str, **args: Any) -> Outcome:
-        utf8_or_unsupported(args, "the Python client (httpx) encodes JSON and URLs as strict "
-                                  "UTF-8: it refuses a lone surrogate before sending "
-                                  "(UnicodeEncodeError; the http door sends it)")
-        return super().call(op, **args)
-
     def _run(self, fn: Any) -> Outcome:
         from tulving.client import ServerError
 
         try:
             result = fn(self.client)
         except ServerError as exc:
-            return typed(self.name, exc.kind, exc.status, str(exc), HTTP_STATUS)
+            return typed(self.name, exc.kind, exc.status, str(exc), CLIENT_STATUS)
         except Exception as exc:  # an untyped failure of the client: the case fails
             return Outcome(self.name, "crash", shown=repr(exc), kind=type(exc).__name__)
         payload = _data(result)
@@ -254,10 +250,10 @@ class ClientDoor(Door):
     def op_consolidate(self, apply: Any = False) -> Outcome:
         return self._run(lambda c: c.consolidate(apply=apply))
 
-    def op_import_bundle(self, data: bytes) -> Outcome:
+    def op_import_bundle(self, data: bytes, dry_run: bool = False) -> Outcome:
         import io
 
-        return self._run(lambda c: c.import_bundle(io.BytesIO(data)))
+        return self._run(lambda c: c.import_bundle(io.BytesIO(data), dry_run=dry_run))
 
 
 def build_ts_client() -> Path:
@@ -310,11 +306,9 @@ class TSDoor(Door):
     def call(self, op: str, **args: Any) -> Outcome:
         if op in self.missing:
             return super().call(op, **args)
-        url_text_or_unsupported(op, args, "the TypeScript client refuses a lone surrogate "
-                                          "in a URL (encodeURIComponent throws URIError) or "
-                                          "replaces it with U+FFFD (URLSearchParams)")
         if op == "import_bundle":
-            args = {"bundle": base64.b64encode(args["data"]).decode()}
+            args = {"bundle": base64.b64encode(args["data"]).decode(),
+                    "dry_run": bool(args.get("dry_run", False))}
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write((json.dumps({"op": op, "args": args}) + "\n").encode())
         self.proc.stdin.flush()
@@ -330,4 +324,4 @@ class TSDoor(Door):
         if answer.get("status") is None:  # not a TulvingError: the client broke
             return Outcome(self.name, "crash", shown=answer["message"], kind=answer["kind"])
         return typed(self.name, answer["kind"], answer["status"], answer["message"],
-                     HTTP_STATUS)
+                     CLIENT_STATUS)

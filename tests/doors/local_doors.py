@@ -158,8 +158,8 @@ class LibraryDoor(Door):
         dry_run = not apply if isinstance(apply, bool) else apply
         return self._run(lambda m: m.consolidate(dry_run=dry_run))
 
-    def op_import_bundle(self, data: bytes) -> Outcome:
-        return self._run(lambda m: m.import_bundle(io.BytesIO(data)))
+    def op_import_bundle(self, data: bytes, dry_run: bool = False) -> Outcome:
+        return self._run(lambda m: m.import_bundle(io.BytesIO(data), dry_run=dry_run))
 
 
 def nested(depth: int) -> list[Any]:
@@ -350,10 +350,10 @@ class CLIDoor(Door):
             raise Unsupported("--apply is a flag")
         return self.run("consolidate", *(["--apply"] if apply else []))
 
-    def op_import_bundle(self, data: bytes) -> Outcome:
+    def op_import_bundle(self, data: bytes, dry_run: bool = False) -> Outcome:
         path = self.path.parent / f"{self.name}-bundle-{next(self._files)}.tulving"
         path.write_bytes(data)
-        return self.run("import", str(path))
+        return self.run("import", str(path), *(["--dry-run"] if dry_run else []))
 
     def op_export(self) -> Outcome:
         return self.run("export", str(self.path.parent / f"export-{next(self._files)}.zip"))

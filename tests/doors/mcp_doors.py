@@ -204,8 +204,9 @@ class MCPRawDoor(Door):
                 '{"name": "memory_store", "arguments": {"content": "x", "type": "FACT", '
                 '"metadata": {"a": ' + "[" * depth + "]" * depth + "}}}}\n").encode())
             self.proc.stdin.flush()
-            # the SDK's transport drops a line it cannot parse without an answer: a
-            # ping sent behind it tells "dropped, still serving" from "hung"
+            # the server answers a line the SDK cannot parse with a JSON-RPC error
+            # (tulving.interfaces.mcp.unreadable); a ping sent behind it tells "dropped,
+            # still serving" from "hung", should that ever come back
             ping = next(self._ids)
             self._send({"jsonrpc": "2.0", "id": ping, "method": "ping"})
             answer = self._answer(number, ping)
@@ -219,7 +220,12 @@ class MCPRawDoor(Door):
                         "params": {"name": name, "arguments": arguments}})
             answer = self._answer(number)
         if "result" not in answer:
-            return Outcome(self.name, "crash", shown=json.dumps(answer), kind="JSON-RPC error")
+            code = (answer.get("error") or {}).get("code")
+            # a request refused as malformed (parse error, invalid request or params) is
+            # the input's fault, answered; any other JSON-RPC error is the server's
+            family = "invalid" if code in (-32700, -32600, -32602) else "crash"
+            return Outcome(self.name, family, shown=json.dumps(answer), kind="JSON-RPC error",
+                           code=None if code is None else str(code))
         result = answer["result"]
         text = "\n".join(b.get("text", "") for b in result.get("content", []))
         return outcome_of(self.name, bool(result.get("isError")), text,

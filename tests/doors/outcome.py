@@ -44,6 +44,10 @@ CLI_EXIT = {"invalid": 2, "not_found": 1, "config": 3, "read_only": 4, "locked":
 #: The HTTP status per family (docs/server/index.md): a read-only token is 403.
 HTTP_STATUS = {"invalid": {422, 413}, "not_found": {404}, "refused": {403},
                "read_only": {409, 403}, "locked": {503}, "config": {503}}
+#: A client of the server (Python, TypeScript) may refuse input before sending it, with
+#: status 0: what no request can carry (an id that cannot be a path segment, a lone
+#: surrogate in a URL; docs/server/index.md, "Clients").
+CLIENT_STATUS = {**HTTP_STATUS, "invalid": {422, 413, 0}}
 
 
 def family_of(kind: str) -> str:

@@ -67,8 +67,8 @@ WRITES: dict[str, dict[str, Any]] = {
 def read_only_world(tmp_path_factory: pytest.TempPathFactory,
                     world: World) -> Iterator[ReadOnlyWorld]:
     made = ReadOnlyWorld(tmp_path_factory.mktemp("read-only"), world)
-    # near-duplicates: what an applied consolidation would merge (a read-only door
-    # with nothing to merge answers "applied" and writes nothing, as it may)
+    # near-duplicates: what an applied consolidation would merge (with nothing to merge
+    # a read-only door refuses it too: tests/e2e/test_truthful_doors.py)
     for content in ("The release train leaves on Tuesdays", "The release train leaves on "
                     "Tuesdays.", "the release train leaves on Tuesdays!"):
         made.writer.store(content)

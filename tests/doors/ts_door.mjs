@@ -33,7 +33,8 @@ const OPS = {
   remember: (a) => client.remember(a.text),
   start_session: (a) => client.startSession(a.goal ?? undefined),
   consolidate: (a) => client.consolidate({ apply: a.apply }),
-  import_bundle: (a) => client.importBundle(new Uint8Array(Buffer.from(a.bundle, "base64"))),
+  import_bundle: (a) => client.importBundle(new Uint8Array(Buffer.from(a.bundle, "base64")),
+    { dryRun: a.dry_run }),
 };
 
 const lines = createInterface({ input: process.stdin });

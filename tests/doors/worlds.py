@@ -88,7 +88,8 @@ class World(_Doors):
     def server(self) -> Server:
         if self._server is None:
             self.store("server")
-            self._server = start_server(self.folder / "server")
+            # every request logged: the route each one reached is read back from it
+            self._server = start_server(self.folder / "server", "--access-log", "all")
             self._closers.append(lambda: stop_server(self._server))  # type: ignore[arg-type]
         return self._server
 

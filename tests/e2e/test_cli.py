@@ -247,11 +247,14 @@ def test_config_precedence_flag_env_toml(
         '[tulving]\npath = "from-toml.db"\nagent_id = "toml-agent"\n'
         'embedder = "hashing"\nvectors = "exact"\n'
     )
+    # a reading command creates no store (docs/cli.md): a write makes each one first
+    assert run("store", "a first memory", "-t", "FACT").code == 0
     stats = run("stats", "--json").json()
     assert stats["agent_id"] == "toml-agent"
     assert stats["storage"]["path"].endswith("from-toml.db")
     monkeypatch.setenv("TULVING_AGENT_ID", "env-agent")
     monkeypatch.setenv("TULVING_PATH", str(tmp_path / "from-env.db"))
+    assert run("store", "a first memory", "-t", "FACT").code == 0
     stats = run("stats", "--json").json()
     assert stats["agent_id"] == "env-agent" and stats["storage"]["path"].endswith("from-env.db")
     stats = run("--agent-id", "flag-agent", "stats", "--json").json()
@@ -268,6 +271,7 @@ def test_config_precedence_flag_env_toml(
 
 def test_config_errors_exit_3(run: Callable[..., CLIResult], tmp_path: Path) -> None:
     path = str(tmp_path / "m.db")
+    assert run("--path", path, *FAST, "store", "a memory", "-t", "FACT").code == 0
     bad = run("--path", path, "--embedder", "telepathy", "stats")
     assert bad.code == 3 and "telepathy" in bad.err and "hashing" in bad.err
     (tmp_path / "broken.toml").write_text("[tulving\npath=")

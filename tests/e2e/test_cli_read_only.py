@@ -123,10 +123,13 @@ def test_a_read_only_command_refuses_another_embedder_and_reembeds_nothing(
 
 def test_read_only_commands_on_a_new_or_old_store_still_work(
         tulving: Callable[..., CLIResult], tmp_path: Path) -> None:
-    """A store that is not there yet (a first `tulving search`) or needs a migration is
-    opened normally: the command answers as it did before."""
+    """A store that is not there yet (a first `tulving search`) is refused and not created
+    (``NotFoundError``, exit 1: docs/cli.md); once a write made it, or when it needs a
+    migration, the command answers as it did before."""
     path = str(tmp_path / "fresh.db")
     first = tulving("--path", path, *HASHING, "search", "anything", "--json")
-    assert first.code == 0 and first.json()["results"] == []
+    assert first.code == 1 and first.json()["error"]["type"] == "NotFoundError", first
+    assert not (tmp_path / "fresh.db").exists()
+    assert tulving("--path", path, *HASHING, "store", "a first memory", "-t", "FACT").code == 0
     stats = tulving("--path", path, *HASHING, "stats", "--json")
-    assert stats.code == 0 and json.loads(stats.out)["active"] == 0
+    assert stats.code == 0 and json.loads(stats.out)["active"] == 1

@@ -200,7 +200,7 @@ def test_one_request_followed_by_trace_metrics_and_logs(watched: Watched) -> Non
     lines = [line for line in watched.access_lines() if line.get("request_id") == "req-0001"]
     assert [(line["route"], line["status"]) for line in lines] == (
         [("/v1/store", 200)] * 3 + [("/v1/curate", 200)] * 2 + [("/v1/search", 422),
-                                                                 ("/v1/memory/{memory_id:path}", 200)])
+                                                                 ("/v1/memory/{memory_id}", 200)])
     tenant = tenant_hash(tenant_key("u1", None))
     for line in lines:
         assert line["trace_id"] == client_trace
@@ -231,7 +231,7 @@ def test_one_request_followed_by_trace_metrics_and_logs(watched: Watched) -> Non
     mine = [s for s in spans if s["trace_id"] == client_trace]
     servers = [s for s in mine if s["kind"] == "SERVER"]
     assert {s["name"] for s in servers} >= {"POST /v1/store", "POST /v1/curate",
-                                            "GET /v1/memory/{memory_id:path}"}
+                                            "GET /v1/memory/{memory_id}"}
     assert all(s["parent_span_id"] == client_span for s in servers)
     assert all(s["service"] == "memory-test" for s in mine)
     store_server = next(s for s in servers if s["name"] == "POST /v1/store")

@@ -73,7 +73,9 @@ COERCIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "a string is not a number (importance)": ("/v1/store", {"content": "x", "type": "FACT",
                                                             "importance": "0.5"}),
     "a bool is not a count (top_k)": ("/v1/search", {"query": "x", "top_k": True}),
-    "a float is not a count (limit)": ("/v1/recall", {"query": "x", "limit": 5.0}),
+    # (5.0 is the integer 5 to JSON Schema, as the OpenAPI document reads it; a
+    # fraction is not)
+    "a fraction is not a count (limit)": ("/v1/recall", {"query": "x", "limit": 5.5}),
     "a float is not a time (valid_from)": ("/v1/store", {"content": "x", "type": "FACT",
                                                          "valid_from": 1.5}),
     "an int is not a time (since)": ("/v1/search", {"query": "x", "since": 1700000000}),

@@ -390,3 +390,40 @@ def test_export_never_leaves_a_partial_file(tmp_path: Path) -> None:
         with pytest.raises(ValidationError):
             a.export(tmp_path / "x.tulving", include_embeddings="yes")  # type: ignore[arg-type]
         assert sorted(p.name for p in tmp_path.iterdir() if "tulving" in p.name) == []
+
+
+def test_new_ids_derive_gives_the_tenants_own_ids_and_a_later_sync_meets_them(
+        tmp_path: Path) -> None:
+    """``new_ids="derive"`` (what the server does): every entry the tenant did not hold is
+    stored under an id derived from the bundle's and the tenant, links with it, so a
+    bundle cannot reach another tenant's ids; importing it again changes nothing, and an
+    import that keeps ids (a device's sync, the library) finds the derived ones instead of
+    writing copies."""
+    from tulving.application.portability.importer import derived_id
+
+    device = Memory(tmp_path / "device.db", agent_id="a", user_id="u1", embedder="hashing",
+                    vectors="exact")
+    with device:
+        fill(device)
+        bundle = io.BytesIO()
+        device.export(bundle)
+        mine = records(device)
+    with Memory(tmp_path / "server.db", agent_id="a", user_id="u1", embedder="hashing",
+                vectors="exact") as server:
+        tenant = server.identity.tenant
+        report = server.import_bundle(io.BytesIO(bundle.getvalue()), new_ids="derive")
+        given = {r["id"]: derived_id(r["id"], tenant) for r in mine}
+        assert sorted(report.added) == sorted(given.values())
+        stored = {r["id"]: r for r in records(server)}
+        for record in mine:
+            moved = stored[given[record["id"]]]
+            assert moved["content"] == record["content"]
+            for link in ("supersedes", "superseded_by"):
+                assert moved[link] == (given[record[link]] if record[link] else None)
+        before = records(server)
+        for new_ids in ("derive", "keep"):
+            again = server.import_bundle(io.BytesIO(bundle.getvalue()), new_ids=new_ids)
+            assert again.added == [] and again.updated == [], (new_ids, again)
+            assert records(server) == before
+        with pytest.raises(ValidationError, match="new_ids"):
+            server.import_bundle(io.BytesIO(bundle.getvalue()), new_ids="fresh")

@@ -25,7 +25,7 @@ from tulving.application.plumbing.memory_settings import (
 )
 from tulving.application.plumbing.operation_spans import trace_methods
 from tulving.application.plumbing.text_guard import guard_methods, public_methods
-from tulving.domain.errors import ConfigError, NotVisibleError, ValidationError
+from tulving.domain.errors import ConfigError, NotVisibleError, ReadOnlyError, ValidationError
 from tulving.domain.identity import Identity
 from tulving.domain.input_limits import QUERY, TOKEN_BUDGET, check_search_limits
 from tulving.domain.query import EntryFilter
@@ -683,6 +683,9 @@ class Memory:
 
         if not isinstance(dry_run, bool):
             raise ValidationError("dry_run must be True or False")
+        if not dry_run and self.read_only:  # even when the plan is empty: nothing applied
+            raise ReadOnlyError("consolidate(dry_run=False) writes: this Memory is "
+                                "read-only (a dry run shows the plan)")
         parsed = [MemoryType.parse(t) for t in types] if types is not None else None
         services = self._up()
         with self._lock:
@@ -888,18 +891,24 @@ class Memory:
         remap_identity: bool = False,
         max_bytes: int = BUNDLE_MAX_BYTES,
         encryption: Any = None,
+        new_ids: str = "keep",
     ) -> ImportReport:
         """Merge a bundle into this store in one all-or-nothing call (see
         ``tulving.application.portability.importer``); the report lists what was added,
         updated, skipped and in conflict, and how many entries were re-embedded. An
-        encrypted bundle needs its key in ``encryption``; a plain one must come without."""
+        encrypted bundle needs its key in ``encryption``; a plain one must come without.
+        ``new_ids="derive"`` stores the entries this tenant does not hold yet under ids of
+        its own (derived from the bundle's), so no bundle reaches or probes another
+        tenant's ids (what the server does for its tenants); ``"keep"`` keeps the
+        bundle's ids and refuses one another tenant holds."""
         from tulving.application.governance.encryption import parse_encryption
 
         bundle_key = parse_encryption(encryption)
         imports = self._up().imports
         importer = imports.importer(reembedding=reembedding, on_conflict=on_conflict,
                                     dry_run=dry_run, remap_identity=remap_identity,
-                                    max_bytes=max_bytes, encryption=bundle_key)
+                                    max_bytes=max_bytes, encryption=bundle_key,
+                                    new_ids=new_ids)
         return imports.run(importer, source)
 
     def import_from(

@@ -13,7 +13,9 @@ call has a timeout. Calls that change nothing, and ``remember`` with an
 backoff and full jitter; other writes are never repeated behind the caller's back. An
 error response raises ``ServerError`` carrying the server's typed error (``kind``,
 ``status``); a missing memory raises ``NotFoundError`` (a ``ServerError`` and Tulving's
-own ``NotFoundError``).
+own ``NotFoundError``), refused input ``ValidationError`` (likewise; status 0 when the
+client refused it before sending: see ``tulving.client.wire`` for how every id, key and
+text is encoded so that none changes the request).
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ from tulving.client.results import (
     ServerError,
     ServerHealth,
     SessionInfo,
+    ValidationError,
     read,
 )
+from tulving.client.wire import encoded
 from tulving.domain.memory_reports import ConsolidationReport, Profile, StatsReport
 from tulving.domain.migration_reports import MigrationReport
 from tulving.domain.sync_answers import ListedDelta, PushAnswer, TenantAnswer
@@ -93,7 +97,7 @@ class TulvingClient:
                                      **call.kwargs))
 
     def _call(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> Any:
-        attempt = 0
+        attempt, kwargs = 0, encoded(kwargs)
         while True:
             try:
                 response = self._http.request(method, path, **kwargs)
@@ -322,7 +326,7 @@ class AsyncTulvingClient:
                                            **call.kwargs))
 
     async def _call(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> Any:
-        attempt = 0
+        attempt, kwargs = 0, encoded(kwargs)
         while True:
             try:
                 response = await self._http.request(method, path, **kwargs)
@@ -477,4 +481,4 @@ def _content(source: str | Path | bytes | IO[bytes]) -> bytes:
 __all__ = ["AsyncTulvingClient", "Consolidation", "ConsolidationReport", "Curated", "Entry",
            "EntryPage", "Hit", "ImportSummary", "ListedDelta", "MigrationReport", "NotFoundError", "Profile",
            "PushAnswer", "ServerError", "ServerHealth", "SessionInfo", "StatsReport",
-           "SyncDelta", "TenantAnswer", "TulvingClient"]
+           "SyncDelta", "TenantAnswer", "TulvingClient", "ValidationError"]

@@ -27,6 +27,7 @@ from tulving.client.results import (
     read,
     server_error,
 )
+from tulving.client.wire import segment
 from tulving.domain.errors import TulvingError
 from tulving.domain.memory_reports import Profile, StatsReport
 from tulving.domain.migration_reports import MigrationReport
@@ -127,17 +128,17 @@ class Shape:
                     {"json": self.body(memory_id=memory_id, content=content, reason=reason)})
 
     def forget(self, memory_id: str, hard: bool) -> Call[Entry]:
-        return Call("DELETE", f"/v1/forget/{memory_id}", True,
+        return Call("DELETE", f"/v1/forget/{segment(memory_id)}", True,
                     lambda d: Entry.of(d["forgotten"]),
                     {"params": self.params(hard=str(hard).lower())})
 
     def get(self, memory_id: str, as_of: Any, include_archived: bool) -> Call[Entry]:
-        return Call("GET", f"/v1/memory/{memory_id}", True, lambda d: Entry.of(d["entry"]),
+        return Call("GET", f"/v1/memory/{segment(memory_id)}", True, lambda d: Entry.of(d["entry"]),
                     {"params": self.params(**iso({"as_of": as_of}), include_archived=str(
                         include_archived).lower())})
 
     def history(self, memory_id: str) -> Call[list[Entry]]:
-        return Call("GET", f"/v1/memory/{memory_id}/history", True,
+        return Call("GET", f"/v1/memory/{segment(memory_id)}/history", True,
                     lambda d: [Entry.of(e) for e in d["versions"]],
                     {"params": self.params()})
 

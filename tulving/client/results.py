@@ -21,7 +21,10 @@ client's (``clients/typescript``) so code and docs read the same in both languag
   ``DeprecationWarning`` (see ``tulving.domain.reports``).
 
 A missing memory raises ``NotFoundError``, which is both a ``ServerError`` (status 404)
-and Tulving's own ``NotFoundError``, as ``Memory.get`` raises it.
+and Tulving's own ``NotFoundError``, as ``Memory.get`` raises it; input refused, by the
+server (422) or by the client before sending (status 0: an id that cannot be a path
+segment, text that is not valid Unicode), raises ``ValidationError``, both a
+``ServerError`` and Tulving's own ``ValidationError``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import cattrs
 
 from tulving.domain.errors import NotFoundError as DomainNotFoundError
 from tulving.domain.errors import TulvingError
+from tulving.domain.errors import ValidationError as DomainValidationError
 from tulving.domain.memory_reports import ConsolidationReport
 from tulving.domain.reports import Report
 
@@ -64,10 +68,18 @@ class NotFoundError(ServerError, DomainNotFoundError):
     """No memory with that id or key (for the caller's tenant): HTTP 404."""
 
 
+class ValidationError(ServerError, DomainValidationError):
+    """Input refused: by the server (HTTP 422, ``kind`` its error type) or by the client
+    before anything was sent (status 0), as ``Memory`` refuses it."""
+
+
 def server_error(status: int, kind: str, message: str) -> ServerError:
-    """The typed error for a response: ``NotFoundError`` for a 404."""
+    """The typed error for a response: ``NotFoundError`` for a 404, ``ValidationError``
+    for a 422."""
     if status == 404:
         return NotFoundError(status, kind, message)
+    if status == 422:
+        return ValidationError(status, kind, message)
     return ServerError(status, kind, message)
 
 

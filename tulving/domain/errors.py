@@ -16,6 +16,11 @@ class ValidationError(TulvingError, ValueError):
     """Input rejected before anything was written (content, key, importance, tags, ...)."""
 
 
+class StateConflict(ValidationError):
+    """A well-formed call the memory's state refuses now (a session is already active):
+    the caller's to resolve, as any invalid input; a door says "conflict" (HTTP 409)."""
+
+
 class ContentError(ValidationError):
     """Content is empty, not a string, or over the size limit."""
 

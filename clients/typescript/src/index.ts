@@ -249,8 +249,10 @@ export class TulvingClient {
   private query(params: Record<string, string | string[] | undefined> = {}): string {
     const search = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) {
-      if (Array.isArray(v)) for (const one of v) search.append(k, one);
-      else if (v !== undefined) search.set(k, v);
+      for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) {
+        checkText(one, `the query's ${k}`);
+        search.append(k, one);
+      }
     }
     if (this.agentId !== undefined) search.set("agent_id", this.agentId);
     const text = search.toString();
@@ -448,8 +450,31 @@ export class TulvingClient {
   }
 }
 
+/** An id or key as one path segment, percent-encoded whole ("/" as %2F): whatever it
+ * holds (`..`, `../keys`, `?x=`, `#`, `x/history`), the request goes to the route the
+ * method names; the server decodes the segment before routing. The empty string, "."
+ * and ".." cannot be a segment (a URL resolves them away), and text that is not valid
+ * Unicode (a lone surrogate) has no UTF-8 form: both are refused before sending. */
 function encodeId(id: string): string {
-  return id.split("/").map(encodeURIComponent).join("/");
+  if (typeof id !== "string" || id === "" || id === "." || id === "..") {
+    throw new TulvingError(0, "ValidationError",
+      `memory id ${JSON.stringify(id)} is not an id or a key (a URL cannot carry it as a path segment)`);
+  }
+  checkText(id, "memory id");
+  return encodeURIComponent(id);
+}
+
+/** A lone surrogate: half of a UTF-16 pair without the other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Refuses text a URL cannot carry: `encodeURIComponent` throws a URIError on it and
+ * `URLSearchParams` would silently send U+FFFD in its place. */
+function checkText(text: string, what: string): void {
+  const found = LONE_SURROGATE.exec(text);
+  if (found !== null) {
+    throw new TulvingError(0, "ValidationError",
+      `${what} (a lone surrogate at position ${found.index}) is not valid Unicode text`);
+  }
 }
 
 async function errorOf(response: Response): Promise<TulvingError> {

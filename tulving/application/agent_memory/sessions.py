@@ -40,7 +40,7 @@ import attrs
 from tulving.application.agent_memory.summaries import Writer, summarise_session
 from tulving.application.plumbing.context import MemoryContext
 from tulving.application.plumbing.llm_gateway import LLMGateway
-from tulving.domain.errors import ValidationError
+from tulving.domain.errors import StateConflict, ValidationError
 from tulving.domain.ids import new_id
 from tulving.domain.records import SessionRecord
 
@@ -141,7 +141,7 @@ class SessionManager:
         held = ctx.storage.open_session(record)
         self._changed()
         if held.id != record.id:
-            raise ValidationError(
+            raise StateConflict(
                 f"session {held.id} is already active; end it before starting another")
         for implicit in self._open():  # an implicit session yields to the explicit one
             if implicit.implicit:

@@ -206,6 +206,14 @@ def engines_traced() -> bool:
     return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
+def note_request(field: str, value: Any) -> None:
+    """Tell the request being served (its access-log line) ``field``, unless it knows it
+    already; nothing outside a request."""
+    notes = request_notes.get()
+    if notes is not None:
+        notes.setdefault(field, value)
+
+
 def tenant_hash(tenant: str) -> str:
     """A short stable pseudonym of a tenant (user and workspace ids): what spans
     (``gen_ai.memory.store.id``), logs and per-tenant metrics name it by. Pseudonymous,

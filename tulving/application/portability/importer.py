@@ -18,6 +18,17 @@ Entries must belong to this Memory's tenant unless ``remap_identity`` moves them
 (ids are then re-derived deterministically, links with them, so a re-import is still a
 no-op). The vector index learns the result after the commit (a cache, repaired at start-up
 if the process dies in between).
+
+Ids of the tenant's own (``new_ids``): an id is the tenant's when this tenant holds an
+entry under it. ``"keep"`` (the library's default) stores a bundle's other entries under
+their own ids, so an id held by another tenant is refused (``ScopeError``): the store's
+owner is told. ``"derive"`` (a server, for its tenants) stores them under an id derived
+from the bundle's and the tenant (``derived_id``, as ``remap_identity`` does), links
+with them: a bundle can then neither reach nor probe an id of another tenant, whose ids
+answer exactly as ids nobody has, and importing the bundle again still changes nothing.
+Either way an id the tenant holds only as its derived one (imported before with
+``"derive"``) merges into that one, so a device synced after its bundle was imported
+through a server meets its own entries there, not copies.
 """
 
 from __future__ import annotations
@@ -50,6 +61,7 @@ from tulving.plugins.hooks import WriteContext
 
 BATCH = 1000
 REEMBEDDING = ("auto", "keep", "drop")
+NEW_IDS = ("keep", "derive")
 ON_CONFLICT = ("newest", "keep_existing", "overwrite")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 Progress = Callable[[str, int, int], None]
@@ -128,12 +140,12 @@ class ImportTarget:
     def importer(self, *, reembedding: str = "auto", on_conflict: str = "newest",
                  dry_run: bool = False, remap_identity: bool = False,
                  max_bytes: int = DEFAULT_MAX_BYTES, encryption: EncryptionKey | None = None,
-                 rehome_from: str | None = None) -> Importer:
+                 rehome_from: str | None = None, new_ids: str = "keep") -> Importer:
         return Importer(self.ctx, self.audit, self.seal, self.policy(),
                         reembedding=reembedding, on_conflict=on_conflict, dry_run=dry_run,
                         remap_identity=remap_identity, progress=self.progress,
                         max_bytes=max_bytes, encryption=encryption,
-                        rehome_from=rehome_from)
+                        rehome_from=rehome_from, new_ids=new_ids)
 
     def run(self, importer: Importer, source: str | os.PathLike[str] | IO[bytes]
             ) -> ImportReport:
@@ -148,7 +160,7 @@ class Importer:
         self, ctx: MemoryContext, audit: AuditTrail, seal: Seal, policy: WritePolicy,
         *, reembedding: str, on_conflict: str, dry_run: bool, remap_identity: bool,
         progress: Progress | None, max_bytes: int, encryption: EncryptionKey | None = None,
-        rehome_from: str | None = None,
+        rehome_from: str | None = None, new_ids: str = "keep",
     ) -> None:
         """``rehome_from``: a tenant (``tenant_key``) whose entries move into this one with
         their ids (sync of a store that names no tenant); other tenants' are refused."""
@@ -156,6 +168,8 @@ class Importer:
             raise ValidationError(f"reembedding must be one of {', '.join(REEMBEDDING)}")
         if on_conflict not in ON_CONFLICT:
             raise ValidationError(f"on_conflict must be one of {', '.join(ON_CONFLICT)}")
+        if new_ids not in NEW_IDS:
+            raise ValidationError(f"new_ids must be one of {', '.join(NEW_IDS)}")
         for name, flag in (("dry_run", dry_run), ("remap_identity", remap_identity)):
             if not isinstance(flag, bool):
                 raise ValidationError(f"{name} must be True or False")
@@ -167,6 +181,12 @@ class Importer:
         self.max_bytes = max_bytes
         self.encryption = encryption
         self.rehome_from = rehome_from
+        self.derive = new_ids == "derive"
+        #: The id each bundle id of this tenant's entries is stored under (see the module's
+        #: docstring), decided once per import.
+        self._own: dict[str, str] = {}
+        #: Entries ``remap_identity`` moved in from another tenant (their ids are derived).
+        self._moved: set[str] = set()
         self.report = ImportReport(dry_run=dry_run)
         self.hook_ctx = WriteContext(ctx.identity.agent_id, ctx.identity.tenant, "import",
                                      policy)
@@ -227,19 +247,10 @@ class Importer:
         assert salt is not None
         owner = Identity(agent_id=entry.agent_id, user_id=me.user_id,
                          workspace_id=me.workspace_id, model_id=entry.model_id)
-
-        def move(entry_id: str) -> str:
-            assert salt is not None
-            return derived_id(entry_id, salt)
-
-        return attrs.evolve(
-            entry, id=move(entry.id), user_id=me.user_id, workspace_id=me.workspace_id,
-            partition=owner.partition_for(entry.scope, entry.session_id),
-            supersedes=move(entry.supersedes) if entry.supersedes else None,
-            superseded_by=move(entry.superseded_by) if entry.superseded_by else None,
-            related_to=tuple(map(move, entry.related_to)),
-            source_entry_ids=tuple(map(move, entry.source_entry_ids)),
-            conflict_ids=tuple(map(move, entry.conflict_ids)))
+        moved = _with_ids(entry, {i: derived_id(i, salt) for i in _ids_of(entry)})
+        self._moved.add(moved.id)
+        return attrs.evolve(moved, user_id=me.user_id, workspace_id=me.workspace_id,
+                            partition=owner.partition_for(entry.scope, entry.session_id))
 
     def run_entries(self, entries: Iterable[MemoryEntry], total: int,
                     described: dict[str, Any]) -> ImportReport:
@@ -291,12 +302,35 @@ class Importer:
         """Decide and write one batch; the ids it already holds are read in one query."""
         if not pending:
             return 0
+        pending = self._own_ids(pending)
         known = {e.id: e for e in self.ctx.storage.get_many([e.id for e, _ in pending])}
         batch = _Batch()
         for entry, vector in pending:
             self._decide(entry, vector, batch, known.get(entry.id))
         self._flush(batch)
         return len(pending)
+
+    def _own_ids(self, pending: list[tuple[MemoryEntry, Any]]
+                 ) -> list[tuple[MemoryEntry, Any]]:
+        """The batch's entries of this tenant under the ids they are stored as, links
+        included (see the module's docstring); ``remap_identity`` has placed the others."""
+        me = self.ctx.identity
+        salt = f"{me.tenant}"
+        ours = [(i, e) for i, (e, _) in enumerate(pending) if e.id not in self._moved]
+        asked = {ref for _, e in ours for ref in _ids_of(e)} - self._own.keys()
+        if asked:
+            derived = {ref: derived_id(ref, salt) for ref in asked}
+            held = {e.id for e in self.ctx.storage.get_many([*asked, *derived.values()])
+                    if (e.user_id, e.workspace_id) == (me.user_id, me.workspace_id)}
+            for ref in asked:
+                keep = ref in held or (not self.derive and derived[ref] not in held)
+                self._own[ref] = ref if keep else derived[ref]
+        if all(self._own[ref] == ref for _, e in ours for ref in _ids_of(e)):
+            return pending
+        out = list(pending)
+        for slot, entry in ours:
+            out[slot] = (_with_ids(entry, self._own), pending[slot][1])
+        return out
 
     def _decide(self, entry: MemoryEntry, vector: Any, batch: _Batch,
                 existing: MemoryEntry | None) -> None:
@@ -415,6 +449,27 @@ class Importer:
         if self._index_add:
             ids = list(self._index_add)
             index.add(ids, np.stack([self._index_add[i] for i in ids]))
+
+
+def _ids_of(entry: MemoryEntry) -> list[str]:
+    """The entry's id and every id it links to."""
+    return [entry.id, *([entry.supersedes] if entry.supersedes else []),
+            *([entry.superseded_by] if entry.superseded_by else []), *entry.related_to,
+            *entry.source_entry_ids, *entry.conflict_ids]
+
+
+def _with_ids(entry: MemoryEntry, ids: dict[str, str]) -> MemoryEntry:
+    """``entry`` with its id and links as ``ids`` maps them."""
+    def move(entry_id: str) -> str:
+        return ids.get(entry_id, entry_id)
+
+    return attrs.evolve(
+        entry, id=move(entry.id),
+        supersedes=move(entry.supersedes) if entry.supersedes else None,
+        superseded_by=move(entry.superseded_by) if entry.superseded_by else None,
+        related_to=tuple(map(move, entry.related_to)),
+        source_entry_ids=tuple(map(move, entry.source_entry_ids)),
+        conflict_ids=tuple(map(move, entry.conflict_ids)))
 
 
 def readable_file(source: str | os.PathLike[str], what: str) -> Path:

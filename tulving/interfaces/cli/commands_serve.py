@@ -12,9 +12,11 @@ with ``--otlp-endpoint`` or ``OTEL_EXPORTER_OTLP_ENDPOINT``.
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import logging
 import os
+import socket
 import sys
 import time
 from typing import Any
@@ -182,13 +184,19 @@ def _run(args: argparse.Namespace, began: float, options: Any, limits: Any) -> i
     from tulving.interfaces.auth.bearer_tokens import registry_for
     from tulving.interfaces.http import create_app
 
-    memory = open_memory(settings_from(args),
-                         read_only=bool(getattr(args, "read_only_store", False)))
-    memory.startup()
+    sock = bind(args.host, args.port)  # a busy port is told before the memory opens
+    try:
+        memory = open_memory(settings_from(args),
+                             read_only=bool(getattr(args, "read_only_store", False)))
+        memory.startup()
+    except BaseException:
+        sock.close()
+        raise
     registry = registry_for(memory)
     token_hint = hint(args, "serve", "token", "create", "me")
     if args.allow_remote and not registry.records():
         memory.close()
+        sock.close()
         raise ConfigError(f"--allow-remote needs at least one token: {token_hint}")
     app = create_app(memory, registry=registry, concurrency=args.concurrency, limits=limits,
                      observability=options)
@@ -196,10 +204,9 @@ def _run(args: argparse.Namespace, began: float, options: Any, limits: Any) -> i
                             lifespan="on")
     server = _server_class()(config)
     server.app_state = app.state
-    base = f"http://{_url_host(args.host)}:{args.port}"
-    lines = [f"tulving: serving {memory.location} on {base}/v1 "
-             f"(ready in {time.perf_counter() - began:.2f} s)",
-             f"  inspector: {base}/ui/",
+    base = f"http://{_url_host(args.host)}:{sock.getsockname()[1]}"
+    head = f"tulving: serving {memory.location} on {base}/v1"
+    lines = [f"  inspector: {base}/ui/",
              f"  health:    {base}/v1/health"]
     if getattr(app.state, "metrics", None) is not None:
         lines.append(f"  metrics:   {base}/metrics"
@@ -211,9 +218,33 @@ def _run(args: argparse.Namespace, began: float, options: Any, limits: Any) -> i
                                                           "prometheus_client"))
     if not registry.records():
         lines.append(f"  no tokens yet; every call but /v1/health needs one: {token_hint}")
-    print("\n".join(lines), file=sys.stderr, flush=True)
-    server.run()
+    # said once the server listens and its startup ran
+    server.say_ready = lambda: print(
+        "\n".join([f"{head} (ready in {time.perf_counter() - began:.2f} s)", *lines]),
+        file=sys.stderr, flush=True)
+    server.run(sockets=[sock])
     return OK
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port``, bound before anything says the server is
+    ready; a port another process holds (or one this user may not bind) is a
+    ``ConfigError`` naming it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # not a listening one's
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {port} on {host} is already in use by another "
+                              "process: stop it or choose another --port") from exc
+        raise ConfigError(f"cannot listen on {host} port {port}: "
+                          f"{exc.strerror or exc}") from exc
+    sock.set_inheritable(True)
+    return sock
 
 
 def _url_host(host: str) -> str:
@@ -232,7 +263,13 @@ def _server_class() -> Any:
         their connections, then the stop; a second signal stops it at once."""
 
         app_state: Any = None
+        say_ready: Any = None
         _draining = False
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and not self.should_exit:  # listening, lifespan done
+                self.say_ready()
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             import threading

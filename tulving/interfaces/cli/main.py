@@ -79,27 +79,33 @@ def _open_for(args: argparse.Namespace, settings: Settings, extra: dict[str, Any
               and settings.path != ":memory:")
     reading = getattr(args, "command", None) in READ_ONLY_COMMANDS
     if reading and sqlite:
-        _refuse_missing_folder(settings.path)
-    if reading and sqlite:
-        memory = open_memory(settings, read_only=True, **extra)
+        _refuse_missing_store(settings.path, folder_only=True)
+        memory = open_memory(settings, read_only=True, **extra)  # a config error first
         try:
             return memory.startup()
         except ReadOnlyError:
             memory.close()
+            _refuse_missing_store(settings.path)  # else it needs a migration
     return open_memory(settings, **extra)
 
 
-def _refuse_missing_folder(path: str) -> None:
-    """A command that only reads creates nothing: a path whose folder does not exist (a
-    typo, an unmounted volume) is reported, not made into a new, empty store there."""
+def _refuse_missing_store(path: str, *, folder_only: bool = False) -> None:
+    """A command that only reads creates nothing: a path with no store at it (a typo, an
+    unmounted volume, a folder that does not exist) is reported (``NotFoundError``, exit
+    1), not made into a new, empty store there."""
     import os
 
     from tulving.domain.errors import NotFoundError
 
-    folder = os.path.dirname(os.path.abspath(os.path.expanduser(path)))
+    full = os.path.abspath(os.path.expanduser(path))
+    folder = os.path.dirname(full)
     if not os.path.exists(folder):  # a file there instead is the store's error (exit 4)
         raise NotFoundError(f"no memory at {path}: the folder {folder} does not exist "
                             "(a command that only reads creates nothing)")
+    if not folder_only and os.path.isdir(folder) and not os.path.exists(full):
+        raise NotFoundError(f"no memory at {path}: there is no store file there (a "
+                            "command that only reads creates nothing; store or import "
+                            "something first, or check --path)")
 
 
 def build_parser() -> argparse.ArgumentParser:

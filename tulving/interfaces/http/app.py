@@ -35,6 +35,7 @@ from tulving.interfaces.http.observability import (
     fastapi_telemetry_off,
 )
 from tulving.interfaces.http.observability import install as install_observability
+from tulving.interfaces.http.path_ids import PathIds
 from tulving.interfaces.http.routes import include_routes
 from tulving.interfaces.http.schemas import SCHEMA_VERSION
 from tulving.interfaces.http.tenancy import Tenancy
@@ -147,6 +148,7 @@ def create_app(
             migrate(memory, sync_dir, tenancy.registry)
         include_sync_routes(app, tenancy, timeout=limits.timeout, version=SCHEMA_VERSION)
     app.add_middleware(BodyLimit, limits=limits)
+    app.add_middleware(PathIds)  # ids read from the raw path, before routing
     app.state.draining = False  # set by `tulving serve` when told to stop (see drain)
     app.add_middleware(Drain, state=app.state)
     install_observability(app, tenancy, observability or ObservabilityOptions())  # outermost

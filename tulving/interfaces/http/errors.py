@@ -9,7 +9,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
+from tulving.application.plumbing import telemetry
 from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain import errors as E
 from tulving.domain.log_masking import masked_logger
@@ -20,6 +22,7 @@ log = masked_logger("tulving.http")
 #: Most specific first: the first class an error is an instance of decides its status.
 STATUS: tuple[tuple[type[Exception], int], ...] = (
     (E.NotFoundError, 404),
+    (E.StateConflict, 409),  # well formed, refused by the memory's state now
     (E.ContentError, 422),
     (E.PolicyViolation, 422),
     (E.ValidationError, 422),
@@ -63,6 +66,18 @@ def as_caller_sees_it(exc: E.TulvingError) -> E.TulvingError:
     return exc
 
 
+def allowed_methods(request: Request) -> str:
+    """The methods of every route matching the request's path: Starlette's router
+    answers 405 with the first partial match's alone (``/v1/sync/deltas`` is a GET route
+    and a POST route)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "\x00"})
+        if match is Match.PARTIAL:
+            methods |= set(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
+
+
 def status_for(exc: Exception) -> int:
     for cls, status in STATUS:
         if isinstance(exc, cls):
@@ -78,11 +93,13 @@ def install(app: FastAPI,
     @app.exception_handler(E.TulvingError)
     async def tulving_error(_request: Request, exc: E.TulvingError) -> JSONResponse:
         exc = as_caller_sees_it(exc)
+        telemetry.note_request("error", type(exc).__name__)
         return JSONResponse(body(type(exc).__name__, str(exc)), status_code=status_for(exc))
 
     @app.exception_handler(HTTPError)
     async def http_error(_request: Request, exc: HTTPError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        telemetry.note_request("error", exc.kind)  # the access log's error type
         return JSONResponse(body(exc.kind, str(exc)), status_code=exc.status, headers=headers)
 
     async def unknown_token(request: Request) -> JSONResponse | None:
@@ -104,6 +121,7 @@ def install(app: FastAPI,
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg')}"
             for err in exc.errors()[:10])
+        telemetry.note_request("error", "ValidationError")
         return JSONResponse(body("ValidationError", problems or "malformed request"),
                             status_code=422)
 
@@ -116,10 +134,16 @@ def install(app: FastAPI,
             # FastAPI's answer to a body its JSON parser gave up on (a recursion limit
             # reached by deep nesting, among others): the input's fault, a 422 like any
             # other malformed body
+            telemetry.note_request("error", "ValidationError")
             return JSONResponse(body("ValidationError", "the request body is not JSON this "
                                      "server reads (malformed, or nested too deeply)"),
                                 status_code=422)
-        return JSONResponse(body("HTTPError", str(exc.detail)), status_code=exc.status_code)
+        headers = exc.headers
+        if exc.status_code == 405:  # every method the path takes (RFC 9110), not only
+            headers = {**(headers or {}), "Allow": allowed_methods(request)}  # one route's
+        telemetry.note_request("error", "HTTPError")
+        return JSONResponse(body("HTTPError", str(exc.detail)), status_code=exc.status_code,
+                            headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> JSONResponse:

@@ -9,7 +9,7 @@ few seconds costs no more): active entries and their spread over tenants, sync d
 pending and quarantined, background jobs pending, enrichment tasks by kind and state,
 the PostgreSQL pool.
 
-Labels stay bounded: a route is its template (``/v1/memory/{memory_id:path}``), never
+Labels stay bounded: a route is its template (``/v1/memory/{memory_id}``), never
 the path asked; an operation is a facade method's name; a tenant appears only as a hash
 and only with ``tenant_labels`` (``tulving serve --metrics-tenant-label``).
 """

@@ -120,6 +120,11 @@ class Observability:
                 self.metrics.in_flight.dec()
                 self.metrics.request(method, route, status[0], seconds)
             if self._logged(route, status[0]):
+                # the route's own name (OpenAPI's operation), whatever library calls ran
+                # and whether or not they are traced: the same on a 403's or a 422's line
+                name = getattr(scope.get("route"), "name", None)
+                if isinstance(name, str):
+                    notes["operation"] = name
                 self._log(request_id, method, route, status[0], seconds, notes,
                           error or notes.get("error"), ids.get("trace_id") or
                           _parent_trace(headers), ids.get("span_id"))
@@ -134,21 +139,31 @@ class Observability:
              span_id: str | None) -> None:
         line: dict[str, Any] = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "level": "error" if status >= 500 else "info",
+            "level": _level(status),
             "event": "request", "request_id": request_id, "method": method,
             "route": route, "status": status, "duration_ms": round(seconds * 1000, 3),
             "tenant": notes.get("tenant"), "operation": notes.get("operation"),
             "trace_id": trace_id, "span_id": span_id}
         if error is not None:
             line["error"] = error
-        self.logger.log(logging.ERROR if status >= 500 else logging.INFO,
+        self.logger.log(LEVELS[line["level"]],
                         json.dumps({k: v for k, v in line.items() if v is not None}))
 
 
+#: The access log's levels: a server fault (5xx) ``error``, a refused request (4xx)
+#: ``warning``, an answer ``info``.
+LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO}
+
+
+def _level(status: int) -> str:
+    return "error" if status >= 500 else "warning" if status >= 400 else "info"
+
+
 def _route(scope: Scope) -> str:
-    """The matched route's template: a bounded label, never the path as asked."""
+    """The matched route's template as the OpenAPI document names it
+    (``/v1/memory/{memory_id}``): a bounded label, never the path as asked."""
     route = scope.get("route")
-    path = getattr(route, "path", None)
+    path = getattr(route, "path_format", None) or getattr(route, "path", None)
     return path if isinstance(path, str) else "unmatched"
 
 

@@ -12,15 +12,17 @@ from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
-from fastapi.responses import PlainTextResponse, StreamingResponse
+from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from tulving.application.plumbing.sealed_spool import sealed_spool
 from tulving.application.portability.bundle_format import declared_entries
 from tulving.domain.records import SessionRecord
 from tulving.interfaces import render
+from tulving.interfaces.http import documented as D
 from tulving.interfaces.http import schemas as S
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
+from tulving.interfaces.http.grammars import FILLED, IDENTITY, IDENTITY_MAX
 from tulving.interfaces.http.limits import Limits, bounded
 from tulving.interfaces.http.tenancy import Tenancy
 
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from tulving.application.memory import Memory
 
 Named = dict[str, Any]
-UserQ = Annotated[str | None, Query(max_length=256)]
+UserQ = Annotated[str | None, Query(min_length=1, max_length=IDENTITY_MAX, pattern=IDENTITY)]
 
 
 def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = None,
@@ -65,13 +67,13 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
 
         return {"schema_version": version, "status": "ok", "version": __version__}
 
-    @router.get("/stats")
+    @router.get("/stats", responses=D.answers(*D.READ))
     async def stats(request: Request, user_id: UserQ = None, workspace_id: UserQ = None,
                     agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
                          lambda m: {"stats": render.scrub(m.stats())})
 
-    @router.post("/remember")
+    @router.post("/remember", responses=D.answers(*D.WRITE))
     async def remember(request: Request, body: S.Remember) -> dict[str, Any]:
         refused = limits.remember_refusal(body.text)
         if refused:
@@ -85,7 +87,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
             return {"entries": [render.entry_dict(e) for e in entries]}
         return await act(request, named(body), do, write=True)
 
-    @router.post("/store")
+    @router.post("/store", responses=D.answers(*D.WRITE))
     async def store(request: Request, body: S.Store) -> dict[str, Any]:
         # what the request did not send stays unnamed: storing a key again keeps the
         # earlier version's tags, importance, pinned flag and metadata
@@ -97,11 +99,11 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
 
         return await act(request, named(body), stored, write=True)
 
-    @router.post("/recall")
+    @router.post("/recall", responses=D.answers(*D.BODY))
     async def recall(request: Request, body: S.Recall) -> dict[str, Any]:
         return await act(request, named(body), lambda m: {"results": _recall(m, body)})
 
-    @router.post("/search")
+    @router.post("/search", responses=D.answers(*D.BODY))
     async def search(request: Request, body: S.Search) -> dict[str, Any]:
         def do(m: Memory) -> dict[str, Any]:
             results = m.search(body.query, body.top_k, mode=body.mode, types=body.types,
@@ -110,7 +112,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
             return {"results": render.search_dicts(results)}
         return await act(request, named(body), do)
 
-    @router.post("/curate")
+    @router.post("/curate", responses=D.answers(*D.BODY))
     async def curate(request: Request, body: S.Curate) -> dict[str, Any]:
         def do(m: Memory) -> dict[str, Any]:
             curated = m.curate(body.query, token_budget=body.token_budget, mode=body.mode,
@@ -119,7 +121,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
             return {"curated": render.curated_dict(curated)}
         return await act(request, named(body), do)
 
-    @router.post("/correct")
+    @router.post("/correct", responses=D.answers(*D.WRITE, 404))
     async def correct(request: Request, body: S.Correct) -> dict[str, Any]:
         def do(m: Memory) -> dict[str, Any]:
             fields: dict[str, Any] = {}
@@ -132,8 +134,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                                                               **fields))}
         return await act(request, named(body), do, write=True)
 
-    @router.delete("/forget/{memory_id:path}")
-    async def forget(request: Request, memory_id: str, hard: bool = False,
+    @router.delete("/forget/{memory_id:memory_id}", responses=D.answers(*D.BY_ID, 409))
+    async def forget(request: Request, memory_id: S.MemoryId, hard: bool = False,
                      user_id: UserQ = None, workspace_id: UserQ = None,
                      agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
@@ -141,8 +143,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                                                                              hard=hard))},
                          write=True)
 
-    @router.get("/memory/{memory_id:path}/history")
-    async def history(request: Request, memory_id: str, user_id: UserQ = None,
+    @router.get("/memory/{memory_id:memory_id}/history", responses=D.answers(*D.BY_ID))
+    async def history(request: Request, memory_id: S.MemoryId, user_id: UserQ = None,
                       workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
         def do(m: Memory) -> dict[str, Any]:
             entry = m.get(memory_id)
@@ -150,8 +152,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
             return {"versions": [render.entry_dict(e) for e in versions]}
         return await act(request, query_named(user_id, workspace_id, agent_id), do)
 
-    @router.get("/memory/{memory_id:path}/audit")
-    async def entry_audit(request: Request, memory_id: str,
+    @router.get("/memory/{memory_id:memory_id}/audit", responses=D.answers(*D.BY_ID))
+    async def entry_audit(request: Request, memory_id: S.MemoryId,
                           limit: Annotated[int, Query(ge=1, le=1000)] = 200,
                           user_id: UserQ = None, workspace_id: UserQ = None,
                           agent_id: UserQ = None) -> dict[str, Any]:
@@ -164,26 +166,26 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                     "total": len(records)}
         return await act(request, query_named(user_id, workspace_id, agent_id), do)
 
-    @router.get("/memory/{memory_id:path}")
-    async def get(request: Request, memory_id: str, as_of: S.Time | None = None,
+    @router.get("/memory/{memory_id:memory_id}", responses=D.answers(*D.BY_ID))
+    async def get(request: Request, memory_id: S.MemoryId, as_of: S.Time | None = None,
                   include_archived: bool = False, user_id: UserQ = None,
                   workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
                          lambda m: {"entry": render.entry_dict(
                              m.get(memory_id, as_of=as_of, include_archived=include_archived))})
 
-    @router.get("/keys")
+    @router.get("/keys", responses=D.answers(*D.READ))
     async def keys(request: Request, prefix: Annotated[str, Query(max_length=200)] = "",
                    user_id: UserQ = None, workspace_id: UserQ = None,
                    agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
                          lambda m: {"keys": render.scrub(m.list_keys(prefix))})
 
-    @router.get("/entries")
+    @router.get("/entries", responses=D.answers(*D.READ))
     async def entries(request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-                      cursor: Annotated[str | None, Query(max_length=40)] = None,
+                      cursor: Annotated[str | None, Query(pattern=S.CURSOR)] = None,
                       type: Annotated[list[S.MemoryTypeName] | None, Query()] = None,
-                      tag: Annotated[list[str] | None, Query(max_length=64)] = None,
+                      tag: Annotated[list[S.Tag] | None, Query()] = None,
                       scope: S.ScopeName | None = None, since: S.Time | None = None,
                       until: S.Time | None = None, include_archived: bool = False,
                       user_id: UserQ = None, workspace_id: UserQ = None,
@@ -196,33 +198,35 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                     "next_cursor": page.next_cursor}
         return await act(request, query_named(user_id, workspace_id, agent_id), do)
 
-    @router.post("/sessions/start")
+    @router.post("/sessions/start", responses=D.answers(*D.WRITE))
     async def session_start(request: Request, body: S.SessionStart) -> dict[str, Any]:
         return await act(request, named(body),
                          lambda m: {"session": render.scrub(_session(m.start_session(body.goal)))},
                          write=True)
 
-    @router.post("/sessions/end")
+    @router.post("/sessions/end", responses=D.answers(*D.WRITE))
     async def session_end(request: Request, body: S.Body) -> dict[str, Any]:
         return await act(request, named(body),
                          lambda m: {"session": render.scrub(_session(m.end_session()))},
                          write=True)
 
-    @router.post("/consolidate")
+    @router.post("/consolidate", responses=D.answers(*D.WRITE))
     async def consolidate(request: Request, body: S.Consolidate) -> dict[str, Any]:
         return await act(request, named(body),
                          lambda m: {"report": render.scrub(m.consolidate(dry_run=not body.apply)),
                                     "applied": body.apply}, write=body.apply)
 
-    @router.get("/profile")
-    async def profile(request: Request, subject: Annotated[str, Query(min_length=1,
-                                                                      max_length=200)] = "user",
+    @router.get("/profile", responses=D.answers(*D.READ))
+    async def profile(request: Request, subject: Annotated[str, Query(
+                          min_length=1, max_length=200, pattern=FILLED)] = "user",
                       user_id: UserQ = None, workspace_id: UserQ = None,
                       agent_id: UserQ = None) -> dict[str, Any]:
         return await act(request, query_named(user_id, workspace_id, agent_id),
                          lambda m: {"profile": render.scrub(m.profile(subject))})
 
-    @router.get("/audit", response_class=PlainTextResponse)
+    @router.get("/audit", response_class=Response, responses={
+        **D.answers(*D.READ), 200: D.content("application/x-ndjson", "one audit record a line",
+                                         text=True)})
     async def audit(request: Request, user_id: UserQ = None, workspace_id: UserQ = None,
                     agent_id: UserQ = None) -> PlainTextResponse:
         def do(m: Memory) -> dict[str, Any]:
@@ -232,7 +236,8 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         result = await act(request, query_named(user_id, workspace_id, agent_id), do)
         return PlainTextResponse(result["ndjson"], media_type="application/x-ndjson")
 
-    @router.post("/export")
+    @router.post("/export", response_class=StreamingResponse, responses={
+        **D.answers(*D.BODY), 200: D.content("application/zip", "the bundle")})
     async def export(request: Request, body: S.Export) -> StreamingResponse:
         # sealed, not a named file in clear in the system's temp folder (an encrypted
         # server's export would otherwise sit there readable until it is streamed)
@@ -254,9 +259,13 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                                           "Content-Disposition":
                                           'attachment; filename="memory.tulving"'})
 
-    @router.post("/import")
-    async def import_bundle(request: Request, reembedding: str = "auto",
-                            on_conflict: str = "newest", dry_run: bool = False,
+    @router.post("/import", responses=D.answers(*D.WRITE),
+                 openapi_extra=D.upload("application/zip", "a bundle (tulving export)"))
+    async def import_bundle(request: Request,
+                            reembedding: Literal["auto", "keep", "drop"] = "auto",
+                            on_conflict: Literal["newest", "keep_existing",
+                                                 "overwrite"] = "newest",
+                            dry_run: bool = False,
                             user_id: UserQ = None, workspace_id: UserQ = None,
                             agent_id: UserQ = None) -> dict[str, Any]:
         spool = sealed_spool(16 * 1024 * 1024)
@@ -270,8 +279,10 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
                 raise HTTPError(413, "PayloadTooLarge", refused)
 
             def do(m: Memory) -> dict[str, Any]:
+                # ids of the tenant's own: another tenant's ids answer as unknown ones
                 report = m.import_bundle(spool, reembedding=reembedding,
-                                         on_conflict=on_conflict, dry_run=dry_run)
+                                         on_conflict=on_conflict, dry_run=dry_run,
+                                         new_ids="derive")
                 return {"report": {**report.counts(), "dry_run": report.dry_run,
                                    "added_ids": report.added, "updated_ids": report.updated,
                                    "conflict_ids": report.conflicts}}
@@ -280,9 +291,13 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         finally:
             spool.close()
 
-    @router.post("/import/{source_format}")
+    @router.post("/import/{source_format}", responses=D.answers(*D.WRITE),
+                 openapi_extra=D.upload("application/json",
+                                        "a file of another system, in the named format"))
     async def import_from(request: Request, source_format: ForeignFormat,
-                          on_conflict: str = "newest", dry_run: bool = False,
+                          on_conflict: Literal["newest", "keep_existing",
+                                               "overwrite"] = "newest",
+                          dry_run: bool = False,
                           remap_identity: bool = False, user_id: UserQ = None,
                           workspace_id: UserQ = None, agent_id: UserQ = None) -> dict[str, Any]:
         # read whole (the file is parsed as one JSON document): the body limit for
@@ -297,7 +312,7 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
         return await act(request, query_named(user_id, workspace_id, agent_id), do,
                          write=True)
 
-    @router.post("/export/{target_format}")
+    @router.post("/export/{target_format}", responses=D.answers(*D.BODY))
     async def export_to(request: Request, target_format: ExportFormat,
                         body: S.Export) -> dict[str, Any]:
         def do(m: Memory) -> dict[str, Any]:

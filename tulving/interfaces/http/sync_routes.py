@@ -28,7 +28,7 @@ from typing import Annotated, Any
 
 import anyio
 import attrs
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import Response
 
 from tulving.application.portability.sync_service import (
@@ -38,13 +38,17 @@ from tulving.application.portability.sync_service import (
     delta_dict,
 )
 from tulving.domain.log_masking import masked_logger
-from tulving.domain.sync_records import DELTA_PENDING
+from tulving.domain.sync_records import DELTA_PENDING, DEVICE_PATTERN
+from tulving.interfaces.http import documented as D
 from tulving.interfaces.http.auth_gate import authenticated
 from tulving.interfaces.http.errors import HTTPError
+from tulving.interfaces.http.grammars import IDENTITY, IDENTITY_MAX
 from tulving.interfaces.http.limits import bounded
 from tulving.interfaces.http.tenancy import Caller, Tenancy
 
-AgentQ = Annotated[str | None, Query(max_length=256)]
+#: A device's name (``tulving.domain.sync_records.DEVICE_PATTERN``, anchored).
+DEVICE = rf"^{DEVICE_PATTERN}$"
+IdQ = Annotated[str | None, Query(min_length=1, max_length=IDENTITY_MAX, pattern=IDENTITY)]
 #: How long a push waits for the merge of its delta before answering ``pending``.
 PUSH_WAIT = 2.0
 log_ = masked_logger("tulving.http")
@@ -98,18 +102,24 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
     merges = BackgroundMerge(tenancy.root)
     app.state.sync_merge = merges
 
-    async def service(request: Request, agent_id: str | None) -> tuple[Caller, SyncService]:
+    async def service(request: Request, user_id: str | None, workspace_id: str | None,
+                      agent_id: str | None) -> tuple[Caller, SyncService]:
+        # a tenant named in the query is the token's, or refused (403, audited), as at
+        # every other route: the tenant comes from the token
         token = request.state.tulving_token
-        who = await tenancy.run(tenancy.caller, token, {"agent_id": agent_id})
+        named = {"user_id": user_id, "workspace_id": workspace_id, "agent_id": agent_id}
+        who = await tenancy.run(tenancy.caller, token, named)
         return who, await tenancy.run(who.memory.operator.sync_service)
 
     async def run(fn: Any, *args: Any) -> Any:
         return await bounded(fn, *args, timeout=timeout, limiter=tenancy.limiter)
 
-    @router.post("/deltas")
-    async def push(request: Request, device: Annotated[str, Query(max_length=64)],
-                   agent_id: AgentQ = None) -> dict[str, Any]:
-        who, sync = await service(request, agent_id)
+    @router.post("/deltas", responses=D.answers(*D.WRITE),
+                 openapi_extra=D.upload("application/octet-stream", "a delta"))
+    async def push(request: Request, device: Annotated[str, Query(pattern=DEVICE)],
+                   user_id: IdQ = None, workspace_id: IdQ = None,
+                   agent_id: IdQ = None) -> dict[str, Any]:
+        who, sync = await service(request, user_id, workspace_id, agent_id)
         who.check_writable()
         data = await request.body()
         declared = request.headers.get("x-tulving-e2e") == "1"
@@ -126,11 +136,12 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
             outcome = attrs.evolve(outcome, delta=delta)
         return {"schema_version": version, **outcome.answer().as_dict()}
 
-    @router.get("/deltas")
+    @router.get("/deltas", responses=D.answers(*D.READ))
     async def listing(request: Request, after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
                       limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
-                      agent_id: AgentQ = None) -> dict[str, Any]:
-        who, sync = await service(request, agent_id)
+                      user_id: IdQ = None, workspace_id: IdQ = None,
+                      agent_id: IdQ = None) -> dict[str, Any]:
+        who, sync = await service(request, user_id, workspace_id, agent_id)
         found = await run(sync.listing, after, limit)
         if await tenancy.run(sync.pending):  # e.g. left by a restart: merge it now
             me = who.memory.identity
@@ -139,26 +150,31 @@ def include_sync_routes(app: FastAPI, tenancy: Tenancy, *, timeout: float,
                 "deltas": [{"seq": d.seq, "device": d.device, "delta_id": d.delta_id,
                             "size": d.size} for d in found]}
 
-    @router.get("/deltas/{seq}")
-    async def fetch(request: Request, seq: int, agent_id: AgentQ = None) -> Response:
-        _who, sync = await service(request, agent_id)
+    @router.get("/deltas/{seq}", response_class=Response, responses={
+        **D.answers(*D.BY_ID), 200: D.content("application/octet-stream", "the delta")})
+    async def fetch(request: Request, seq: Annotated[int, Path(ge=1, le=MAX_SEQ)],
+                    user_id: IdQ = None,
+                    workspace_id: IdQ = None, agent_id: IdQ = None) -> Response:
+        _who, sync = await service(request, user_id, workspace_id, agent_id)
         data = await run(sync.fetch, seq)
         if data is None:
             raise HTTPError(404, "NotFoundError", f"no delta {seq}")
         return Response(data, media_type="application/octet-stream")
 
-    @router.get("/tenant")
-    async def tenant(request: Request, agent_id: AgentQ = None) -> dict[str, Any]:
-        _who, sync = await service(request, agent_id)
+    @router.get("/tenant", responses=D.answers(*D.READ))
+    async def tenant(request: Request, user_id: IdQ = None, workspace_id: IdQ = None,
+                     agent_id: IdQ = None) -> dict[str, Any]:
+        _who, sync = await service(request, user_id, workspace_id, agent_id)
         return {"schema_version": version, **sync.tenant_info().as_dict()}
 
-    @router.get("/quarantine")
+    @router.get("/quarantine", responses=D.answers(*D.READ))
     async def quarantine(request: Request,
-                         device: Annotated[str | None, Query(max_length=64)] = None,
+                         device: Annotated[str | None, Query(pattern=DEVICE)] = None,
                          after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
                          limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
-                         agent_id: AgentQ = None) -> dict[str, Any]:
-        _who, sync = await service(request, agent_id)
+                         user_id: IdQ = None, workspace_id: IdQ = None,
+                      agent_id: IdQ = None) -> dict[str, Any]:
+        _who, sync = await service(request, user_id, workspace_id, agent_id)
         found = await run(lambda: sync.quarantined(device=device, after=after, limit=limit))
         return {"schema_version": version, "deltas": [delta_dict(d) for d in found]}
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 import anyio
@@ -22,6 +22,7 @@ import anyio.to_thread
 import attrs
 
 from tulving.application.agent_memory.sessions import known_sessions, sessions_read_once
+from tulving.application.plumbing import telemetry
 from tulving.domain.errors import SecurityError
 from tulving.domain.identity import Identity
 from tulving.interfaces.auth.bearer_tokens import TokenRecord, TokenRegistry
@@ -93,6 +94,9 @@ class Tenancy:
                                                                  agent)
         except SecurityError as exc:
             raise HTTPError(401, "Unauthorized", str(exc)) from exc
+        with suppress(ValueError):  # the access log's tenant: on a 403's line, a 422's
+            telemetry.note_request("tenant", telemetry.tenant_hash(
+                Identity(DEFAULT_AGENT, token.user_id, token.workspace_id).tenant))
         if sessions is not None:
             acting = token.agent_id or agent
             try:

@@ -11,6 +11,7 @@ all end the server promptly with the Memory closed.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -32,6 +33,7 @@ from tulving.application.plumbing.rule_set_source import redact
 from tulving.domain.errors import ConfigError, ValidationError
 from tulving.domain.log_masking import masked_logger
 from tulving.domain.validation import first_invalid_text
+from tulving.interfaces.mcp import unreadable
 from tulving.interfaces.mcp.agent_tools import build_agent_tools
 from tulving.interfaces.mcp.service import MemoryService
 from tulving.interfaces.mcp.tool_hints import ANNOTATIONS
@@ -172,6 +174,9 @@ class _StdinLines:
     def __init__(self, fd: int) -> None:
         self._fd = os.dup(fd)
         self._queue: asyncio.Queue[bytes | None] | None = None
+        #: The lines handed on and not yet relayed, oldest first: the SDK makes one item
+        #: of each (a message, or the exception of a line it cannot read), in order.
+        self.handed: collections.deque[str] = collections.deque()
 
     def __aiter__(self) -> _StdinLines:
         return self
@@ -216,7 +221,9 @@ class _StdinLines:
         line = await self._queue.get()
         if line is None:
             raise StopAsyncIteration
-        return screen_line(line.decode("utf-8", errors="replace"))
+        screened = screen_line(line.decode("utf-8", errors="replace"))
+        self.handed.append(screened)
+        return screened
 
 
 #: A reserved argument name: ``screen_line`` puts it in place of the arguments of a tool
@@ -249,13 +256,32 @@ def screen_line(text: str) -> str:
 
 
 async def _run_stdio(server: TulvingMCPServer) -> None:
-    """``MCPServer.run_stdio_async`` with a cancellable stdin (see above)."""
+    """``MCPServer.run_stdio_async`` with a cancellable stdin (see above), and a line the
+    SDK cannot read answered with a JSON-RPC error (``unreadable``) instead of silence."""
     from mcp.server.stdio import stdio_server
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
 
     lowlevel = server._lowlevel_server  # the SDK's own Client reaches it the same way
-    stdin: Any = _StdinLines(sys.stdin.fileno())
-    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    stdin = _StdinLines(sys.stdin.fileno())
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+        relay, relayed = create_context_streams[SessionMessage | Exception](0)
+
+        async def screen() -> None:
+            async with relay:
+                async for item in read_stream:
+                    line = stdin.handed.popleft() if stdin.handed else ""  # the item's
+                    if isinstance(item, Exception):  # a line the SDK cannot read: answered
+                        with contextlib.suppress(anyio.ClosedResourceError,
+                                                 anyio.BrokenResourceError):
+                            await write_stream.send(SessionMessage(unreadable.answer(line)))
+                        continue
+                    await relay.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(screen)
+            await lowlevel.run(relayed, write_stream, lowlevel.create_initialization_options())
+            tg.cancel_scope.cancel()
 
 
 def check_host(host: str) -> str:
