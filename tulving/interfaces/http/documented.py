@@ -65,7 +65,9 @@ def content(media_type: str, what: str, *, text: bool = False) -> dict[str, Any]
     return {"description": what, "content": {media_type: {"schema": schema}}}
 
 
-def upload(media_type: str, what: str) -> dict[str, Any]:
-    """``openapi_extra`` of a route that streams its body itself: the body it takes."""
+def upload(media_type: str, what: str,
+           schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``openapi_extra`` of a route that reads its body itself: the body it takes (bytes,
+    unless ``schema`` says what JSON document it is)."""
     return {"requestBody": {"required": True, "description": what, "content": {
-        media_type: {"schema": {"type": "string", "format": "binary"}}}}}
+        media_type: {"schema": schema or {"type": "string", "format": "binary"}}}}}

@@ -293,7 +293,9 @@ def include_routes(app: FastAPI, tenancy: Tenancy, *, limits: Limits | None = No
 
     @router.post("/import/{source_format}", responses=D.answers(*D.WRITE),
                  openapi_extra=D.upload("application/json",
-                                        "a file of another system, in the named format"))
+                                        "a file of another system, in the named format: "
+                                        "one JSON document, an object or a list",
+                                        {"type": ["object", "array"]}))
     async def import_from(request: Request, source_format: ForeignFormat,
                           on_conflict: Literal["newest", "keep_existing",
                                                "overwrite"] = "newest",
