@@ -262,3 +262,15 @@ def test_metrics_count_the_tasks_by_kind_and_state() -> None:
     assert samples == {("vectors", "pending"): 3, ("vectors", "running"): 0,
                        ("vectors", "failed"): 0}
     memory.close()
+
+
+def test_what_is_read_off_a_views_turns_is_the_views(make_memory: Callable[..., Memory]
+                                                     ) -> None:
+    """The root's enricher reads off a view's turns; what it writes is owned by the view's
+    identity (the user the turns are about), not the root's."""
+    root = make_memory()
+    ann = root.view(agent_id=root.identity.agent_id, user_id="ann")
+    ann.remember("User: My locker number is 42.", wait=True)
+    assert root.list_entries().entries == ()
+    facts = [e for e in ann.list_entries().entries if e.type.value == "FACT"]
+    assert facts and all(e.user_id == "ann" for e in facts)

@@ -276,3 +276,14 @@ def test_default_memory_finds_a_related_memory_sharing_no_words(tmp_path: Path) 
         assert found[0].entry.id == target.id
         assert m.search("new dog", 3, mode="lexical") == []
     assert (tmp_path / "default.db.usearch").exists()
+
+
+def test_distinct_false_returns_every_copy_and_the_querys_own_text(make_memory: Any) -> None:
+    """search() leaves out a second copy and an echo of the query; ``distinct=False``
+    (stores that address items by key) keeps them."""
+    memory = make_memory()
+    first = memory.store("zany zebra Xerxes", type="FACT", dedup=False)
+    second = memory.store("zany zebra Xerxes", type="FACT", dedup=False)
+    assert [r.entry.id for r in memory.search("zany zebra Xerxes")] == []
+    both = {r.entry.id for r in memory.search("zany zebra Xerxes", distinct=False)}
+    assert both == {first.id, second.id}

@@ -280,6 +280,7 @@ class AsyncMemory:
         until: datetime | None = None,
         min_score: float | None = None,
         as_of: datetime | None = None,
+        distinct: bool = True,
     ) -> list[SearchResult]:
         """[`Memory.search`][tulving.Memory.search]:
         a read, on a worker thread beside other reads."""
@@ -294,6 +295,7 @@ class AsyncMemory:
             until=until,
             min_score=min_score,
             as_of=as_of,
+            distinct=distinct,
         )
 
     async def curate(

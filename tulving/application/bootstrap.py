@@ -368,7 +368,32 @@ def _register_rooms(services: Services) -> None:
     enricher = services.enricher
     register_strong(services.ctx, enricher, services.searcher.strong)
     if enricher.handler(READ_OFF) is None:
-        enricher.register(ReadOffTurns(services.ctx, services.llm, lambda: services.writes))
+        enricher.register(ReadOffTurns(services.ctx, services.llm, _writes_for(services)))
+
+
+def _writes_for(root: Services) -> Callable[[tuple[str, str | None, str | None]],
+                                             SessionWrites]:
+    """The write path of each identity whose turns the root's enricher reads off: the
+    root's own, or that of a view of it (the services of a ``Memory.view``, built once per
+    identity), so what is read off a view's turns is owned by the view's identity."""
+    views: dict[Identity, Services] = {}
+    guard = threading.Lock()
+
+    def writes(owner: tuple[str, str | None, str | None]) -> SessionWrites:
+        own = root.ctx.identity
+        identity = Identity(owner[0], owner[1], owner[2], own.model_id)
+        if identity == own:
+            return root.writes
+        with guard:
+            services = views.get(identity)
+            if services is None:
+                services = Services(root._settings, attrs.evolve(
+                    root.ctx, identity=identity, current_session=None), root.llm,
+                    root._policy, root.enricher, owns_adapters=False)
+                views[identity] = services
+        return services.writes
+
+    return writes
 
 
 def explicit_working_memory(ctx: MemoryContext, sessions: SessionManager

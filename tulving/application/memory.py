@@ -522,15 +522,20 @@ class Memory:
         until: datetime | None = None,
         min_score: float | None = None,
         as_of: datetime | None = None,
+        distinct: bool = True,
     ) -> list[SearchResult]:
         """Hybrid (default), semantic, lexical or key search over visible active entries;
-        with ``as_of``, over the entries as the store held them at that transaction time."""
+        with ``as_of``, over the entries as the store held them at that transaction time.
+        Identical contents are one hit and a memory that is only the query again is left
+        out; ``distinct=False`` returns every matching entry (for stores that address
+        their items by key, where two items may hold the same text)."""
         from tulving.application.retrieval.search import build_filter
 
         check_search_limits(query, top_k, min_score)
         services = self._up()
         flt = build_filter(self._fresh(), types, tags, since, until, as_of, recall=True)
-        results = services.searcher.search(query, top_k, mode, flt, min_score)
+        results = services.searcher.search(query, top_k, mode, flt, min_score,
+                                           distinct=distinct)
         ids = [r.entry.id for r in results]
         services.note_read("search", {"query": query, "top_k": top_k, "mode": mode,
                                       "as_of": as_of}, ids, ids if as_of is None else [])

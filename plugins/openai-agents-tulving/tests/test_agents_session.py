@@ -118,7 +118,12 @@ def test_big_items_are_kept_whole(memory: Memory) -> None:
     parts = session.memory.list_entries(limit=1000).entries
     assert len(parts) > 3                            # the huge one is cut into parts
     assert all(len(p.content) <= 100_000 for p in parts)
-    found = session.memory.search("needle in the middle", top_k=1, mode="lexical")
+    from tulving import TOOL_ITEM_TAG
+
+    # a tool output is recalled only when asked for (tool items leave plain search)
+    assert session.memory.search("needle in the middle", top_k=1, mode="lexical") == []
+    found = session.memory.search("needle in the middle", top_k=1, mode="lexical",
+                                  tags=[TOOL_ITEM_TAG])
     assert found and found[0].entry in parts         # a part carries its slice of text
     assert asyncio.run(session.pop_item()) == huge
     assert len(session.memory.list_entries(limit=1000).entries) == 3   # all its parts gone

@@ -44,13 +44,23 @@ CALL = "remember_call"
 SUBJECT = "subject"
 
 
+#: Whose turns a remember call wrote: (agent_id, user_id, workspace_id). What is read off
+#: them is written as theirs, not as the identity of the Memory whose worker runs the task
+#: (a view's turns are read off by its root's enricher).
+Owner = tuple[str, str | None, str | None]
+
+
+def owner_of(entry: MemoryEntry) -> Owner:
+    return (entry.agent_id, entry.user_id, entry.workspace_id)
+
+
 @attrs.frozen
 class ReadOff:
     """What ``prepare`` read: turns to retype (id -> type), and per session the fields of
     what was read off the turns (``source_entry_ids`` set)."""
 
     retype: Mapping[str, MemoryType]
-    derived: Sequence[tuple[str | None, dict[str, Any]]]
+    derived: Sequence[tuple[Owner, str | None, dict[str, Any]]]
 
 
 def turn_of(entry: MemoryEntry) -> Turn:
@@ -67,9 +77,10 @@ class ReadOffTurns:
     batch = BATCH
 
     def __init__(self, ctx: MemoryContext, llm: LLMGateway,
-                 writes: Callable[[], SessionWrites]) -> None:
-        """``writes``: the Memory's write path, asked for when a task runs (composed on
-        first use, so a Memory that never remembers does not build it at start)."""
+                 writes: Callable[[Owner], SessionWrites]) -> None:
+        """``writes``: the write path of the identity that owns the turns, asked for when
+        a task runs (composed on first use, so a Memory that never remembers does not
+        build it at start)."""
         self._ctx = ctx
         self._llm = llm
         self._writes = writes
@@ -77,38 +88,41 @@ class ReadOffTurns:
     def prepare(self, targets: list[str]) -> ReadOff:
         turns = [e for e in self._ctx.storage.get_many(targets)
                  if e.is_active and e.type is MemoryType.EPISODE]
-        calls: dict[tuple[str | None, str], list[MemoryEntry]] = {}
+        calls: dict[tuple[Owner, str | None, str], list[MemoryEntry]] = {}
         for entry in sorted(turns, key=lambda e: (e.metadata.get("turn", 0), e.id)):
             call = str(entry.metadata.get(CALL, entry.id))
-            calls.setdefault((entry.session_id, call), []).append(entry)
+            calls.setdefault((owner_of(entry), entry.session_id, call), []).append(entry)
         retype: dict[str, MemoryType] = {}
-        derived: list[tuple[str | None, dict[str, Any]]] = []
-        for (session_id, _call), entries in calls.items():
+        derived: list[tuple[Owner, str | None, dict[str, Any]]] = []
+        for (owner, session_id, _call), entries in calls.items():
             first = entries[0]
             subject = first.metadata.get(SUBJECT)
             promoted, fields = read_off(
                 self._llm, [turn_of(e) for e in entries],
                 subject=subject if isinstance(subject, str) and subject else (
-                    self._ctx.identity.user_id or "user"),
+                    owner[1] or "user"),
                 source_type=SourceType.parse(first.source_type.value),
                 valid_from=_when(first))
             retype.update({entries[i].id: kind for i, kind in promoted.items()})
             for item in fields:
                 item["source_entry_ids"] = [entries[i].id for i in item.pop(SOURCE_TURNS)]
-                derived.append((session_id, item))
+                derived.append((owner, session_id, item))
         return ReadOff(retype, derived)
 
     def commit(self, targets: list[str], prepared: ReadOff) -> None:
         done = set(targets)
         retype = {i: (k, PROMOTED_IMPORTANCE) for i, k in prepared.retype.items() if i in done}
         if retype:
-            self._writes().writer.retype(retype, "remember")
-        by_session: dict[str | None, list[dict[str, Any]]] = {}
-        for session_id, item in prepared.derived:
+            root = self._ctx.identity
+            self._writes((root.agent_id, root.user_id, root.workspace_id)).writer.retype(
+                retype, "remember")
+        by_session: dict[tuple[Owner, str | None], list[dict[str, Any]]] = {}
+        for owner, session_id, item in prepared.derived:
             if set(item["source_entry_ids"]) <= done:
-                by_session.setdefault(session_id, []).append(dict(item))
-        for session_id, batch in by_session.items():
-            self._writes().write(batch, "remember", session_id=session_id, defer_vectors=True)
+                by_session.setdefault((owner, session_id), []).append(dict(item))
+        for (owner, session_id), batch in by_session.items():
+            self._writes(owner).write(batch, "remember", session_id=session_id,
+                                      defer_vectors=True)
 
     def after_commit(self, targets: list[str]) -> None:
         return None

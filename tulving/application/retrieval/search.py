@@ -432,8 +432,13 @@ class Searcher:
         return found
 
     def search(
-        self, query: str, top_k: int, mode: str, flt: EntryFilter, min_score: float | None
+        self, query: str, top_k: int, mode: str, flt: EntryFilter, min_score: float | None,
+        *, distinct: bool = True,
     ) -> list[SearchResult]:
+        """The ``top_k`` best visible hits; ``distinct`` (the default) leaves out a second
+        copy of a hit's text and the question's own turn (``domain.hygiene``); with
+        ``distinct=False`` every matching entry is a hit (a store whose items are
+        addressed by key, not by text: LangGraph's)."""
         check_query(query)
         check_top_k(top_k)
         min_score = check_min_score(min_score)
@@ -456,10 +461,11 @@ class Searcher:
                 entry: MemoryEntry | None = entries.get(hit.id)
                 if entry is None or not entry_matches(entry, flt):
                     continue
-                text = same_text(entry.content)
-                if text in seen or (mode != "key" and echoes(query, entry.content)):
-                    continue
-                seen.add(text)
+                if distinct:
+                    text = same_text(entry.content)
+                    if text in seen or (mode != "key" and echoes(query, entry.content)):
+                        continue
+                    seen.add(text)
                 kept.append((hit, entry))
         effective = mode if mode == "key" or self.ctx.embedder is not None else "lexical"
         similarity = (self.similarities(query, [h.id for h, _ in kept])

@@ -367,9 +367,12 @@ class TulvingStore(BaseStore):
         wanted = MAX_CANDIDATES if everything else op.offset + op.limit
         top_k = min(MAX_CANDIDATES, max(2 * wanted, 20))
         while True:
-            hits = self.memory.search(  # as_of: a read that leaves no access record
+            # as_of: a read that leaves no access record; distinct=False: every item is
+            # findable by its key even when two hold the same text or the text is the
+            # query itself (LangGraph's semantics, not Tulving's one-hit-per-text recall)
+            hits = self.memory.search(
                 op.query or "", top_k=top_k, tags=[keys.indexed_tag(prefix)],
-                as_of=None if op.refresh_ttl else self._now())
+                as_of=None if op.refresh_ttl else self._now(), distinct=False)
             kept: list[tuple[MemoryEntry, float | None]] = [
                 (h.entry, h.similarity) for h in hits if self._keep(h.entry, prefix, op.filter)]
             if len(kept) >= wanted or len(hits) < top_k or top_k >= MAX_CANDIDATES:

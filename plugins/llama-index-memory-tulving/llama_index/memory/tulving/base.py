@@ -140,7 +140,8 @@ class TulvingMemoryBlock(BaseMemoryBlock[str]):
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         """Remember flushed messages (acknowledgements and tool results left out): one
-        ``Role: text`` turn each, one transcript, as the user of their session. A tool's
+        ``Role: text`` turn each, one transcript, as the user of their session, waiting
+        until it is searchable by meaning and its facts are read off. A tool's
         output is the framework's record of a call, not something the user said: kept,
         it would crowd recall with JSON (LlamaIndex's own chat store keeps it)."""
         turns = [f"{_speaker(m)}: {text}" for m in messages
@@ -149,7 +150,10 @@ class TulvingMemoryBlock(BaseMemoryBlock[str]):
         if not turns:
             return
         memory = self._for(messages[0].additional_kwargs.get("session_id"))
-        await anyio.to_thread.run_sync(memory.remember, "\n".join(turns))
+        # wait=True: the flush returns when the turns' vectors and what is read off them
+        # are written, so the next get() (the very next turn) can find them by meaning
+        await anyio.to_thread.run_sync(
+            lambda: memory.remember("\n".join(turns), wait=True))
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
         """Curate again, into what is left of the budget once ``tokens_to_truncate`` are
