@@ -43,7 +43,7 @@ def test_profile_and_consolidate(t: Callable[..., CLIResult], tmp_path: Path) ->
     from tulving import Memory
 
     with Memory(tmp_path / "m.db", agent_id="cli", embedder="hashing", vectors="exact") as m:
-        m.remember("Ann: I live in Lisbon.", subject="Ann")
+        m.remember("Ann: I live in Lisbon.", subject="Ann", wait=True)  # what is read off, too
     profile = t("profile", "ann", "--json")  # any case finds "Ann"
     assert profile.code == 0, profile
     assert profile.json()["facts"]["lives in"]["value"] == "Lisbon"
