@@ -78,6 +78,10 @@ def test_cli_refuses_undecodable_arguments(tmp_path: Path) -> None:
     """Bytes that are not UTF-8 in argv reach Python as lone surrogates (surrogateescape):
     a typed error and exit code 1-7, no traceback."""
     path = str(tmp_path / "cli.db")
+    made = subprocess.run(  # a store to read (a read on no store is refused before argv)
+        [sys.executable, "-m", "tulving.interfaces.cli.main", "store", "a note", "-t", "FACT",
+         "--path", path, *FAST], capture_output=True, env=clean_env(), cwd=str(ROOT), timeout=60)
+    assert made.returncode == 0, made.stderr[-800:]
     for argv in (["store", b"caf\xe9 menu", "-t", "FACT"], ["search", b"\xff\xfe"],
                  ["store", "x", "-t", "FACT", "-k", b"k\xff"]):
         raw = [os.fsencode(a) if isinstance(a, str) else a for a in argv]

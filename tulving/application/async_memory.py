@@ -578,6 +578,7 @@ class AsyncMemory:
         remap_identity: bool = False,
         max_bytes: int = DEFAULT_MAX_BYTES,
         encryption: Any = None,
+        new_ids: str = "keep",
     ) -> ImportReport:
         """[`Memory.import_bundle`][tulving.Memory.import_bundle]:
         a write, queued behind other writes, on a worker thread."""
@@ -590,6 +591,7 @@ class AsyncMemory:
             remap_identity=remap_identity,
             max_bytes=max_bytes,
             encryption=encryption,
+            new_ids=new_ids,
         )
 
     async def import_from(

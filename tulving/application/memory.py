@@ -1195,7 +1195,7 @@ UNGUARDED = frozenset({"export", "export_to", "import_bundle", "import_from", "e
                        "sync", "store_lines"})
 
 # Every other public method refuses a string that is not valid Unicode (a lone surrogate)
-# with a ValidationError naming the argument, before it runs (issue 34): the list is
+# with a ValidationError naming the argument, before it runs: the list is
 # derived, so a method added to Memory is guarded unless it is named above.
 guard_methods(Memory, [name for name in public_methods(Memory)
                        if name not in UNGUARDED and name not in OPERATOR_NAMES])

@@ -2,7 +2,7 @@
 operators need of a Memory besides the agent's own calls.
 
 An agent developer's object is the ``Memory``; a server's token table, store census,
-pool figures, sync side and audit of refusals are not part of it (issue 53). They live
+pool figures, sync side and audit of refusals are not part of it. They live
 here, one ``Operator`` per Memory (each view has its own, for its own identity), built
 from the services the Memory composed: it never sees the facade.
 """
