@@ -28,7 +28,7 @@ def filled(path: Path) -> None:
     """A store with no usearch cache yet (written with the exact index)."""
     with Memory(path, agent_id="a", embedder="hashing", vectors="exact") as memory:
         for start in range(0, ENTRIES, 3000):
-            memory.store_many({"content": f"note {i} about topic {i % 97}", "type": "FACT"}
+            memory.store_many({"content": f"note {i} about topic {i % 97}", "type": "OBSERVATION"}
                               for i in range(start, start + 3000))
 
 
@@ -95,7 +95,7 @@ def test_a_damaged_cache_is_discarded_and_rebuilt(template: Path, tmp_path: Path
 def test_writes_the_cache_lacks_are_caught_up_by_the_next_opener(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     with opened(path) as memory:
-        memory.store_many({"content": f"note {i} about topic {i % 7}", "type": "FACT"}
+        memory.store_many({"content": f"note {i} about topic {i % 7}", "type": "OBSERVATION"}
                           for i in range(200))
         memory.flush()
     saved = Path(str(path) + ".usearch").stat().st_mtime_ns

@@ -22,7 +22,7 @@ def fill(path: Path, n: int, options: dict | None = None) -> None:
     with Memory(path, agent_id="a", embedder="hashing", vectors="hnsw",
                 options=options) as memory:
         for start in range(0, n, 2000):
-            memory.store_many({"content": f"note {i} about topic {i % 97}", "type": "FACT"}
+            memory.store_many({"content": f"note {i} about topic {i % 97}", "type": "OBSERVATION"}
                               for i in range(start, min(n, start + 2000)))
 
 

@@ -23,7 +23,7 @@ def old_store(path: Path, entries: int, monkeypatch: pytest.MonkeyPatch) -> None
         patch.setattr(sqlite_store, "MIGRATIONS", MIGRATIONS[:2])
         with Memory(path, agent_id="a", embedder="hashing", vectors="exact") as memory:
             for start in range(0, entries, 2000):
-                memory.store_many({"content": f"note {i} about topic {i % 97}", "type": "FACT"}
+                memory.store_many({"content": f"note {i} about topic {i % 97}", "type": "OBSERVATION"}
                                   for i in range(start, min(entries, start + 2000)))
     assert "WITHOUT ROWID" in table_sql(path)
 
