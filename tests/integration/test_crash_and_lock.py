@@ -18,7 +18,7 @@ HOLDER = textwrap.dedent("""
     import sys, time
     from tulving import Memory
     m = Memory(sys.argv[1], agent_id="holder", embedder="hashing", vectors="exact")
-    m.store("held", type="FACT")
+    m.store("held by the first writer", type="FACT")
     print("ready", flush=True)
     time.sleep(60)
 """)
@@ -42,7 +42,9 @@ def test_second_writer_process_is_refused_and_named(tmp_path: Path) -> None:
         proc.wait()
     # the lock of the killed process is recovered
     with Memory(db, agent_id="holder", embedder="hashing", vectors="exact") as m:
-        assert [r.entry.content for r in m.search("held", mode="lexical")] == ["held"]
+        # (the query is not the whole text: a memory that is only the query is left out)
+        assert [r.entry.content for r in m.search("held", mode="lexical")] == [
+            "held by the first writer"]
 
 
 BATCHER = textwrap.dedent("""

@@ -30,7 +30,7 @@ def test_access_resets_decay_clock(make_memory: Any, clock: Any) -> None:
     obs = m.store("cache warmed", type="OBSERVATION", importance=0.8, key="cache")
     clock.advance(timedelta(days=3))
     m.get("cache")
-    m.search("cache warmed")
+    m.search("warmed")  # not "cache warmed": a memory that is only the query is left out
     m.curate("cache", token_budget=200)
     m.flush()
     stored = m.ctx.storage.get(obs.id)
