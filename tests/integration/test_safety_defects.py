@@ -89,8 +89,8 @@ def db_bytes(tmp_path: Path) -> bytes:
 def test_redact_policy_covers_extracted_facts(tmp_path: Path) -> None:
     with Memory(tmp_path / "m.db", agent_id="a", embedder="hashing",
                 policy={"pii": "redact"}) as m:
-        written = m.remember("Bob: my phone number is +44 20 7946 0958")
-        written += m.remember("Bob: my email is ann@example.com")
+        written = m.remember("Bob: my phone number is +44 20 7946 0958", wait=True)
+        written += m.remember("Bob: my email is ann@example.com", wait=True)
         facts = [e for e in written if e.type is MemoryType.FACT]
         assert {f.attribute for f in facts} == {"phone number", "email"}
         for e in written:
@@ -105,7 +105,7 @@ def test_redact_policy_covers_extracted_facts(tmp_path: Path) -> None:
 
 def test_an_email_address_is_extracted_whole_without_a_policy(tmp_path: Path) -> None:
     with Memory(tmp_path / "m.db", agent_id="a", embedder="hashing") as m:
-        facts = [e for e in m.remember("Bob: my email is ann@example.com")
+        facts = [e for e in m.remember("Bob: my email is ann@example.com", wait=True)
                  if e.type is MemoryType.FACT]
         assert [f.value for f in facts] == ["ann@example.com"]
 

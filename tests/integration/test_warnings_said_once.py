@@ -1,6 +1,8 @@
 """A degradation is said once per process, on one line (issue 41: "no LLM configured"
 printed twice, by the logger's last-resort handler and by the warnings module, on every
-``remember()``)."""
+``remember()``; then not printed at all: importing detect-secrets for redaction turned on
+``logging.captureWarnings`` for the whole process, and a warning raised in the enrichment
+worker went to a logger with no handler)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from tulving import Memory
 with Memory({path!r}, agent_id="a", embedder="hashing", vectors="exact") as memory:
     for text in ["User: I live in Lisbon.", "User: I moved to Porto.", "User: I like tea."]:
         memory.remember(text)
+    memory.wait_enriched()  # extraction (where it is said) runs in the background
 """
 
 

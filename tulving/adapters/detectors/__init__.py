@@ -14,7 +14,11 @@ from tulving.domain.rule_sets import RuleSets
 
 def load_default() -> RuleSets:
     """Build the rule sets (imports detect-secrets and python-stdnum: call lazily)."""
+    import logging
+    import warnings
     from importlib.metadata import version
+
+    shown = warnings.showwarning
 
     from tulving.adapters.detectors import betterleaks_rules
     from tulving.adapters.detectors.accounts import account_rules
@@ -22,6 +26,13 @@ def load_default() -> RuleSets:
     from tulving.adapters.detectors.detect_secrets_rules import secret_rules
     from tulving.adapters.detectors.national_ids import identifier_rules
     from tulving.adapters.detectors.vendor_prefixes import prefixed_rules
+
+    if warnings.showwarning is not shown:
+        # detect-secrets' import calls logging.captureWarnings(True) for the whole
+        # process: every warning went to the "py.warnings" logger, which drops it when
+        # the application configured no handler (a TulvingWarning said to nobody). The
+        # application's own choice is kept: this undoes only what the import did.
+        logging.captureWarnings(False)
 
     return RuleSets(secrets=(*secret_rules(), *prefixed_rules(),
                              *betterleaks_rules.secret_rules()),
