@@ -50,8 +50,12 @@ def test_broken_unicode_in_any_body_string_is_a_422(server: Server) -> None:
     names it, never a 500 or a dropped connection."""
     schema = schemathesis.openapi.from_url(f"{server.url}/v1/openapi.json")
     operations = [r.ok() for r in schema.get_all_operations()]
+    # (a file of another system is read by its format's reader, not a schema: refused
+    # with the reader's ForeignFormatError, tests/e2e/test_cli_migration.py and the HTTP
+    # migration tests)
     with_bodies = [op for op in operations
-                   if any(body.media_type == "application/json" for body in op.body)]
+                   if any(body.media_type == "application/json" for body in op.body)
+                   and op.path != "/v1/import/{source_format}"]
     assert len(with_bodies) >= 10
     poisoned: dict[str, int] = {}
     with httpx.Client(base_url=server.url, headers=server.headers("alice"), timeout=30) as client:
@@ -74,7 +78,8 @@ def poison_operation(client: httpx.Client, operation: Any, poisoned: dict[str, i
             body = _poison(body, data.draw(st.sampled_from(slots)), bad)
         else:
             body = {**body, "agent_id": "x" + bad}
-        response = client.request(operation.method.upper(), operation.path,
+        # the path as the case filled it (a route's enum path parameter, the import's format)
+        response = client.request(operation.method.upper(), case.formatted_path,
                                   content=json.dumps(body),
                                   headers={"content-type": "application/json"})
         assert response.status_code == 422, (label, body, response.text)

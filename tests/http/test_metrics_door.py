@@ -162,7 +162,7 @@ def test_a_refused_operation_is_logged_with_its_error_type(
     assert r.status_code == 404
     (line,) = [json.loads(rec.getMessage()) for rec in caplog.records
                if rec.name == ACCESS_LOGGER]
-    assert line["status"] == 404 and line["level"] == "info"
+    assert line["status"] == 404 and line["level"] == "warning"  # a 4xx (access-log levels)
     assert line["route"] == "/v1/memory/{memory_id}"
     assert line["error"] == r.json()["error"]["type"] and line["operation"] == "get"
     assert "no/such/key" not in caplog.text
