@@ -77,9 +77,13 @@ def test_every_answer_is_the_documents(tmp_path_factory: pytest.TempPathFactory)
     report = folder / "schemathesis.json"
     foreign_report = folder / "schemathesis-foreign-import.json"
     try:
-        run = subprocess.run(schemathesis_command(server.url, server.tokens["alice"], report),
-                             capture_output=True, text=True, cwd=ROOT, timeout=MAX_TIME + 240,
-                             env=clean_env(SCHEMATHESIS_HOOKS="tests.http.openapi_hooks"))
+        for _attempt in range(2):  # schemathesis itself can crash: once more, same seed
+            run = subprocess.run(
+                schemathesis_command(server.url, server.tokens["alice"], report),
+                capture_output=True, text=True, cwd=ROOT, timeout=MAX_TIME + 240,
+                env=clean_env(SCHEMATHESIS_HOOKS="tests.http.openapi_hooks"))
+            if "AST constructor recursion depth mismatch" not in run.stdout:
+                break  # (CPython's SystemError inside schemathesis, seen under load)
         foreign = subprocess.run(
             schemathesis_command(server.url, server.tokens["alice"], foreign_report,
                                  only_foreign_import=True),

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.e2e.conftest import FAST, ROOT, clean_env
 from tests.http.conftest import free_port, wait_healthy
 
@@ -85,6 +87,7 @@ class ServerProcess(Process):
                      if proc.poll() is not None else "(still running)", timeout=30)
 
 
+@pytest.mark.timeout(600)  # servers killed and restarted: about 3-5 min on two cores
 def test_randomized_schedules_with_kills_converge(tmp_path: Path) -> None:
     from tulving.interfaces.auth.bearer_tokens import TokenRegistry
 

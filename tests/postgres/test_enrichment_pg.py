@@ -50,8 +50,9 @@ def test_replicas_run_each_task_once(replicas: Callable[[], Memory]) -> None:
         memory._up().enricher.stop()
         memory._up().enricher.register(Probe(memory), on_write=True)
     written = [first.store(t, type="FACT").id for t in TURNS]  # planned commits
+    # observations: a fact said again would reinforce the first replica's (no new row)
     written += [e.id for e in second.store_many({"content": f"{t} (again, longer)",
-                                                 "type": "FACT"} for t in TURNS)]
+                                                 "type": "OBSERVATION"} for t in TURNS)]
     assert first.stats().enrichment.tasks["probe"] == TaskBacklog(pending=len(written))
     reports = []
     threads = [threading.Thread(target=lambda m=m: reports.append(m.wait_enriched(timeout=60)))

@@ -136,7 +136,7 @@ def test_a_session_started_on_one_replica_is_ended_on_another(cluster: Any, clie
         assert stored.json()["stored"]["session_id"] == session
     again = clients(1).post("/v1/sessions/start", json={**agent, "goal": "another"},
                             headers=headers)
-    assert again.status_code == 422  # one explicit session at a time, whichever replica
+    assert again.status_code == 409  # one explicit session at a time, whichever replica (a conflict)
     # a rolling restart of a replica leaves the agent's session open (others serve it)
     cluster.replicas[2].stop()
     cluster.replicas[2].start()
