@@ -12,7 +12,10 @@ from pathlib import Path
 import httpx
 
 from tests.http.conftest import start_server, stop_server
-from tests.integration.test_reads_never_wait import IMPORTED, _memory
+from tests.integration.test_reads_never_wait import _memory
+
+#: Entries of the imported bundle: enough for the import to outlast 50 reads.
+IMPORTED = 20_000
 
 #: The slowest read allowed beside the import (the HTTP round trip included).
 QUICK_S = 1.0
@@ -21,7 +24,7 @@ QUICK_S = 1.0
 def test_reads_answer_while_the_same_tenant_imports(tmp_path: Path) -> None:
     with _memory(tmp_path / "source.db", user_id="u1") as source:
         source.store_many({"content": f"imported note {i} about the harbour crane",
-                           "type": "FACT", "scope": "personal"} for i in range(IMPORTED))
+                           "type": "OBSERVATION", "scope": "personal"} for i in range(IMPORTED))
         source.export(tmp_path / "notes.tulving")
     bundle = (tmp_path / "notes.tulving").read_bytes()
     server = start_server(tmp_path / "server")
