@@ -4,6 +4,7 @@ SIGKILL in the middle leaves a store that opens in one format or the other, whol
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -85,10 +86,21 @@ Memory(sys.argv[1], agent_id="a", embedder="hashing",
 """
 
 
-@pytest.mark.parametrize("delay", [0.2, 0.6, 1.0])
-def test_a_kill_during_conversion_leaves_one_whole_format(tmp_path: Path, delay: float) -> None:
-    path = tmp_path / "big.db"
+@pytest.fixture(scope="module")
+def big_float32(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A closed store of 20,000 float32 vectors, filled once and copied for each kill."""
+    path = tmp_path_factory.mktemp("big") / "big.db"
     fill(path, 20_000, F32)
+    return path
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.6, 1.0])
+def test_a_kill_during_conversion_leaves_one_whole_format(
+        tmp_path: Path, big_float32: Path, delay: float) -> None:
+    path = tmp_path / "big.db"
+    for made in big_float32.parent.iterdir():  # the closed store and its vector cache
+        if made.suffix != ".lock":
+            shutil.copyfile(made, tmp_path / made.name)
     kill_after(CONVERT, path, delay)
     form, sizes = stored(path)
     assert (form, sizes) in (("float32", {384 * 4}), ("float16", {384 * 2}))

@@ -28,7 +28,7 @@ from tests.e2e.conftest import ROOT, clean_env
 from tests.http.conftest import start_server, stop_server
 
 #: Seconds the whole run may take, and test cases per operation and phase.
-MAX_TIME = 120
+MAX_TIME = 90
 MAX_EXAMPLES = 10
 SEED = 20261201
 
@@ -38,7 +38,7 @@ SEED = 20261201
 #: replaced with a real file (``openapi_hooks.map_case``), whose negative part we could
 #: not identify (issue 54's closing note). It runs apart, with that check left out.
 FOREIGN_IMPORT = "/v1/import/{source_format}"
-FOREIGN_TIME = 30
+FOREIGN_TIME = 20
 
 
 def schemathesis_command(url: str, token: str, report: Path, *,

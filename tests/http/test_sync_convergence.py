@@ -6,7 +6,7 @@ on the same store. At the end of each schedule (after sync rounds with nobody ki
 both devices hold the same entries, the same active set and the same history per key,
 every write a device acknowledged is there, and both audit chains verify.
 
-``TULVING_SYNC_SCHEDULES`` sets how many schedules run (default 100, half of them end to
+``TULVING_SYNC_SCHEDULES`` sets how many schedules run (default 40, half of them end to
 end encrypted), ``TULVING_SYNC_STEPS`` the most operations in one (default 14; e.g. 10
 schedules of 400 steps for a nightly-style run), ``TULVING_SYNC_SEED`` replays a run.
 """
@@ -28,7 +28,7 @@ import pytest
 from tests.e2e.conftest import FAST, ROOT, clean_env
 from tests.http.conftest import free_port, wait_healthy
 
-SCHEDULES = int(os.environ.get("TULVING_SYNC_SCHEDULES", "100"))
+SCHEDULES = int(os.environ.get("TULVING_SYNC_SCHEDULES", "40"))
 SEED = int(os.environ.get("TULVING_SYNC_SEED", "20261124"))
 STEPS = max(6, int(os.environ.get("TULVING_SYNC_STEPS", "14")))
 KEYS = ("cfg/port", "cfg/host", "plan/next")

@@ -360,3 +360,65 @@ def test_a_large_store_builds_its_mirror_only_for_a_process_that_keeps_asking(
         assert len(storage.lexical_search(["lake"], EVERYONE, 5)) == 5
     finally:
         storage.close()
+
+
+def test_inside_a_transaction_that_wrote_no_text_the_mirror_answers_as_fts5_would(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write path's restatement lookups run inside the writer's transaction before
+    it writes its rows: the mirror answers them (on FTS5 each cost more the more rows
+    matched) with FTS5's hits, and steps aside once the transaction has written a text."""
+    path = str(tmp_path / "m.db")
+    mirrored = SQLiteStorage(path, fulltext_mirror_from=0)
+    mirrored.open()
+    plain = SQLiteStorage(path, fulltext_mirror_from=None, lock=False)
+    plain.open()
+    try:
+        texts = [" ".join(WORDS[(i * 5 + j * 2) % len(WORDS)] for j in range(i % 7 + 2))
+                 for i in range(150)]
+        mirrored.write_many([(_entry(i, t, "p" if i % 4 else "q"), None)
+                             for i, t in enumerate(texts)])
+        assert mirrored.fulltext_mirror_ready(10) and mirrored._mirror is not None
+        asked: list[object] = []
+        search = mirrored._mirror.search
+        monkeypatch.setattr(mirrored._mirror, "search",
+                            lambda *a: asked.append(a) or search(*a))
+        queries = (["caroline", "lake"], ["painting", "paint"], ["the"], ["nothing"])
+        with mirrored.transaction():
+            for query in queries:
+                for flt in (EVERYONE, EntryFilter(partitions=("q",))):
+                    assert (mirrored.lexical_search(query, flt, 8)
+                            == plain.lexical_search(query, flt, 8)), query
+            answered = len(asked)
+            assert answered >= 2 * len(queries)  # once a query, more when a filter widens
+            mirrored.write(_entry(500, "caroline by the lake at sunrise"))
+            found = mirrored.lexical_search(["sunrise"], EVERYONE, 200)
+            assert _entry(500, "").id in {h.id for h in found}  # its own row, from FTS5
+            assert len(asked) == answered
+        assert mirrored.lexical_search(["sunrise"], EVERYONE, 200) == plain.lexical_search(
+            ["sunrise"], EVERYONE, 200)
+    finally:
+        plain.close()
+        mirrored.close()
+
+
+def test_a_writer_that_searches_only_inside_its_transactions_builds_the_mirror(
+        tmp_path: Path) -> None:
+    """A bulk writer of facts never searches outside a transaction; after
+    MIRROR_AFTER_QUERIES of its lookups a commit starts the mirror's build."""
+    from tulving.adapters.storage.sqlite import store as sqlite_store
+
+    storage = SQLiteStorage(str(tmp_path / "m.db"), fulltext_mirror_from=0)
+    storage.open()
+    try:
+        storage.write_many([(_entry(n, f"note {n} about the lake"), None)
+                            for n in range(fm.INLINE_BUILD_ROWS + 10)])
+        for n in range(sqlite_store.MIRROR_AFTER_QUERIES):
+            assert storage._mirror is None
+            with storage.transaction():
+                assert len(storage.lexical_search(["lake"], EVERYONE, 5)) == 5
+                storage.write(_entry(10_000 + n, f"one more note {n} by the lake"))
+        assert storage._mirror is not None and storage.fulltext_mirror_ready(30)
+        with storage.transaction():
+            assert len(storage.lexical_search(["lake"], EVERYONE, 5)) == 5
+    finally:
+        storage.close()

@@ -15,7 +15,14 @@ from __future__ import annotations
 
 import re
 
-_LABEL = re.compile(r"^\s*(\[[^\]]{1,40}\]\s*)?([A-Za-z][\w .-]{0,30}:\s+)?")
+#: A leading ``[date]`` and a speaker's label: a role word, or a name of up to three
+#: capitalised words ("Caroline:", "Mary Ann:", "Dr. Lee:"). Not any short phrase before a
+#: colon: "memory 3: ..." or "The plan for tomorrow: ..." say something of their own.
+_LABEL = re.compile(
+    r"^\s*(\[[^\]]{1,40}\]\s*)?"
+    r"((?:(?i:user|assistant|system|human|ai|bot|tool|agent|me|you)"
+    r"|[A-Z][\w.'-]{0,20}(?: [A-Z][\w.'-]{0,20}){0,2}):\s+)?")
+
 _NOISE = re.compile(r"[\W_]+", re.UNICODE)
 
 

@@ -371,6 +371,12 @@ class SQLiteConnections:
                             self._mirror.forget()
                         elif added:
                             self._mirror.mark(added)
+                    else:
+                        with suppress(StorageError, *ERRORS):  # committed: advisory only
+                            self._mirror_after_commit()
+
+    def _mirror_after_commit(self) -> None:
+        """After a commit with no mirror: the full-text mixin may start one."""
 
     def _take_changed_rows(self, conn: sqlite3.Connection) -> tuple[list[int], bool]:
         """Rows this transaction added to the full-text index, and whether it deleted or
