@@ -47,6 +47,7 @@ from tulving.application.writing.reinforce import (
 )
 from tulving.domain.entry import MemoryEntry
 from tulving.domain.query import EntryFilter, ScoredId
+from tulving.domain.reinforcement import TextReadings
 from tulving.domain.types import ArchiveReason, CognitiveKind, MemoryType
 from tulving.ports.storage import WriteOutcome
 
@@ -155,6 +156,7 @@ def plan_writes(
     check_vectors = checks_vectors(ctx, entries)
     batch_hashes: dict[tuple[str, str], int] = {}
     batch_facts: dict[tuple[str, str, str], int] = {}
+    readings = TextReadings()  # this plan's texts, read once (dropped with the plan)
 
     def current(entry: MemoryEntry) -> MemoryEntry:
         return plan.updates.get(entry.id, entry)
@@ -174,7 +176,7 @@ def plan_writes(
             restated = best_restated(
                 entry, [current(e) for e in (*batch_candidates(
                     [e for e, _ in plan.inserts], entry), *reads.restated(entry))],
-                user_id)
+                user_id, readings)
             if restated is not None:
                 plan.slots.append(plan.reinforce(restated, entry))
                 plan.decisions.append("reinforce")

@@ -25,6 +25,7 @@ from tulving.domain.lexical import query_terms
 from tulving.domain.query import EntryFilter
 from tulving.domain.reinforcement import (
     RESTATEMENT_THRESHOLD,
+    TextReadings,
     evidence_of,
     reinforced,
     restatement_score,
@@ -61,8 +62,10 @@ def _names(entry: MemoryEntry, user_id: str | None) -> frozenset[str]:
 
 
 def best_restated(entry: MemoryEntry, candidates: Iterable[MemoryEntry],
-                  user_id: str | None) -> MemoryEntry | None:
-    """The candidate ``entry`` restates best (at or above the threshold), or None."""
+                  user_id: str | None, readings: TextReadings | None = None,
+                  ) -> MemoryEntry | None:
+    """The candidate ``entry`` restates best (at or above the threshold), or None;
+    ``readings``: the batch's memo of the texts it has read (one per plan)."""
     names = _names(entry, user_id)
     best: tuple[float, str] | None = None
     chosen: MemoryEntry | None = None
@@ -73,7 +76,7 @@ def best_restated(entry: MemoryEntry, candidates: Iterable[MemoryEntry],
             continue
         if old.entity and old.attribute and entry.entity and entry.attribute:
             continue  # two structured facts: rule 2 decides
-        score = restatement_score(entry.content, old.content, names)
+        score = restatement_score(entry.content, old.content, names, readings)
         if score >= RESTATEMENT_THRESHOLD and (best is None or (score, old.id) > best):
             best, chosen = (score, old.id), old
     return chosen
