@@ -120,4 +120,6 @@ def test_calls_past_the_timeout_stop_their_work_and_hold_no_more_threads(
         cpu = _cpu_seconds(pid)
         time.sleep(1.0)
         assert _cpu_seconds(pid) - cpu < 0.3, "the abandoned calls kept working"
-        assert _active(c) == before + statuses.count(200)
+        # every call sent the same text: those answered 200 are one entry (the others
+        # restate it), and a call answered 503 wrote nothing
+        assert _active(c) == before + (1 if 200 in statuses else 0)
