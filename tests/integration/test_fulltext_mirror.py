@@ -107,28 +107,33 @@ def test_scores_and_order_are_fts5s_through_any_history_of_writes(
         store.close()
 
 
-def test_lexical_search_returns_the_same_hits_with_and_without_the_mirror(
-    tmp_path: Path,
-) -> None:
+@pytest.fixture
+def twins(tmp_path: Path) -> Iterator[tuple[SQLiteStorage, SQLiteStorage]]:
+    """One store file opened twice: with the mirror from its first row, and without."""
     path = str(tmp_path / "m.db")
     mirrored = SQLiteStorage(path, fulltext_mirror_from=0)
     mirrored.open()
     plain = SQLiteStorage(path, fulltext_mirror_from=None, lock=False)
     plain.open()
-    try:
-        texts = [" ".join(WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(i % 9 + 1))
-                 for i in range(120)]
-        mirrored.write_many([(_entry(i, t, "p" if i % 3 else "q"), None)
-                             for i, t in enumerate(texts)])
-        assert mirrored.fulltext_mirror_ready(10)
-        for query in (["caroline", "lake"], ["painting"], ["東京", "café"], ["nothing"]):
-            for flt in (EVERYONE, EntryFilter(partitions=("q",))):
-                for limit in (1, 5, 200):
-                    assert (mirrored.lexical_search(query, flt, limit)
-                            == plain.lexical_search(query, flt, limit))
-    finally:
-        plain.close()
-        mirrored.close()
+    yield mirrored, plain
+    plain.close()
+    mirrored.close()
+
+
+def test_lexical_search_returns_the_same_hits_with_and_without_the_mirror(
+    twins: tuple[SQLiteStorage, SQLiteStorage],
+) -> None:
+    mirrored, plain = twins
+    texts = [" ".join(WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(i % 9 + 1))
+             for i in range(120)]
+    mirrored.write_many([(_entry(i, t, "p" if i % 3 else "q"), None)
+                         for i, t in enumerate(texts)])
+    assert mirrored.fulltext_mirror_ready(10)
+    for query in (["caroline", "lake"], ["painting"], ["東京", "café"], ["nothing"]):
+        for flt in (EVERYONE, EntryFilter(partitions=("q",))):
+            for limit in (1, 5, 200):
+                assert (mirrored.lexical_search(query, flt, limit)
+                        == plain.lexical_search(query, flt, limit))
 
 
 def test_a_filter_that_drops_the_best_matches_widens_the_mirror_before_fts5_joins(
@@ -363,42 +368,34 @@ def test_a_large_store_builds_its_mirror_only_for_a_process_that_keeps_asking(
 
 
 def test_inside_a_transaction_that_wrote_no_text_the_mirror_answers_as_fts5_would(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        twins: tuple[SQLiteStorage, SQLiteStorage], monkeypatch: pytest.MonkeyPatch) -> None:
     """The write path's restatement lookups run inside the writer's transaction before
     it writes its rows: the mirror answers them (on FTS5 each cost more the more rows
     matched) with FTS5's hits, and steps aside once the transaction has written a text."""
-    path = str(tmp_path / "m.db")
-    mirrored = SQLiteStorage(path, fulltext_mirror_from=0)
-    mirrored.open()
-    plain = SQLiteStorage(path, fulltext_mirror_from=None, lock=False)
-    plain.open()
-    try:
-        texts = [" ".join(WORDS[(i * 5 + j * 2) % len(WORDS)] for j in range(i % 7 + 2))
-                 for i in range(150)]
-        mirrored.write_many([(_entry(i, t, "p" if i % 4 else "q"), None)
-                             for i, t in enumerate(texts)])
-        assert mirrored.fulltext_mirror_ready(10) and mirrored._mirror is not None
-        asked: list[object] = []
-        search = mirrored._mirror.search
-        monkeypatch.setattr(mirrored._mirror, "search",
-                            lambda *a: asked.append(a) or search(*a))
-        queries = (["caroline", "lake"], ["painting", "paint"], ["the"], ["nothing"])
-        with mirrored.transaction():
-            for query in queries:
-                for flt in (EVERYONE, EntryFilter(partitions=("q",))):
-                    assert (mirrored.lexical_search(query, flt, 8)
-                            == plain.lexical_search(query, flt, 8)), query
-            answered = len(asked)
-            assert answered >= 2 * len(queries)  # once a query, more when a filter widens
-            mirrored.write(_entry(500, "caroline by the lake at sunrise"))
-            found = mirrored.lexical_search(["sunrise"], EVERYONE, 200)
-            assert _entry(500, "").id in {h.id for h in found}  # its own row, from FTS5
-            assert len(asked) == answered
-        assert mirrored.lexical_search(["sunrise"], EVERYONE, 200) == plain.lexical_search(
-            ["sunrise"], EVERYONE, 200)
-    finally:
-        plain.close()
-        mirrored.close()
+    mirrored, plain = twins
+    texts = [" ".join(WORDS[(i * 5 + j * 2) % len(WORDS)] for j in range(i % 7 + 2))
+             for i in range(150)]
+    mirrored.write_many([(_entry(i, t, "p" if i % 4 else "q"), None)
+                         for i, t in enumerate(texts)])
+    assert mirrored.fulltext_mirror_ready(10) and mirrored._mirror is not None
+    asked: list[object] = []
+    search = mirrored._mirror.search
+    monkeypatch.setattr(mirrored._mirror, "search",
+                        lambda *a: asked.append(a) or search(*a))
+    queries = (["caroline", "lake"], ["painting", "paint"], ["the"], ["nothing"])
+    with mirrored.transaction():
+        for query in queries:
+            for flt in (EVERYONE, EntryFilter(partitions=("q",))):
+                assert (mirrored.lexical_search(query, flt, 8)
+                        == plain.lexical_search(query, flt, 8)), query
+        answered = len(asked)
+        assert answered >= 2 * len(queries)  # once a query, more when a filter widens
+        mirrored.write(_entry(500, "caroline by the lake at sunrise"))
+        found = mirrored.lexical_search(["sunrise"], EVERYONE, 200)
+        assert _entry(500, "").id in {h.id for h in found}  # its own row, from FTS5
+        assert len(asked) == answered
+    assert mirrored.lexical_search(["sunrise"], EVERYONE, 200) == plain.lexical_search(
+        ["sunrise"], EVERYONE, 200)
 
 
 def test_a_writer_that_searches_only_inside_its_transactions_builds_the_mirror(
